@@ -1,0 +1,51 @@
+/**
+ * RFC 9457 problem types. The `type` URIs are part of the public contract: never rename one.
+ * Each is documented in docs/problems.md.
+ */
+export const PROBLEM_TYPE_BASE = "urn:svc:passport:problem:";
+
+export const PROBLEMS = {
+  "malformed-identity-id": { status: 400, title: "Malformed identity id" },
+  "identity-not-found": { status: 404, title: "Identity not found" },
+  "route-not-found": { status: 404, title: "No such route" },
+  "method-not-allowed": { status: 405, title: "Method not allowed" },
+  unauthenticated: { status: 401, title: "Authentication required" },
+  forbidden: { status: 403, title: "Not permitted for your role" },
+  "invalid-request": { status: 400, title: "Invalid request" },
+  "unsupported-media-type": { status: 415, title: "Unsupported media type" },
+  "payload-too-large": { status: 413, title: "Payload too large" },
+  "duplicate-identity": { status: 409, title: "A passport for this object already exists" },
+  "invalid-transition": { status: 409, title: "Lifecycle transition not allowed" },
+  "precondition-failed": { status: 412, title: "The passport changed since you read it" },
+  "precondition-required": { status: 428, title: "If-Match is required" },
+  unavailable: { status: 503, title: "Temporarily unavailable" },
+  internal: { status: 500, title: "Internal error" },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemKind = keyof typeof PROBLEMS;
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  instance?: string;
+  [extension: string]: unknown;
+}
+
+/**
+ * Builds a problem details object of a known kind.
+ * @example
+ * problem("identity-not-found", { detail: "No passport has this id." });
+ */
+export function problem(kind: ProblemKind, extra: Omit<Partial<Problem>, "type" | "status"> = {}): Problem {
+  const { status, title } = PROBLEMS[kind];
+  return { type: PROBLEM_TYPE_BASE + kind, title, status, ...extra };
+}
+
+/** Serialises a problem as an `application/problem+json` response. */
+export function problemResponse(body: Problem, headers: HeadersInit = {}): Response {
+  const response = new Response(JSON.stringify(body), { status: body.status, headers });
+  response.headers.set("content-type", "application/problem+json");
+  return response;
+}

@@ -1,0 +1,98 @@
+import { RECORD_FORMAT, RECORD_FORMAT_VERSION, type UnsealedRecord } from "./record.ts";
+
+type Nullable<T> = T | null | undefined;
+
+/** What the control plane stores about one passport, in the shape the projection needs. */
+export interface PassportAggregate {
+  passport: {
+    id: string;
+    family: "api" | "agent";
+    displayName: Nullable<string>;
+    relationship: "responsible" | "operator";
+    lifecycle: "active" | "suspended" | "revoked" | "retired";
+    availability: Nullable<"available" | "degraded" | "unavailable">;
+    environment: Nullable<string>;
+    version: Nullable<string>;
+    stateAsOf: string;
+    recheckRequired: boolean;
+    duplicateOf: Nullable<string>;
+    recordVersion: number;
+  };
+  organisation: { id: string; name: string };
+  parent: Nullable<{ id: string; name: string }>;
+  bindings: { class: string; value: string; label: Nullable<string>; boundAt: string }[];
+  evidence: {
+    id: string;
+    claim: string;
+    source: string;
+    scope: string;
+    reference: Nullable<string>;
+    observedAt: string;
+    freshUntil: Nullable<string>;
+    withdrawnAt: Nullable<string>;
+  }[];
+  authority: { action: string; context: string; grantedBy: Nullable<string>; expiresAt: Nullable<string> }[];
+}
+
+/** Copies only the members that hold a value: absent stays absent (spec 2.2 rule 3). */
+function present<T extends Record<string, unknown>>(value: T): { [K in keyof T]: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null && v !== undefined)) as {
+    [K in keyof T]: Exclude<T[K], null>;
+  };
+}
+
+/**
+ * Projects the stored passport to its public record. Only bounded proof leaves the control plane:
+ * member subjects, internal notes, withdrawn evidence and acquisition context never do (spec 5.7).
+ */
+export function projectPublicRecord(aggregate: PassportAggregate, publishedAt: string): UnsealedRecord {
+  const { passport, organisation, parent } = aggregate;
+  const record = {
+    record_format: RECORD_FORMAT,
+    format_version: RECORD_FORMAT_VERSION,
+    identity_id: passport.id,
+    family: passport.family,
+    ...present({ display_name: passport.displayName }),
+    organisation: {
+      id: organisation.id,
+      name: organisation.name,
+      relationship: passport.relationship,
+      ...(parent ? { parent: { id: parent.id, name: parent.name } } : {}),
+    },
+    bindings: aggregate.bindings.map((b) =>
+      present({ class: b.class, value: b.value, label: b.label, bound_at: b.boundAt }),
+    ),
+    state: present({
+      lifecycle: passport.lifecycle,
+      availability: passport.availability,
+      environment: passport.environment,
+      version: passport.version,
+      as_of: passport.stateAsOf,
+      recheck_required: passport.recheckRequired ? (true as const) : undefined,
+      duplicate_of: passport.duplicateOf,
+    }),
+    evidence: aggregate.evidence
+      .filter((e) => !e.withdrawnAt)
+      .map((e) =>
+        present({
+          id: e.id,
+          claim: e.claim,
+          source: e.source,
+          scope: e.scope,
+          reference: e.reference,
+          observed_at: e.observedAt,
+          fresh_until: e.freshUntil,
+        }),
+      ),
+    ...(aggregate.authority.length > 0
+      ? {
+          authority: aggregate.authority.map((a) =>
+            present({ action: a.action, context: a.context, granted_by: a.grantedBy, expires_at: a.expiresAt }),
+          ),
+        }
+      : {}),
+    record_version: passport.recordVersion,
+    published_at: publishedAt,
+  };
+  return record as UnsealedRecord;
+}

@@ -1,0 +1,137 @@
+import { z } from "zod";
+import { isIdentityId } from "./identity-id.ts";
+
+/** The record format's name and revision, carried by every published record. */
+export const RECORD_FORMAT = "svc.passport_record";
+export const RECORD_FORMAT_VERSION = "2026-10";
+
+export const PASSPORT_FAMILIES = ["api", "agent"] as const;
+export const Family = z.enum(PASSPORT_FAMILIES);
+export type Family = z.infer<typeof Family>;
+
+/** Binding classes of spec 2.2; the last three are the agent-only classes. */
+export const BINDING_CLASSES = [
+  "endpoint",
+  "gateway",
+  "openapi",
+  "service",
+  "environment",
+  "repository",
+  "documentation",
+  "manifest",
+  "mcp_surface",
+  "package",
+] as const;
+export const BindingClass = z.enum(BINDING_CLASSES);
+export type BindingClass = z.infer<typeof BindingClass>;
+
+export const BINDING_CLASSES_BY_FAMILY: Record<Family, readonly BindingClass[]> = {
+  api: ["endpoint", "gateway", "openapi", "service", "environment", "repository", "documentation"],
+  agent: BINDING_CLASSES,
+};
+
+/** The binding that names the logical object for duplicate governance. */
+export const PRIMARY_BINDING_CLASS: Record<Family, BindingClass> = { api: "endpoint", agent: "manifest" };
+
+export const LIFECYCLE_STATUSES = ["active", "suspended", "revoked", "retired"] as const;
+export const LifecycleStatus = z.enum(LIFECYCLE_STATUSES);
+export type LifecycleStatus = z.infer<typeof LifecycleStatus>;
+
+export const AVAILABILITY_SIGNALS = ["available", "degraded", "unavailable"] as const;
+export const Availability = z.enum(AVAILABILITY_SIGNALS);
+export type Availability = z.infer<typeof Availability>;
+
+export const IdentityId = z
+  .string()
+  .refine(isIdentityId, { message: "not a well-formed identity id" })
+  .describe("Persistent identity id: psp_ + 26 lowercase Crockford base32 characters, the last a check character.");
+
+const Timestamp = z.iso.datetime({ offset: false }).describe("RFC 3339 UTC timestamp");
+const Text = (max: number) => z.string().min(1).max(max);
+
+export const PublicBinding = z
+  .object({
+    class: BindingClass,
+    value: Text(2048),
+    label: Text(200).optional(),
+    bound_at: Timestamp,
+  })
+  .strict();
+export type PublicBinding = z.infer<typeof PublicBinding>;
+
+export const PublicEvidence = z
+  .object({
+    id: Text(64),
+    claim: Text(200).describe("The claim this evidence supports, for example organisation.domain_control."),
+    source: Text(500).describe("Who or what produced the evidence."),
+    scope: Text(500).describe("What the evidence covers, and so what it does not."),
+    reference: z.url().max(2048).optional(),
+    observed_at: Timestamp,
+    fresh_until: Timestamp.optional(),
+  })
+  .strict();
+export type PublicEvidence = z.infer<typeof PublicEvidence>;
+
+export const PublicOrganisation = z
+  .object({
+    id: Text(64),
+    name: Text(200),
+    relationship: z.enum(["responsible", "operator"]),
+    parent: z
+      .object({ id: Text(64), name: Text(200) })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export const PublicState = z
+  .object({
+    lifecycle: LifecycleStatus,
+    availability: Availability.optional(),
+    environment: Text(64).optional(),
+    version: Text(64).optional(),
+    as_of: Timestamp,
+    recheck_required: z
+      .literal(true)
+      .optional()
+      .describe("Set after reactivation until bindings and evidence are re-checked."),
+    duplicate_of: IdentityId.optional(),
+  })
+  .strict();
+export type PublicState = z.infer<typeof PublicState>;
+
+export const PublicAuthority = z
+  .object({
+    action: Text(200),
+    context: Text(1000),
+    granted_by: Text(200).optional(),
+    expires_at: Timestamp.optional(),
+  })
+  .strict();
+
+/**
+ * The public passport record (spec 2.1), exactly as the resolver serves it. Optional members are
+ * omitted when the information is absent; nothing is filled in by inference (spec 2.2 rule 3).
+ */
+export const PassportRecord = z
+  .object({
+    record_format: z.literal(RECORD_FORMAT),
+    format_version: z.literal(RECORD_FORMAT_VERSION),
+    identity_id: IdentityId,
+    family: Family,
+    display_name: Text(200).optional(),
+    organisation: PublicOrganisation,
+    bindings: z.array(PublicBinding),
+    state: PublicState,
+    evidence: z.array(PublicEvidence),
+    authority: z.array(PublicAuthority).min(1).optional(),
+    record_version: z.int().min(1),
+    published_at: Timestamp,
+    digest: z
+      .string()
+      .regex(/^sha-256:[A-Za-z0-9_-]{43}$/)
+      .describe("SHA-256 of the RFC 8785 canonical JSON of the record without this member, base64url."),
+  })
+  .strict();
+export type PassportRecord = z.infer<typeof PassportRecord>;
+export type UnsealedRecord = Omit<PassportRecord, "digest">;

@@ -1,0 +1,216 @@
+// `npm start`: the whole service on this machine. Applies the D1 migrations, starts the resolver
+// and the control plane with wrangler (local D1/KV persisted under .wrangler/state), seeds the
+// demo organisation and passports once, and prints what a newcomer needs to try it.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { DEMO_ORGANISATION, developmentKeys, root, signDevelopmentToken } from "./dev-auth.mjs";
+
+const resolverPort = Number(process.env.RESOLVER_PORT ?? 8787);
+const controlPort = Number(process.env.CONTROL_PORT ?? 8788);
+const resolverUrl = `http://127.0.0.1:${resolverPort}`;
+const controlUrl = `http://127.0.0.1:${controlPort}`;
+const persistTo = join(root, ".wrangler", "state");
+const seedFile = join(root, ".wrangler", "dev-auth", "demo-passports.json");
+const controlConfig = join(root, "workers", "control", "wrangler.toml");
+const children = [];
+// wrangler tries to fetch a sample `request.cf` object from the internet; offline that only warns.
+const OFFLINE_NOISE = /Request\.cf|workers\.cloudflare\.com|GetAddrInfoReqWrap/;
+
+function wrangler(args, options = {}) {
+  return spawnSync("pnpm", ["exec", "wrangler", ...args], { cwd: root, encoding: "utf8", ...options });
+}
+
+function start(name, args) {
+  const child = spawn("pnpm", ["exec", "wrangler", ...args], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.on("data", (chunk) => {
+      for (const line of chunk.toString().split("\n")) {
+        if (line.trim() && !OFFLINE_NOISE.test(line)) process.stderr.write(`[${name}] ${line}\n`);
+      }
+    });
+  }
+  child.on("exit", (code) => {
+    if (!stopping) {
+      process.stderr.write(`[${name}] exited with ${code}; stopping\n`);
+      stop(1);
+    }
+  });
+  children.push(child);
+}
+
+let stopping = false;
+function stop(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) {
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {}
+  }
+  setTimeout(() => {
+    for (const child of children) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {}
+    }
+    process.exit(code);
+  }, 1500).unref();
+  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.on("exit", r)) : null))).then(() =>
+    process.exit(code),
+  );
+}
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => stop(0));
+
+async function waitFor(url, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs / 1000}s`);
+}
+
+async function api(token, method, path, body) {
+  const response = await fetch(`${controlUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await response.json();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+const DEMO_PASSPORTS = [
+  {
+    family: "api",
+    display_name: "Demo Payments API",
+    environment: "production",
+    version: "2026-10",
+    bindings: [
+      { class: "endpoint", value: "https://payments.demo.example/v1" },
+      { class: "openapi", value: "https://payments.demo.example/openapi.json" },
+    ],
+  },
+  {
+    family: "api",
+    display_name: "Demo Orders API (staging)",
+    environment: "staging",
+    bindings: [{ class: "endpoint", value: "https://orders.staging.demo.example" }],
+  },
+  {
+    family: "agent",
+    display_name: "Demo Support Agent",
+    environment: "production",
+    bindings: [{ class: "manifest", value: "https://agents.demo.example/support/agent-card.json" }],
+  },
+];
+
+async function seed(token) {
+  if (existsSync(seedFile)) {
+    const known = JSON.parse(readFileSync(seedFile, "utf8"));
+    const stillThere = await Promise.all(known.map((p) => fetch(`${resolverUrl}/api/p/${p.identity_id}.json`)));
+    if (stillThere.every((r) => r.ok)) return known;
+  }
+  const created = [];
+  for (const passport of DEMO_PASSPORTS) {
+    const view = await api(token, "POST", "/v1/passports", { organisation_id: DEMO_ORGANISATION, ...passport });
+    created.push({ identity_id: view.identity_id, display_name: view.display_name, family: view.family });
+  }
+  writeFileSync(seedFile, JSON.stringify(created, null, 2));
+  return created;
+}
+
+const keys = await developmentKeys();
+process.stderr.write("[dev] applying D1 migrations\n");
+const migrate = wrangler(
+  ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo, "-c", controlConfig, "--env", "development"],
+  { env: { ...process.env, CI: "true" } },
+);
+if (migrate.status !== 0) {
+  process.stderr.write(migrate.stdout + migrate.stderr);
+  process.exit(1);
+}
+const organisationSql = [
+  "INSERT OR IGNORE INTO organisations (id, name) VALUES ('org_demo_group', 'Demo Group')",
+  `INSERT OR IGNORE INTO organisations (id, name, parent_id) VALUES ('${DEMO_ORGANISATION}', 'Demo Organisation', 'org_demo_group')`,
+].join("; ");
+const seeded = wrangler([
+  "d1",
+  "execute",
+  "DB",
+  "--local",
+  "--persist-to",
+  persistTo,
+  "-c",
+  controlConfig,
+  "--env",
+  "development",
+  "--command",
+  organisationSql,
+]);
+if (seeded.status !== 0) {
+  process.stderr.write(seeded.stdout + seeded.stderr);
+  process.exit(1);
+}
+
+const quiet = ["--log-level", "warn", "--show-interactive-dev-session=false", "--persist-to", persistTo];
+start("resolver", ["dev", "-c", join(root, "wrangler.toml"), "--ip", "127.0.0.1", "--port", String(resolverPort), ...quiet]);
+start("control", [
+  "dev",
+  "-c",
+  controlConfig,
+  "--env",
+  "development",
+  "--ip",
+  "127.0.0.1",
+  "--port",
+  String(controlPort),
+  "--inspector-port",
+  "0",
+  "--var",
+  `DEV_AUTH_PUBLIC_JWK:${JSON.stringify(keys.publicJwk)}`,
+  "--var",
+  `RESOLVER_BASE_URL:${resolverUrl}`,
+  ...quiet,
+]);
+
+try {
+  await Promise.all([waitFor(`${resolverUrl}/health`), waitFor(`${controlUrl}/health`)]);
+  const token = await signDevelopmentToken();
+  const demo = await seed(token);
+  const first = demo[0].identity_id;
+  console.log(`
+Passport Identity Service is running.
+
+  Resolver (public):        ${resolverUrl}
+  Control plane (Dashboard API): ${controlUrl}
+
+Demo passports (organisation ${DEMO_ORGANISATION}):
+${demo.map((p) => `  ${p.identity_id}  ${p.family.padEnd(5)}  ${p.display_name}`).join("\n")}
+
+Development token (owner of ${DEMO_ORGANISATION}; make others with \`npm run token -- --role viewer\`):
+  ${token}
+
+Try:
+  curl -s ${resolverUrl}/api/p/${first}.json
+
+  curl -s -X POST ${controlUrl}/v1/passports \\
+    -H "authorization: Bearer ${token}" -H "content-type: application/json" \\
+    -d '{"family":"api","display_name":"My API","bindings":[{"class":"endpoint","value":"https://api.example.com"}]}'
+
+  curl -s ${controlUrl}/v1/me -H "authorization: Bearer ${token}"
+
+Press Ctrl-C to stop.`);
+} catch (error) {
+  process.stderr.write(`[dev] ${error.message}\n`);
+  stop(1);
+}

@@ -1,0 +1,26 @@
+// Generates each Worker's Env types from its wrangler config (`--check` verifies they are current).
+import { spawnSync } from "node:child_process";
+
+const workers = [
+  { configs: ["wrangler.toml"], out: "workers/resolver/worker-configuration.d.ts" },
+  // Listing the resolver config second types the control plane's service binding to its RPC entry point.
+  { configs: ["workers/control/wrangler.toml", "wrangler.toml"], out: "workers/control/worker-configuration.d.ts" },
+];
+const check = process.argv.includes("--check");
+let failed = false;
+for (const { configs, out } of workers) {
+  const args = ["exec", "wrangler", "types", out, ...configs.flatMap((c) => ["-c", c])];
+  // Vars are typed as plain strings (tests and environments override them), and no local
+  // .dev.vars may leak into the generated file, or it would differ between machines.
+  args.push("--strict-vars=false", "--env-file", "/dev/null");
+  if (check) args.push("--check");
+  const result = spawnSync("pnpm", args, { stdio: check ? ["ignore", "pipe", "pipe"] : "inherit", encoding: "utf8" });
+  if (result.status !== 0) {
+    failed = true;
+    if (check)
+      process.stderr.write(
+        `${out} is out of date with ${configs.join(" and ")}: run \`pnpm run env-types\`\n${result.stderr}`,
+      );
+  }
+}
+process.exit(failed ? 1 : 0);

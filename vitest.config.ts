@@ -1,0 +1,51 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+import { buildWorker } from "./test/build-worker.ts";
+import { developmentKeyPair } from "./test/dev-keys.ts";
+
+const root = import.meta.dirname;
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+        test: { name: "resolver", include: ["test/resolver/**/*.test.ts", "test/domain/**/*.test.ts"] },
+      },
+      {
+        plugins: [
+          cloudflareTest(async () => {
+            const keys = await developmentKeyPair();
+            return {
+              wrangler: { configPath: "./workers/control/wrangler.toml", environment: "development" },
+              miniflare: {
+                bindings: {
+                  DEV_AUTH_PUBLIC_JWK: keys.publicJwk,
+                  TEST_DEV_PRIVATE_JWK: keys.privateJwk,
+                  TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`),
+                },
+                serviceBindings: { TEST_RESOLVER: "passport-resolver" },
+                workers: [
+                  {
+                    name: "passport-resolver",
+                    modules: true,
+                    scriptPath: buildWorker(root, "wrangler.toml", "resolver"),
+                    compatibilityDate: "2026-10-15",
+                    compatibilityFlags: ["nodejs_compat"],
+                    kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
+                    bindings: { PUBLIC_BASE_URL: "http://resolver.test" },
+                  },
+                ],
+              },
+            };
+          }),
+        ],
+        test: {
+          name: "control",
+          include: ["test/control/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          setupFiles: ["test/support/apply-migrations.ts"],
+        },
+      },
+    ],
+  },
+});

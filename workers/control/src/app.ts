@@ -1,0 +1,43 @@
+import { problem, problemResponse } from "@passport/domain";
+import { Hono } from "hono";
+import { authenticate } from "./auth.ts";
+import type { AppEnv } from "./context.ts";
+import { database } from "./db/client.ts";
+import { ensureDevelopmentMembership } from "./db/organisations.ts";
+import { HttpProblem } from "./http-problem.ts";
+import { isRole } from "./roles.ts";
+import { me } from "./routes/me.ts";
+import { passports } from "./routes/passports.ts";
+
+export const app = new Hono<AppEnv>();
+
+app.get("/health", (c) => c.json({ status: "ok" }));
+
+app.use("/v1/*", async (c, next) => {
+  const principal = await authenticate(c.req.raw.headers, c.env);
+  const db = database(c.env.DB);
+  const wanted = principal.developmentMembership;
+  if (c.env.ENVIRONMENT === "development" && wanted && isRole(wanted.role)) {
+    await ensureDevelopmentMembership(db, principal.subject, wanted.organisationId, wanted.role);
+  }
+  c.set("principal", principal);
+  c.set("db", db);
+  await next();
+});
+
+app.route("/v1/me", me);
+app.route("/v1/passports", passports);
+
+app.notFound((c) =>
+  problemResponse(problem("route-not-found", { detail: `Nothing is served at ${new URL(c.req.url).pathname}.` })),
+);
+
+app.onError((error) => {
+  if (error instanceof HttpProblem) return problemResponse(error.body, error.headers);
+  console.error(JSON.stringify({ level: "error", event: "unhandled", message: String(error) }));
+  return problemResponse(
+    problem("internal", {
+      detail: "Something went wrong on our side. Retry, or contact support with the time of the request.",
+    }),
+  );
+});

@@ -1,0 +1,92 @@
+import { createLocalJWKSet, createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
+import { HttpProblem } from "./http-problem.ts";
+
+/** Issuer of the tokens `npm run token` signs; trusted only when ENVIRONMENT is "development". */
+export const DEVELOPMENT_ISSUER = "urn:svc:passport:development";
+const ALGORITHMS = ["RS256", "ES256", "EdDSA"];
+const CLOCK_TOLERANCE_SECONDS = 30;
+
+export interface Principal {
+  subject: string;
+  /** Membership a development token asks for; ignored outside development. */
+  developmentMembership?: { organisationId: string; role: string };
+}
+
+type AuthEnv = Pick<Env, "ENVIRONMENT" | "AUTH_ISSUER" | "AUTH_AUDIENCE" | "AUTH_JWKS_URL"> & {
+  DEV_AUTH_PUBLIC_JWK?: string;
+};
+
+// Module scope, so the fetched key set and its cooldown survive across requests.
+const remoteKeySets = new Map<string, JWTVerifyGetKey>();
+
+function remoteKeySet(url: string): JWTVerifyGetKey {
+  let keySet = remoteKeySets.get(url);
+  if (!keySet) {
+    keySet = createRemoteJWKSet(new URL(url));
+    remoteKeySets.set(url, keySet);
+  }
+  return keySet;
+}
+
+function bearerToken(headers: Headers): string | undefined {
+  const authorization = headers.get("authorization");
+  if (authorization) {
+    const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(authorization);
+    return match?.[1];
+  }
+  return headers.get("cf-access-jwt-assertion") ?? undefined;
+}
+
+function unauthenticated(reason: string): HttpProblem {
+  // The reason goes to the log only: on the wire every failure looks the same.
+  console.warn(JSON.stringify({ level: "warn", event: "auth_rejected", reason }));
+  return new HttpProblem(
+    "unauthenticated",
+    { detail: "A valid bearer token is required." },
+    { "www-authenticate": 'Bearer realm="passport-dashboard"' },
+  );
+}
+
+function issuerOf(token: string): string | undefined {
+  try {
+    const payload = JSON.parse(atob(token.split(".")[1]?.replace(/-/g, "+").replace(/_/g, "/") ?? "")) as JWTPayload;
+    return typeof payload.iss === "string" ? payload.iss : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Verifies the caller's JWT (Authorization: Bearer, or Cloudflare Access's
+ * Cf-Access-Jwt-Assertion) against the configured issuer, audience and JWKS.
+ * @example
+ * const principal = await authenticate(c.req.raw.headers, c.env);
+ */
+export async function authenticate(headers: Headers, env: AuthEnv): Promise<Principal> {
+  const token = bearerToken(headers);
+  if (!token) throw unauthenticated("missing or malformed credentials");
+  const development = env.ENVIRONMENT === "development" && issuerOf(token) === DEVELOPMENT_ISSUER;
+  if (development && !env.DEV_AUTH_PUBLIC_JWK) throw unauthenticated("development key not configured");
+  const keys = development
+    ? createLocalJWKSet({ keys: [JSON.parse(env.DEV_AUTH_PUBLIC_JWK as string)] })
+    : remoteKeySet(env.AUTH_JWKS_URL);
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, keys, {
+      algorithms: ALGORITHMS,
+      issuer: development ? DEVELOPMENT_ISSUER : env.AUTH_ISSUER,
+      audience: env.AUTH_AUDIENCE,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      requiredClaims: ["sub", "exp"],
+    }));
+  } catch (error) {
+    throw unauthenticated(error instanceof Error ? `${error.name}: ${error.message}` : "verification failed");
+  }
+  const subject = payload.sub as string;
+  const org = payload.org;
+  const role = payload.role;
+  if (development && typeof org === "string" && typeof role === "string") {
+    return { subject, developmentMembership: { organisationId: org, role } };
+  }
+  return { subject };
+}

@@ -1,0 +1,143 @@
+import { sql } from "drizzle-orm";
+import {
+  type AnySQLiteColumn,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
+
+const createdAt = () => text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`);
+
+export const organisations = sqliteTable("organisations", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  parentId: text("parent_id").references((): AnySQLiteColumn => organisations.id),
+  createdAt: createdAt(),
+});
+
+export const members = sqliteTable(
+  "members",
+  {
+    organisationId: text("organisation_id")
+      .notNull()
+      .references(() => organisations.id),
+    subject: text("subject").notNull(),
+    role: text("role", { enum: ["owner", "admin", "editor", "viewer"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.organisationId, t.subject] }), index("members_subject").on(t.subject)],
+);
+
+export const passports = sqliteTable(
+  "passports",
+  {
+    id: text("id").primaryKey(),
+    organisationId: text("organisation_id")
+      .notNull()
+      .references(() => organisations.id),
+    family: text("family", { enum: ["api", "agent"] }).notNull(),
+    displayName: text("display_name"),
+    relationship: text("relationship", { enum: ["responsible", "operator"] })
+      .notNull()
+      .default("responsible"),
+    lifecycle: text("lifecycle", { enum: ["active", "suspended", "revoked", "retired"] })
+      .notNull()
+      .default("active"),
+    availability: text("availability", { enum: ["available", "degraded", "unavailable"] }),
+    environment: text("environment"),
+    version: text("version"),
+    stateAsOf: text("state_as_of").notNull(),
+    recheckRequired: integer("recheck_required", { mode: "boolean" }).notNull().default(false),
+    duplicateOf: text("duplicate_of"),
+    distinctReason: text("distinct_reason"),
+    recordVersion: integer("record_version").notNull().default(1),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("passports_org_created").on(t.organisationId, t.createdAt, t.id)],
+);
+
+export const bindings = sqliteTable(
+  "bindings",
+  {
+    id: text("id").primaryKey(),
+    passportId: text("passport_id")
+      .notNull()
+      .references(() => passports.id),
+    class: text("class").notNull(),
+    value: text("value").notNull(),
+    label: text("label"),
+    boundAt: text("bound_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("bindings_passport_class_value").on(t.passportId, t.class, t.value),
+    index("bindings_class_value").on(t.class, t.value),
+  ],
+);
+
+export const evidence = sqliteTable(
+  "evidence",
+  {
+    id: text("id").primaryKey(),
+    passportId: text("passport_id")
+      .notNull()
+      .references(() => passports.id),
+    claim: text("claim").notNull(),
+    source: text("source").notNull(),
+    scope: text("scope").notNull(),
+    reference: text("reference"),
+    observedAt: text("observed_at").notNull(),
+    freshUntil: text("fresh_until"),
+    withdrawnAt: text("withdrawn_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("evidence_passport").on(t.passportId)],
+);
+
+export const authority = sqliteTable(
+  "authority",
+  {
+    id: text("id").primaryKey(),
+    passportId: text("passport_id")
+      .notNull()
+      .references(() => passports.id),
+    action: text("action").notNull(),
+    context: text("context").notNull(),
+    grantedBy: text("granted_by"),
+    expiresAt: text("expires_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("authority_passport").on(t.passportId)],
+);
+
+/** Append-only history: one row per change, written in the same batch as the change. */
+export const events = sqliteTable(
+  "events",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    passportId: text("passport_id").notNull(),
+    organisationId: text("organisation_id").notNull(),
+    actor: text("actor").notNull(),
+    at: text("at").notNull(),
+    kind: text("kind").notNull(),
+    detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    recordVersion: integer("record_version").notNull(),
+  },
+  (t) => [index("events_passport").on(t.passportId, t.seq)],
+);
+
+/**
+ * Publications still owed to KV and the edge cache. A row is written in the same batch as the
+ * change and deleted once the snapshot is in KV and the purge succeeded; anything left over is
+ * retried by the scheduled drain.
+ */
+export const outbox = sqliteTable("outbox", {
+  passportId: text("passport_id").primaryKey(),
+  recordVersion: integer("record_version").notNull(),
+  attempts: integer("attempts").notNull().default(0),
+  nextAttemptAt: text("next_attempt_at").notNull(),
+  lastError: text("last_error"),
+});

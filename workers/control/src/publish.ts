@@ -1,0 +1,35 @@
+import { PassportRecord, projectPublicRecord, type SnapshotMetadata, sealRecord, snapshotKey } from "@passport/domain";
+import { and, eq, lte } from "drizzle-orm";
+import { database } from "./db/client.ts";
+import { loadAggregate } from "./db/passports.ts";
+import { outbox } from "./db/schema.ts";
+
+/**
+ * Projects a passport's public record from D1, writes the snapshot to KV, purges the resolver's
+ * cache for that identity, then clears the passport's outbox row. If any step fails the row stays
+ * and the scheduled drain tries again, so the resolver converges on what D1 holds.
+ */
+export async function publishPassport(env: Env, identityId: string): Promise<PassportRecord> {
+  const db = database(env.DB);
+  const aggregate = await loadAggregate(db, identityId);
+  if (!aggregate) throw new Error(`cannot publish unknown passport ${identityId}`);
+  const record = PassportRecord.parse(await sealRecord(projectPublicRecord(aggregate, new Date().toISOString())));
+  const metadata: SnapshotMetadata = { digest: record.digest, record_version: record.record_version };
+  await env.SNAPSHOTS.put(snapshotKey(identityId), JSON.stringify(record), { metadata });
+  await env.RESOLVER.purge(identityId);
+  await db
+    .delete(outbox)
+    .where(and(eq(outbox.passportId, identityId), lte(outbox.recordVersion, record.record_version)));
+  return record;
+}
+
+/** Publishes now; on failure logs and leaves the outbox row for the scheduled drain. */
+export async function publishOrDefer(env: Env, identityId: string): Promise<void> {
+  try {
+    await publishPassport(env, identityId);
+  } catch (error) {
+    console.error(
+      JSON.stringify({ level: "error", event: "publish_deferred", identity_id: identityId, message: String(error) }),
+    );
+  }
+}

@@ -1,0 +1,55 @@
+import type { MiddlewareHandler } from "hono";
+import type { z } from "zod";
+import type { AppEnv } from "./context.ts";
+import { HttpProblem } from "./http-problem.ts";
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * Reads a JSON request body and validates it against `schema`. Every failure becomes a problem:
+ * 415 for another media type, 413 above MAX_BODY_BYTES, 400 for malformed JSON or a body the
+ * schema refuses (with each issue's path).
+ */
+export async function readJson<S extends z.ZodType>(request: Request, schema: S): Promise<z.infer<S>> {
+  const mediaType = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
+  if (mediaType !== "application/json") {
+    throw new HttpProblem("unsupported-media-type", { detail: "Send the body as application/json." });
+  }
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) throw tooLarge();
+  const bytes = await request.arrayBuffer();
+  if (bytes.byteLength > MAX_BODY_BYTES) throw tooLarge();
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
+  } catch {
+    throw new HttpProblem("invalid-request", { detail: "The body is not valid UTF-8 JSON." });
+  }
+  const result = schema.safeParse(json);
+  if (!result.success) {
+    throw new HttpProblem("invalid-request", {
+      detail: "The body does not match the expected shape.",
+      errors: result.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })),
+    });
+  }
+  return result.data;
+}
+
+function tooLarge(): HttpProblem {
+  return new HttpProblem("payload-too-large", { detail: `Bodies are limited to ${MAX_BODY_BYTES} bytes.` });
+}
+
+/**
+ * Route middleware that validates the JSON body with `readJson` and exposes the result as
+ * `c.req.valid("json")`.
+ * @example
+ * app.post("/", jsonBody(CreatePassportRequest), (c) => c.json(c.req.valid("json")));
+ */
+export function jsonBody<S extends z.ZodType>(
+  schema: S,
+): MiddlewareHandler<AppEnv, string, { in: { json: z.input<S> }; out: { json: z.infer<S> } }> {
+  return async (c, next) => {
+    c.req.addValidatedData("json", (await readJson(c.req.raw, schema)) as object);
+    await next();
+  };
+}
