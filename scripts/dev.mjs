@@ -132,7 +132,19 @@ async function seed(token) {
 const keys = await developmentKeys();
 process.stderr.write("[dev] applying D1 migrations\n");
 const migrate = wrangler(
-  ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo, "-c", controlConfig, "--env", "development"],
+  [
+    "d1",
+    "migrations",
+    "apply",
+    "DB",
+    "--local",
+    "--persist-to",
+    persistTo,
+    "-c",
+    controlConfig,
+    "--env",
+    "development",
+  ],
   { env: { ...process.env, CI: "true" } },
 );
 if (migrate.status !== 0) {
@@ -163,7 +175,16 @@ if (seeded.status !== 0) {
 }
 
 const quiet = ["--log-level", "warn", "--show-interactive-dev-session=false", "--persist-to", persistTo];
-start("resolver", ["dev", "-c", join(root, "wrangler.toml"), "--ip", "127.0.0.1", "--port", String(resolverPort), ...quiet]);
+start("resolver", [
+  "dev",
+  "-c",
+  join(root, "wrangler.toml"),
+  "--ip",
+  "127.0.0.1",
+  "--port",
+  String(resolverPort),
+  ...quiet,
+]);
 start("control", [
   "dev",
   "-c",

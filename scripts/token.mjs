@@ -13,7 +13,9 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  console.log("usage: npm run token -- [--sub SUBJECT] [--org ORGANISATION] [--role owner|admin|editor|viewer] [--ttl 12h]");
+  console.log(
+    "usage: npm run token -- [--sub SUBJECT] [--org ORGANISATION] [--role owner|admin|editor|viewer] [--ttl 12h]",
+  );
   process.exit(0);
 }
 if (!["owner", "admin", "editor", "viewer"].includes(values.role)) {

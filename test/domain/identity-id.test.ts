@@ -1,4 +1,10 @@
-import { IDENTITY_ID_ALPHABET, IDENTITY_ID_LENGTH, identityIdDefect, isIdentityId, mintIdentityId } from "@passport/domain";
+import {
+  IDENTITY_ID_ALPHABET,
+  IDENTITY_ID_LENGTH,
+  identityIdDefect,
+  isIdentityId,
+  mintIdentityId,
+} from "@passport/domain";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
