@@ -33,7 +33,7 @@ CREATE TABLE `events` (
 	`record_version` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE INDEX `events_passport` ON `events` (`passport_id`,`seq`);--> statement-breakpoint
+CREATE UNIQUE INDEX `events_passport_version` ON `events` (`passport_id`,`record_version`);--> statement-breakpoint
 CREATE TABLE `evidence` (
 	`id` text PRIMARY KEY NOT NULL,
 	`passport_id` text NOT NULL,

@@ -126,7 +126,8 @@ export const events = sqliteTable(
     detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     recordVersion: integer("record_version").notNull(),
   },
-  (t) => [index("events_passport").on(t.passportId, t.seq)],
+  // One event per record version: two writers racing from the same version cannot both commit.
+  (t) => [uniqueIndex("events_passport_version").on(t.passportId, t.recordVersion)],
 );
 
 /**
