@@ -1,7 +1,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { buildWorker } from "./test/build-worker.ts";
-import { developmentKeyPair } from "./test/dev-keys.ts";
+import { signingKeyPair } from "./test/dev-keys.ts";
 
 const root = import.meta.dirname;
 
@@ -15,7 +15,8 @@ export default defineConfig({
       {
         plugins: [
           cloudflareTest(async () => {
-            const keys = await developmentKeyPair();
+            const keys = await signingKeyPair("ES256");
+            const identityProviderKeys = await signingKeyPair("RS256");
             return {
               wrangler: { configPath: "./workers/control/wrangler.toml", environment: "development" },
               miniflare: {
@@ -23,9 +24,18 @@ export default defineConfig({
                   DEV_AUTH_PUBLIC_JWK: keys.publicJwk,
                   TEST_DEV_PRIVATE_JWK: keys.privateJwk,
                   TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`),
+                  TEST_IDP_PUBLIC_JWK: identityProviderKeys.publicJwk,
+                  TEST_IDP_PRIVATE_JWK: identityProviderKeys.privateJwk,
                 },
-                serviceBindings: { TEST_RESOLVER: "passport-resolver" },
+                serviceBindings: { TEST_RESOLVER: "passport-resolver", TEST_IDENTITY_PROVIDER: "identity-provider" },
                 workers: [
+                  {
+                    name: "identity-provider",
+                    modules: true,
+                    scriptPath: `${root}/test/simulators/identity-provider.js`,
+                    compatibilityDate: "2026-10-15",
+                    bindings: { JWKS: JSON.stringify({ keys: [JSON.parse(identityProviderKeys.publicJwk)] }) },
+                  },
                   {
                     name: "passport-resolver",
                     modules: true,

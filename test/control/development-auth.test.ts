@@ -7,7 +7,7 @@ function me(token: string, environment: string) {
   return app.request(
     "http://control.test/v1/me",
     { headers: { authorization: `Bearer ${token}` } },
-    { ...env, ENVIRONMENT: environment },
+    { ...env, ENVIRONMENT: environment, IDENTITY_PROVIDER: env.TEST_IDENTITY_PROVIDER },
   );
 }
 

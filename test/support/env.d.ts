@@ -4,6 +4,10 @@ declare namespace Cloudflare {
     TEST_DEV_PRIVATE_JWK: string;
     /** The resolver's public fetch handler (the RESOLVER binding reaches only its admin entry point). */
     TEST_RESOLVER: Fetcher;
+    /** The local identity-provider simulator, serving the JWKS of TEST_IDP_PUBLIC_JWK. */
+    TEST_IDENTITY_PROVIDER: Fetcher;
+    TEST_IDP_PUBLIC_JWK: string;
+    TEST_IDP_PRIVATE_JWK: string;
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
   }
 }

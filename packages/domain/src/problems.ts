@@ -15,6 +15,7 @@ export const PROBLEMS = {
   "unsupported-media-type": { status: 415, title: "Unsupported media type" },
   "payload-too-large": { status: 413, title: "Payload too large" },
   "duplicate-identity": { status: 409, title: "A passport for this object already exists" },
+  "binding-exists": { status: 409, title: "The passport already has this binding" },
   "invalid-transition": { status: 409, title: "Lifecycle transition not allowed" },
   "precondition-failed": { status: 412, title: "The passport changed since you read it" },
   "precondition-required": { status: 428, title: "If-Match is required" },

@@ -7,6 +7,7 @@ import { ensureDevelopmentMembership } from "./db/organisations.ts";
 import { HttpProblem } from "./http-problem.ts";
 import { isRole } from "./roles.ts";
 import { me } from "./routes/me.ts";
+import { organisations } from "./routes/organisations.ts";
 import { passports } from "./routes/passports.ts";
 
 export const app = new Hono<AppEnv>();
@@ -27,6 +28,7 @@ app.use("/v1/*", async (c, next) => {
 
 app.route("/v1/me", me);
 app.route("/v1/passports", passports);
+app.route("/v1/organisations", organisations);
 
 app.notFound((c) =>
   problemResponse(problem("route-not-found", { detail: `Nothing is served at ${new URL(c.req.url).pathname}.` })),

@@ -1,4 +1,11 @@
-import { createLocalJWKSet, createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from "jose";
 import { HttpProblem } from "./http-problem.ts";
 
 /** Issuer of the tokens `npm run token` signs; trusted only when ENVIRONMENT is "development". */
@@ -14,15 +21,24 @@ export interface Principal {
 
 type AuthEnv = Pick<Env, "ENVIRONMENT" | "AUTH_ISSUER" | "AUTH_AUDIENCE" | "AUTH_JWKS_URL"> & {
   DEV_AUTH_PUBLIC_JWK?: string;
+  /**
+   * Optional service binding through which the identity provider's key set is fetched (the local
+   * identity-provider simulator in tests). Without it the key set is fetched from the internet.
+   */
+  IDENTITY_PROVIDER?: Fetcher;
 };
 
 // Module scope, so the fetched key set and its cooldown survive across requests.
 const remoteKeySets = new Map<string, JWTVerifyGetKey>();
 
-function remoteKeySet(url: string): JWTVerifyGetKey {
+function remoteKeySet(url: string, via: Fetcher | undefined): JWTVerifyGetKey {
   let keySet = remoteKeySets.get(url);
   if (!keySet) {
-    keySet = createRemoteJWKSet(new URL(url));
+    keySet = createRemoteJWKSet(new URL(url), {
+      cooldownDuration: 30_000,
+      cacheMaxAge: 600_000,
+      ...(via ? { [customFetch]: (input: string, init: RequestInit) => via.fetch(input, init) } : {}),
+    });
     remoteKeySets.set(url, keySet);
   }
   return keySet;
@@ -69,7 +85,7 @@ export async function authenticate(headers: Headers, env: AuthEnv): Promise<Prin
   if (development && !env.DEV_AUTH_PUBLIC_JWK) throw unauthenticated("development key not configured");
   const keys = development
     ? createLocalJWKSet({ keys: [JSON.parse(env.DEV_AUTH_PUBLIC_JWK as string)] })
-    : remoteKeySet(env.AUTH_JWKS_URL);
+    : remoteKeySet(env.AUTH_JWKS_URL, env.IDENTITY_PROVIDER);
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, keys, {

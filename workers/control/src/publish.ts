@@ -1,5 +1,5 @@
 import { PassportRecord, projectPublicRecord, type SnapshotMetadata, sealRecord, snapshotKey } from "@passport/domain";
-import { and, eq, lte } from "drizzle-orm";
+import { and, asc, eq, lte } from "drizzle-orm";
 import { database } from "./db/client.ts";
 import { loadAggregate } from "./db/passports.ts";
 import { outbox } from "./db/schema.ts";
@@ -32,4 +32,46 @@ export async function publishOrDefer(env: Env, identityId: string): Promise<void
       JSON.stringify({ level: "error", event: "publish_deferred", identity_id: identityId, message: String(error) }),
     );
   }
+}
+
+const MAX_BACKOFF_SECONDS = 600;
+
+/**
+ * Publishes every passport whose outbox row is due, oldest first. A failure is recorded on the row
+ * with an exponential backoff (10 s doubling, at most 10 minutes); the row stays until it succeeds.
+ * Runs from the cron trigger; returns how many were published and how many failed.
+ */
+export async function drainOutbox(
+  env: Env,
+  now = new Date(),
+  limit = 50,
+): Promise<{ published: number; failed: number }> {
+  const db = database(env.DB);
+  const due = await db
+    .select()
+    .from(outbox)
+    .where(lte(outbox.nextAttemptAt, now.toISOString()))
+    .orderBy(asc(outbox.nextAttemptAt))
+    .limit(limit);
+  let published = 0;
+  let failed = 0;
+  for (const row of due) {
+    try {
+      await publishPassport(env, row.passportId);
+      published++;
+    } catch (error) {
+      failed++;
+      const delay = Math.min(10 * 2 ** row.attempts, MAX_BACKOFF_SECONDS);
+      await db
+        .update(outbox)
+        .set({
+          attempts: row.attempts + 1,
+          nextAttemptAt: new Date(now.getTime() + delay * 1000).toISOString(),
+          lastError: String(error).slice(0, 500),
+        })
+        .where(eq(outbox.passportId, row.passportId));
+    }
+  }
+  if (due.length > 0) console.log(JSON.stringify({ level: "info", event: "outbox_drained", published, failed }));
+  return { published, failed };
 }

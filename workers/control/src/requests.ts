@@ -1,23 +1,162 @@
-import { BindingClass, Family } from "@passport/domain";
+import {
+  Availability,
+  BINDING_CLASSES_BY_FAMILY,
+  BindingClass,
+  credentialKind,
+  Family,
+  IdentityId,
+  LifecycleStatus,
+} from "@passport/domain";
 import { z } from "zod";
 
+const Text = (max: number) => z.string().trim().min(1).max(max);
+const Timestamp = z.iso.datetime({ offset: true });
+const HTTP_URL = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
+
+/** What a value of each binding class must look like (spec 2.2). */
+const BINDING_VALUE_RULES: Record<BindingClass, { pattern: RegExp; expected: string }> = {
+  endpoint: { pattern: HTTP_URL, expected: "an http(s) URL of the API or agent endpoint" },
+  gateway: { pattern: /^[\x21-\x7e]{1,512}$/, expected: "a gateway, cloud resource or provider id without spaces" },
+  openapi: { pattern: HTTP_URL, expected: "an http(s) URL of the OpenAPI or interface description" },
+  service: { pattern: /^[A-Za-z0-9][\w.:/@-]{0,199}$/, expected: "a service or workload name" },
+  environment: { pattern: /^[a-z0-9][a-z0-9._-]{0,63}$/, expected: "an environment name such as production" },
+  repository: {
+    pattern: /^(?:https?:\/\/|git@|ssh:\/\/)[^\s]+$/i,
+    expected: "a repository URL (https, ssh or git@host:path)",
+  },
+  documentation: { pattern: HTTP_URL, expected: "an http(s) URL of the documentation" },
+  manifest: { pattern: HTTP_URL, expected: "an http(s) URL of the agent manifest" },
+  mcp_surface: { pattern: /^(?:https?|wss?):\/\/[^\s]+$/i, expected: "an http(s) or ws(s) URL of the MCP/API surface" },
+  package: {
+    pattern: /^(?:pkg:[a-z][a-z0-9.+-]*\/[^\s]+|https?:\/\/[^\s]+)$/i,
+    expected: "a package URL (pkg:type/namespace/name@version) or an http(s) URL",
+  },
+};
+
+/** Refuses any string member that looks like a credential (spec 2.3 rule 4). */
+function noCredentials<T extends Record<string, unknown>>(value: T, ctx: z.RefinementCtx): void {
+  for (const [key, member] of Object.entries(value)) {
+    const kind = typeof member === "string" ? credentialKind(member) : undefined;
+    if (kind) {
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `looks like a ${kind}; credentials and secrets never belong in a passport`,
+      });
+    }
+  }
+}
+
 export const BindingInput = z
-  .object({
-    class: BindingClass,
-    value: z.string().min(1).max(2048),
-    label: z.string().min(1).max(200).optional(),
-  })
-  .strict();
+  .object({ class: BindingClass, value: Text(2048), label: Text(200).optional() })
+  .strict()
+  .superRefine((binding, ctx) => {
+    const rule = BINDING_VALUE_RULES[binding.class];
+    if (!rule.pattern.test(binding.value)) {
+      ctx.addIssue({ code: "custom", path: ["value"], message: `a ${binding.class} binding must be ${rule.expected}` });
+    }
+    noCredentials(binding, ctx);
+  });
 export type BindingInput = z.infer<typeof BindingInput>;
 
 export const CreatePassportRequest = z
   .object({
-    organisation_id: z.string().min(1).max(64).optional(),
+    organisation_id: Text(64).optional(),
     family: Family,
-    display_name: z.string().min(1).max(200).optional(),
-    environment: z.string().min(1).max(64).optional(),
-    version: z.string().min(1).max(64).optional(),
+    display_name: Text(200).optional(),
+    environment: Text(64).optional(),
+    version: Text(64).optional(),
     bindings: z.array(BindingInput).max(50).default([]),
+    distinct_object_reason: Text(1000)
+      .optional()
+      .describe("Why this is a materially distinct object although its primary binding matches an existing passport."),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    body.bindings.forEach((binding, index) => {
+      if (!BINDING_CLASSES_BY_FAMILY[body.family].includes(binding.class)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["bindings", index, "class"],
+          message: `${binding.class} bindings are not available to ${body.family} passports`,
+        });
+      }
+    });
+  });
+export type CreatePassportRequest = z.infer<typeof CreatePassportRequest>;
+
+export const UpdatePassportRequest = z.object({ display_name: Text(200).nullable() }).strict();
+
+export const EvidenceInput = z
+  .object({
+    claim: Text(200),
+    source: Text(500),
+    scope: Text(500),
+    reference: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional(),
+    observed_at: Timestamp,
+    fresh_until: Timestamp.optional(),
+  })
+  .strict()
+  .superRefine((evidence, ctx) => {
+    noCredentials(evidence, ctx);
+    if (evidence.fresh_until && Date.parse(evidence.fresh_until) <= Date.parse(evidence.observed_at)) {
+      ctx.addIssue({ code: "custom", path: ["fresh_until"], message: "must be later than observed_at" });
+    }
+    if (Date.parse(evidence.observed_at) > Date.now() + 5 * 60_000) {
+      ctx.addIssue({ code: "custom", path: ["observed_at"], message: "cannot be in the future" });
+    }
+  });
+export type EvidenceInput = z.infer<typeof EvidenceInput>;
+
+export const StateChangeRequest = z
+  .object({
+    lifecycle: LifecycleStatus.optional(),
+    availability: Availability.nullable().optional(),
+    environment: Text(64).nullable().optional(),
+    version: Text(64).nullable().optional(),
+    recheck_completed: z.literal(true).optional().describe("Confirms bindings and evidence were re-checked."),
+    reason: Text(1000).optional(),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    noCredentials(body, ctx);
+    const { reason: _reason, ...changes } = body;
+    if (Object.keys(changes).length === 0) ctx.addIssue({ code: "custom", path: [], message: "nothing to change" });
+  });
+export type StateChangeRequest = z.infer<typeof StateChangeRequest>;
+
+export const AuthorityInput = z
+  .object({
+    action: Text(200),
+    context: Text(1000),
+    granted_by: Text(200).optional(),
+    expires_at: Timestamp.optional(),
+  })
+  .strict()
+  .superRefine(noCredentials);
+export type AuthorityInput = z.infer<typeof AuthorityInput>;
+
+export const MarkDuplicateRequest = z.object({ survivor_id: IdentityId, reason: Text(1000) }).strict();
+export const TransferRequest = z.object({ organisation_id: Text(64), reason: Text(1000) }).strict();
+
+export const CreateOrganisationRequest = z.object({ name: Text(200), parent_id: Text(64).optional() }).strict();
+export const MemberRole = z.enum(["owner", "admin", "editor", "viewer"]);
+export const PutMemberRequest = z.object({ role: MemberRole }).strict();
+
+export const ListPassportsQuery = z
+  .object({
+    organisation_id: Text(64).optional(),
+    family: Family.optional(),
+    lifecycle: LifecycleStatus.optional(),
+    environment: Text(64).optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    cursor: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,400}$/)
+      .optional(),
   })
   .strict();
-export type CreatePassportRequest = z.infer<typeof CreatePassportRequest>;
+export type ListPassportsQuery = z.infer<typeof ListPassportsQuery>;

@@ -53,3 +53,20 @@ export function jsonBody<S extends z.ZodType>(
     await next();
   };
 }
+
+/** Route middleware that validates the query string (each parameter at most once) as `c.req.valid("query")`. */
+export function queryParams<S extends z.ZodType>(
+  schema: S,
+): MiddlewareHandler<AppEnv, string, { in: { query: z.input<S> }; out: { query: z.infer<S> } }> {
+  return async (c, next) => {
+    const result = schema.safeParse(c.req.query());
+    if (!result.success) {
+      throw new HttpProblem("invalid-request", {
+        detail: "The query parameters are not valid.",
+        errors: result.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })),
+      });
+    }
+    c.req.addValidatedData("query", result.data as object);
+    await next();
+  };
+}

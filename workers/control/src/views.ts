@@ -1,27 +1,180 @@
-import type { PassportAggregate } from "@passport/domain";
+import { Availability, BindingClass, Family, IdentityId, LifecycleStatus } from "@passport/domain";
+import { z } from "zod";
+import type { loadAggregate, PassportRow } from "./db/passports.ts";
+import type { events } from "./db/schema.ts";
 
-/** The Dashboard API's view of a passport: the stored state plus where its public proof lives. */
-export function passportView(aggregate: PassportAggregate & { passport: { organisationId?: string } }, env: Env) {
-  const { passport } = aggregate;
+type StoredPassport = NonNullable<Awaited<ReturnType<typeof loadAggregate>>>;
+
+const Timestamp = z.string().describe("RFC 3339 timestamp");
+
+export const EvidenceView = z.object({
+  id: z.string(),
+  claim: z.string(),
+  source: z.string(),
+  scope: z.string(),
+  reference: z.string().nullable(),
+  observed_at: Timestamp,
+  fresh_until: Timestamp.nullable(),
+  freshness: z.enum(["fresh", "expired", "undated"]).describe("At the time of this response."),
+});
+
+export const PassportView = z.object({
+  identity_id: IdentityId,
+  family: Family,
+  display_name: z.string().nullable(),
+  organisation: z.object({
+    id: z.string(),
+    name: z.string(),
+    relationship: z.enum(["responsible", "operator"]),
+    parent: z.object({ id: z.string(), name: z.string() }).nullable(),
+  }),
+  state: z.object({
+    lifecycle: LifecycleStatus,
+    availability: Availability.nullable(),
+    environment: z.string().nullable(),
+    version: z.string().nullable(),
+    as_of: Timestamp,
+    recheck_required: z.boolean(),
+    duplicate_of: IdentityId.nullable(),
+  }),
+  bindings: z.array(
+    z.object({
+      id: z.string(),
+      class: BindingClass,
+      value: z.string(),
+      label: z.string().nullable(),
+      bound_at: Timestamp,
+    }),
+  ),
+  evidence: z.array(EvidenceView),
+  authority: z.array(
+    z.object({
+      id: z.string(),
+      action: z.string(),
+      context: z.string(),
+      granted_by: z.string().nullable(),
+      expires_at: Timestamp.nullable(),
+    }),
+  ),
+  record_version: z.int(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  resolver_url: z.url(),
+});
+export type PassportView = z.infer<typeof PassportView>;
+
+export const PassportSummary = PassportView.pick({
+  identity_id: true,
+  family: true,
+  display_name: true,
+  record_version: true,
+  created_at: true,
+  updated_at: true,
+  resolver_url: true,
+}).extend({
+  organisation_id: z.string(),
+  state: PassportView.shape.state.pick({ lifecycle: true, availability: true, environment: true, version: true }),
+});
+
+export const PassportPage = z.object({ items: z.array(PassportSummary), next_cursor: z.string().nullable() });
+
+export const HistoryEvent = z.object({
+  seq: z.int(),
+  at: Timestamp,
+  actor: z.string(),
+  kind: z.string(),
+  detail: z.record(z.string(), z.unknown()),
+  record_version: z.int(),
+});
+export const HistoryPage = z.object({ items: z.array(HistoryEvent), next_after: z.int().nullable() });
+
+export function resolverUrl(env: Env, identityId: string): string {
+  return `${env.RESOLVER_BASE_URL}/api/p/${identityId}.json`;
+}
+
+export function passportEtag(recordVersion: number): string {
+  return `"v${recordVersion}"`;
+}
+
+/** The Dashboard API's full view of a passport: stored state plus where its public proof lives. */
+export function passportView(stored: StoredPassport, env: Env, now = Date.now()): PassportView {
+  const { passport, organisation, parent } = stored;
   return {
     identity_id: passport.id,
     family: passport.family,
-    display_name: passport.displayName ?? null,
-    organisation: { id: aggregate.organisation.id, name: aggregate.organisation.name },
+    display_name: passport.displayName,
+    organisation: {
+      id: organisation.id,
+      name: organisation.name,
+      relationship: passport.relationship,
+      parent: parent ? { id: parent.id, name: parent.name } : null,
+    },
     state: {
       lifecycle: passport.lifecycle,
-      availability: passport.availability ?? null,
-      environment: passport.environment ?? null,
-      version: passport.version ?? null,
+      availability: passport.availability,
+      environment: passport.environment,
+      version: passport.version,
       as_of: passport.stateAsOf,
+      recheck_required: passport.recheckRequired,
+      duplicate_of: passport.duplicateOf,
     },
-    bindings: aggregate.bindings.map((b) => ({
-      class: b.class,
+    bindings: stored.bindings.map((b) => ({
+      id: b.id,
+      class: b.class as BindingClass,
       value: b.value,
-      label: b.label ?? null,
+      label: b.label,
       bound_at: b.boundAt,
     })),
+    evidence: stored.evidence.map((e) => ({
+      id: e.id,
+      claim: e.claim,
+      source: e.source,
+      scope: e.scope,
+      reference: e.reference,
+      observed_at: e.observedAt,
+      fresh_until: e.freshUntil,
+      freshness: !e.freshUntil ? "undated" : Date.parse(e.freshUntil) > now ? "fresh" : "expired",
+    })),
+    authority: stored.authority.map((a) => ({
+      id: a.id,
+      action: a.action,
+      context: a.context,
+      granted_by: a.grantedBy,
+      expires_at: a.expiresAt,
+    })),
     record_version: passport.recordVersion,
-    resolver_url: `${env.RESOLVER_BASE_URL}/api/p/${passport.id}.json`,
+    created_at: passport.createdAt,
+    updated_at: passport.updatedAt,
+    resolver_url: resolverUrl(env, passport.id),
+  };
+}
+
+export function passportSummary(passport: PassportRow, env: Env): z.infer<typeof PassportSummary> {
+  return {
+    identity_id: passport.id,
+    family: passport.family,
+    display_name: passport.displayName,
+    organisation_id: passport.organisationId,
+    state: {
+      lifecycle: passport.lifecycle,
+      availability: passport.availability,
+      environment: passport.environment,
+      version: passport.version,
+    },
+    record_version: passport.recordVersion,
+    created_at: passport.createdAt,
+    updated_at: passport.updatedAt,
+    resolver_url: resolverUrl(env, passport.id),
+  };
+}
+
+export function historyEvent(row: typeof events.$inferSelect): z.infer<typeof HistoryEvent> {
+  return {
+    seq: row.seq,
+    at: row.at,
+    actor: row.actor,
+    kind: row.kind,
+    detail: row.detail,
+    record_version: row.recordVersion,
   };
 }

@@ -49,3 +49,47 @@ export async function organisationWithParent(db: Database, organisationId: strin
     : undefined;
   return { organisation, parent };
 }
+
+export async function organisationsOf(db: Database, subject: string) {
+  return db
+    .select({
+      id: organisations.id,
+      name: organisations.name,
+      parentId: organisations.parentId,
+      role: members.role,
+      createdAt: organisations.createdAt,
+    })
+    .from(members)
+    .innerJoin(organisations, eq(members.organisationId, organisations.id))
+    .where(eq(members.subject, subject))
+    .orderBy(organisations.id);
+}
+
+export async function membersOf(db: Database, organisationId: string) {
+  return db
+    .select({ subject: members.subject, role: members.role, createdAt: members.createdAt })
+    .from(members)
+    .where(eq(members.organisationId, organisationId))
+    .orderBy(members.subject);
+}
+
+export function createOrganisationStatements(
+  db: Database,
+  input: { id: string; name: string; parentId?: string; ownerSubject: string },
+) {
+  return [
+    db.insert(organisations).values({ id: input.id, name: input.name, parentId: input.parentId }),
+    db.insert(members).values({ organisationId: input.id, subject: input.ownerSubject, role: "owner" }),
+  ] as const;
+}
+
+export function putMember(db: Database, organisationId: string, subject: string, role: Role) {
+  return db
+    .insert(members)
+    .values({ organisationId, subject, role })
+    .onConflictDoUpdate({ target: [members.organisationId, members.subject], set: { role } });
+}
+
+export function removeMember(db: Database, organisationId: string, subject: string) {
+  return db.delete(members).where(and(eq(members.organisationId, organisationId), eq(members.subject, subject)));
+}

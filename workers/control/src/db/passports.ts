@@ -1,5 +1,5 @@
-import type { PassportAggregate } from "@passport/domain";
-import { and, asc, eq, isNull } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, ne, or } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { BindingInput } from "../requests.ts";
 import type { Database } from "./client.ts";
 import { organisationWithParent } from "./organisations.ts";
@@ -15,6 +15,7 @@ export interface NewPassport {
   environment?: string;
   version?: string;
   bindings: BindingInput[];
+  distinctReason?: string;
   actor: string;
   at: string;
 }
@@ -28,6 +29,7 @@ export function createPassportStatements(db: Database, input: NewPassport) {
     displayName: input.displayName,
     environment: input.environment,
     version: input.version,
+    distinctReason: input.distinctReason,
     stateAsOf: input.at,
     createdAt: input.at,
     updatedAt: input.at,
@@ -51,7 +53,11 @@ export function createPassportStatements(db: Database, input: NewPassport) {
       actor: input.actor,
       at: input.at,
       kind: "passport.created",
-      detail: { family: input.family, bindings: input.bindings.length },
+      detail: {
+        family: input.family,
+        bindings: input.bindings.map((b) => ({ class: b.class, value: b.value })),
+        ...(input.distinctReason ? { distinct_object_reason: input.distinctReason } : {}),
+      },
       recordVersion: 1,
     }),
     enqueuePublication(db, input.id, 1, input.at),
@@ -71,12 +77,16 @@ export async function findPassport(db: Database, id: string): Promise<PassportRo
 }
 
 /** Everything the public record is projected from, read from D1 (never from the resolver). */
-export async function loadAggregate(db: Database, id: string): Promise<PassportAggregate | undefined> {
+export async function loadAggregate(db: Database, id: string) {
   const passport = await findPassport(db, id);
   if (!passport) return undefined;
   const [owner, boundList, evidenceList, authorityList] = await Promise.all([
     organisationWithParent(db, passport.organisationId),
-    db.select().from(bindings).where(eq(bindings.passportId, id)).orderBy(asc(bindings.boundAt), asc(bindings.id)),
+    db
+      .select()
+      .from(bindings)
+      .where(eq(bindings.passportId, id))
+      .orderBy(asc(bindings.boundAt), asc(bindings.class), asc(bindings.value)),
     db
       .select()
       .from(evidence)
@@ -97,4 +107,111 @@ export async function loadAggregate(db: Database, id: string): Promise<PassportA
     evidence: evidenceList,
     authority: authorityList,
   };
+}
+
+/** A material change to one passport: its own statements plus what it sets on the passport row. */
+export interface PassportChange {
+  kind: string;
+  detail: Record<string, unknown>;
+  statements?: BatchItem<"sqlite">[];
+  set?: Partial<typeof passports.$inferInsert>;
+}
+
+/**
+ * The statements that commit `change` as the passport's next record version: the change itself,
+ * the version bump (guarded on the version the caller read), the history event and the pending
+ * publication. Events are unique per (passport, version), so if another writer committed that
+ * version first the whole batch fails and rolls back.
+ */
+export function commitChangeStatements(
+  db: Database,
+  current: PassportRow,
+  change: PassportChange,
+  actor: string,
+  at: string,
+): [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] {
+  const next = current.recordVersion + 1;
+  return [
+    db
+      .update(passports)
+      .set({ ...change.set, recordVersion: next, updatedAt: at })
+      .where(and(eq(passports.id, current.id), eq(passports.recordVersion, current.recordVersion))),
+    ...(change.statements ?? []),
+    db.insert(events).values({
+      passportId: current.id,
+      organisationId: change.set?.organisationId ?? current.organisationId,
+      actor,
+      at,
+      kind: change.kind,
+      detail: change.detail,
+      recordVersion: next,
+    }),
+    enqueuePublication(db, current.id, next, at),
+  ];
+}
+
+/**
+ * Active passports of `family` in `organisationId` that already carry the binding
+ * `bindingClass`=`value` (duplicate governance, spec 1.6).
+ */
+export async function passportsWithBinding(
+  db: Database,
+  organisationId: string,
+  family: PassportRow["family"],
+  bindingClass: string,
+  values: string[],
+): Promise<{ id: string; value: string }[]> {
+  if (values.length === 0) return [];
+  return db
+    .select({ id: passports.id, value: bindings.value })
+    .from(bindings)
+    .innerJoin(passports, eq(bindings.passportId, passports.id))
+    .where(
+      and(
+        eq(passports.organisationId, organisationId),
+        eq(passports.family, family),
+        ne(passports.lifecycle, "retired"),
+        eq(bindings.class, bindingClass),
+        inArray(bindings.value, values),
+      ),
+    );
+}
+
+export interface ListFilter {
+  organisationIds: string[];
+  family?: PassportRow["family"];
+  lifecycle?: PassportRow["lifecycle"];
+  environment?: string;
+  after?: { createdAt: string; id: string };
+  limit: number;
+}
+
+/** One page of passports in stable (created_at, id) order. */
+export async function listPassports(db: Database, filter: ListFilter): Promise<PassportRow[]> {
+  if (filter.organisationIds.length === 0) return [];
+  const conditions = [inArray(passports.organisationId, filter.organisationIds)];
+  if (filter.family) conditions.push(eq(passports.family, filter.family));
+  if (filter.lifecycle) conditions.push(eq(passports.lifecycle, filter.lifecycle));
+  if (filter.environment) conditions.push(eq(passports.environment, filter.environment));
+  if (filter.after) {
+    const { createdAt, id } = filter.after;
+    const later = or(gt(passports.createdAt, createdAt), and(eq(passports.createdAt, createdAt), gt(passports.id, id)));
+    if (later) conditions.push(later);
+  }
+  return db
+    .select()
+    .from(passports)
+    .where(and(...conditions))
+    .orderBy(asc(passports.createdAt), asc(passports.id))
+    .limit(filter.limit);
+}
+
+/** A passport's history, oldest first, after event sequence `afterSeq`. */
+export async function historyOf(db: Database, passportId: string, afterSeq: number, limit: number) {
+  return db
+    .select()
+    .from(events)
+    .where(and(eq(events.passportId, passportId), gt(events.seq, afterSeq)))
+    .orderBy(asc(events.seq))
+    .limit(limit);
 }

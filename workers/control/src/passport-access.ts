@@ -1,0 +1,100 @@
+import type { Context } from "hono";
+import type { AppEnv } from "./context.ts";
+import type { Membership, Role } from "./db/organisations.ts";
+import { membershipIn } from "./db/organisations.ts";
+import {
+  commitChangeStatements,
+  findPassport,
+  loadAggregate,
+  type PassportChange,
+  type PassportRow,
+} from "./db/passports.ts";
+import { HttpProblem } from "./http-problem.ts";
+import { publishOrDefer } from "./publish.ts";
+import { roleAtLeast } from "./roles.ts";
+import { passportEtag, passportView } from "./views.ts";
+
+type AppContext = Context<AppEnv>;
+
+/**
+ * The passport `id` with the caller's membership in its organisation. A passport outside the
+ * caller's organisations is reported exactly like one that does not exist.
+ */
+export async function visiblePassport(
+  c: AppContext,
+  id: string,
+): Promise<{ passport: PassportRow; membership: Membership }> {
+  const db = c.get("db");
+  const passport = await findPassport(db, id);
+  const membership = passport && (await membershipIn(db, c.get("principal").subject, passport.organisationId));
+  if (!passport || !membership) {
+    throw new HttpProblem("identity-not-found", { detail: "No passport with this id in your organisations." });
+  }
+  return { passport, membership };
+}
+
+export function requireRole(membership: Membership, minimum: Role): void {
+  if (!roleAtLeast(membership.role, minimum)) {
+    throw new HttpProblem("forbidden", { detail: `This action needs the ${minimum} role or higher.` });
+  }
+}
+
+/** Enforces `If-Match` when the client sends it (strong comparison against `"v{record_version}"`). */
+export function checkIfMatch(c: AppContext, passport: PassportRow): void {
+  const header = c.req.header("if-match");
+  if (!header) return;
+  const tags = header.split(",").map((tag) => tag.trim());
+  if (tags.includes("*") || tags.includes(passportEtag(passport.recordVersion))) return;
+  throw new HttpProblem("precondition-failed", {
+    detail: `The passport is at record version ${passport.recordVersion}; re-read it and apply your change again.`,
+    current_etag: passportEtag(passport.recordVersion),
+  });
+}
+
+/** Responds with the passport's full view and its ETag. */
+export async function respondWithPassport(c: AppContext, id: string, status: 200 | 201 = 200) {
+  const stored = await loadAggregate(c.get("db"), id);
+  if (!stored) throw new Error(`passport ${id} vanished`);
+  c.header("etag", passportEtag(stored.passport.recordVersion));
+  return c.json(passportView(stored, c.env), status);
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return String((error as { cause?: unknown })?.cause ?? error).includes("UNIQUE constraint failed");
+}
+
+/**
+ * Applies one material change to a passport the caller may see: role check, `If-Match`, refusal
+ * on retired passports, the change committed as the next record version with its history event,
+ * then publication. Responds with the updated passport.
+ */
+export async function applyChange(
+  c: AppContext,
+  id: string,
+  minimum: Role,
+  build: (passport: PassportRow) => PassportChange | Promise<PassportChange>,
+) {
+  const { passport, membership } = await visiblePassport(c, id);
+  requireRole(membership, minimum);
+  checkIfMatch(c, passport);
+  if (passport.lifecycle === "retired") {
+    throw new HttpProblem("invalid-transition", {
+      detail: "Retired passports are kept exactly as they were; they cannot be changed.",
+      allowed: [],
+    });
+  }
+  const change = await build(passport);
+  const db = c.get("db");
+  try {
+    await db.batch(commitChangeStatements(db, passport, change, c.get("principal").subject, new Date().toISOString()));
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    const current = await findPassport(db, id);
+    throw new HttpProblem("precondition-failed", {
+      detail: "The passport changed while your request was being applied; re-read it and try again.",
+      ...(current ? { current_etag: passportEtag(current.recordVersion) } : {}),
+    });
+  }
+  await publishOrDefer(c.env, id);
+  return respondWithPassport(c, id);
+}

@@ -1,0 +1,97 @@
+import { Hono } from "hono";
+import { requireMembership } from "../access.ts";
+import type { AppEnv } from "../context.ts";
+import {
+  createOrganisationStatements,
+  membersOf,
+  organisationsOf,
+  organisationWithParent,
+  putMember,
+  removeMember,
+} from "../db/organisations.ts";
+import { HttpProblem } from "../http-problem.ts";
+import { CreateOrganisationRequest, PutMemberRequest } from "../requests.ts";
+import { jsonBody } from "../validation.ts";
+
+export const organisations = new Hono<AppEnv>();
+
+organisations.get("/", async (c) => {
+  const rows = await organisationsOf(c.get("db"), c.get("principal").subject);
+  return c.json({
+    items: rows.map((o) => ({ id: o.id, name: o.name, parent_id: o.parentId, role: o.role, created_at: o.createdAt })),
+  });
+});
+
+organisations.post("/", jsonBody(CreateOrganisationRequest), async (c) => {
+  const db = c.get("db");
+  const { subject } = c.get("principal");
+  const body = c.req.valid("json");
+  if (body.parent_id) await requireMembership(db, subject, body.parent_id, "admin");
+  const id = `org_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+  await db.batch(
+    createOrganisationStatements(db, { id, name: body.name, parentId: body.parent_id, ownerSubject: subject }),
+  );
+  c.header("location", `/v1/organisations/${id}`);
+  return c.json({ id, name: body.name, parent_id: body.parent_id ?? null, role: "owner" }, 201);
+});
+
+organisations.get("/:id", async (c) => {
+  const db = c.get("db");
+  const id = c.req.param("id");
+  const membership = await requireMembership(db, c.get("principal").subject, id, "viewer");
+  const found = await organisationWithParent(db, id);
+  if (!found) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
+  return c.json({
+    id,
+    name: found.organisation.name,
+    parent: found.parent ? { id: found.parent.id, name: found.parent.name } : null,
+    role: membership.role,
+    members: (await membersOf(db, id)).map((m) => ({ subject: m.subject, role: m.role, since: m.createdAt })),
+  });
+});
+
+/**
+ * Adds a member or changes a member's role. Account recovery uses this too: an owner adds the
+ * member's new subject; organisations and passports are untouched (spec 5.2).
+ */
+organisations.put("/:id/members/:subject", jsonBody(PutMemberRequest), async (c) => {
+  const db = c.get("db");
+  const id = c.req.param("id");
+  const subject = decodeURIComponent(c.req.param("subject"));
+  const { role } = c.req.valid("json");
+  const caller = await requireMembership(db, c.get("principal").subject, id, "admin");
+  const existing = (await membersOf(db, id)).find((m) => m.subject === subject);
+  if ((role === "owner" || existing?.role === "owner") && caller.role !== "owner") {
+    throw new HttpProblem("forbidden", { detail: "Only an owner can grant or change the owner role." });
+  }
+  await refuseLosingLastOwner(c, id, subject, role);
+  await putMember(db, id, subject, role);
+  return c.json({ subject, role }, existing ? 200 : 201);
+});
+
+organisations.delete("/:id/members/:subject", async (c) => {
+  const db = c.get("db");
+  const id = c.req.param("id");
+  const subject = decodeURIComponent(c.req.param("subject"));
+  const caller = await requireMembership(db, c.get("principal").subject, id, "admin");
+  const existing = (await membersOf(db, id)).find((m) => m.subject === subject);
+  if (!existing) throw new HttpProblem("route-not-found", { detail: "No such member." });
+  if (existing.role === "owner" && caller.role !== "owner") {
+    throw new HttpProblem("forbidden", { detail: "Only an owner can remove an owner." });
+  }
+  await refuseLosingLastOwner(c, id, subject, undefined);
+  await removeMember(db, id, subject);
+  return c.body(null, 204);
+});
+
+async function refuseLosingLastOwner(
+  c: { get: (key: "db") => AppEnv["Variables"]["db"] },
+  organisationId: string,
+  subject: string,
+  newRole: string | undefined,
+): Promise<void> {
+  const owners = (await membersOf(c.get("db"), organisationId)).filter((m) => m.role === "owner");
+  if (owners.length === 1 && owners[0]?.subject === subject && newRole !== "owner") {
+    throw new HttpProblem("invalid-request", { detail: "An organisation keeps at least one owner." });
+  }
+}
