@@ -34,7 +34,9 @@ export default defineConfig({
                     modules: true,
                     scriptPath: `${root}/test/simulators/identity-provider.js`,
                     compatibilityDate: "2026-10-15",
-                    bindings: { JWKS: JSON.stringify({ keys: [JSON.parse(identityProviderKeys.publicJwk)] }) },
+                    bindings: {
+                      JWKS: JSON.stringify({ keys: [JSON.parse(identityProviderKeys.publicJwk)] }),
+                    } as Record<string, string>,
                   },
                   {
                     name: "passport-resolver",
