@@ -31,6 +31,15 @@ export class Caller {
     });
   }
 
+  /** Sends `body` exactly as given, with the given content type. */
+  raw(method: string, path: string, body: string, contentType: string): Promise<Response> {
+    return exports.default.fetch(`http://control.test${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, "content-type": contentType },
+      body,
+    });
+  }
+
   async json<T = Record<string, any>>(method: string, path: string, body?: unknown, expected = 200): Promise<T> {
     const response = await this.request(method, path, body);
     const text = await response.text();

@@ -1,0 +1,91 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { app } from "../../workers/control/src/app.ts";
+import { drainOutbox } from "../../workers/control/src/publish.ts";
+import { Caller, resolve, uniqueEndpoint } from "../support/api.ts";
+
+async function outboxRow(identityId: string) {
+  return env.DB.prepare("SELECT * FROM outbox WHERE passport_id = ?").bind(identityId).first<{
+    record_version: number;
+    attempts: number;
+    last_error: string | null;
+  }>();
+}
+
+/** The control plane with its KV writes failing, as during a KV outage. */
+function withFailingKv(caller: Caller, method: string, path: string, body: unknown) {
+  const failingKv = {
+    ...env.SNAPSHOTS,
+    put: async () => {
+      throw new Error("KV unavailable");
+    },
+  };
+  return app.request(
+    `http://control.test${path}`,
+    {
+      method,
+      headers: { authorization: `Bearer ${caller.token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    },
+    { ...env, SNAPSHOTS: failingKv as unknown as KVNamespace },
+  );
+}
+
+describe("publication", () => {
+  it("makes every mutation visible on the very next resolver request", async () => {
+    const admin = await Caller.create("admin");
+    const created = await admin.createPassport({ bindings: [{ class: "endpoint", value: uniqueEndpoint() }] });
+    const id = created.identity_id;
+    expect((await resolve(id)).record.record_version).toBe(1);
+    const steps: [string, string, unknown][] = [
+      ["PATCH", `/v1/passports/${id}`, { display_name: "Renamed" }],
+      ["POST", `/v1/passports/${id}/bindings`, { class: "openapi", value: "https://api.example.com/openapi.json" }],
+      [
+        "POST",
+        `/v1/passports/${id}/evidence`,
+        { claim: "c", source: "s", scope: "x", observed_at: "2026-11-01T00:00:00Z" },
+      ],
+      ["PATCH", `/v1/passports/${id}/state`, { lifecycle: "suspended" }],
+      ["PATCH", `/v1/passports/${id}/state`, { lifecycle: "active" }],
+      ["DELETE", `/v1/passports/${id}/bindings/${created.bindings[0].id}`, undefined],
+    ];
+    for (const [method, path, body] of steps) {
+      const view = await admin.json(method, path, body);
+      const { status, record } = await resolve(id);
+      expect(status).toBe(200);
+      expect(record.record_version, `${method} ${path}`).toBe(view.record_version);
+    }
+    expect(await outboxRow(id)).toBeNull();
+  });
+
+  it("keeps the change and retries publication through the outbox when KV writes fail", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport();
+    const response = await withFailingKv(owner, "PATCH", `/v1/passports/${id}`, { display_name: "During outage" });
+    expect(response.status).toBe(200);
+    expect((await response.json<{ record_version: number }>()).record_version).toBe(2);
+    expect((await resolve(id)).record.record_version).toBe(1);
+    expect(await outboxRow(id)).toMatchObject({ record_version: 2 });
+
+    const second = await withFailingKv(owner, "PATCH", `/v1/passports/${id}/state`, { environment: "production" });
+    expect(second.status).toBe(200);
+    expect(await outboxRow(id)).toMatchObject({ record_version: 3 });
+
+    await drainOutbox({
+      ...env,
+      SNAPSHOTS: { ...env.SNAPSHOTS, put: () => Promise.reject(new Error("still down")) } as unknown as KVNamespace,
+    });
+    expect(await outboxRow(id)).toMatchObject({ record_version: 3, attempts: 1, last_error: "Error: still down" });
+
+    await drainOutbox(env, new Date(Date.now() + 60_000));
+    const { record } = await resolve(id);
+    expect(record).toMatchObject({
+      record_version: 3,
+      display_name: "During outage",
+      state: { environment: "production" },
+    });
+    expect(await outboxRow(id)).toBeNull();
+    const history = await owner.json("GET", `/v1/passports/${id}/history`);
+    expect(history.items.map((e: { record_version: number }) => e.record_version)).toEqual([1, 2, 3]);
+  });
+});
