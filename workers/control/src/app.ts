@@ -9,10 +9,12 @@ import { isRole } from "./roles.ts";
 import { me } from "./routes/me.ts";
 import { organisations } from "./routes/organisations.ts";
 import { passports } from "./routes/passports.ts";
+import { reference } from "./routes/reference.tsx";
 
 export const app = new Hono<AppEnv>();
 
 app.get("/health", (c) => c.json({ status: "ok" }));
+app.route("/", reference);
 
 app.use("/v1/*", async (c, next) => {
   const principal = await authenticate(c.req.raw.headers, c.env);
