@@ -130,49 +130,26 @@ async function seed(token) {
 }
 
 const keys = await developmentKeys();
+/** Runs `wrangler d1 <command> DB ...` against the local database the control plane uses. */
+function localD1(command, ...args) {
+  const where = ["--local", "--persist-to", persistTo, "-c", controlConfig, "--env", "development"];
+  const result = wrangler(["d1", ...command, "DB", ...where, ...args], { env: { ...process.env, CI: "true" } });
+  if (result.status !== 0) {
+    process.stderr.write(result.stdout + result.stderr);
+    process.exit(1);
+  }
+}
+
 process.stderr.write("[dev] applying D1 migrations\n");
-const migrate = wrangler(
-  [
-    "d1",
-    "migrations",
-    "apply",
-    "DB",
-    "--local",
-    "--persist-to",
-    persistTo,
-    "-c",
-    controlConfig,
-    "--env",
-    "development",
-  ],
-  { env: { ...process.env, CI: "true" } },
-);
-if (migrate.status !== 0) {
-  process.stderr.write(migrate.stdout + migrate.stderr);
-  process.exit(1);
-}
-const organisationSql = [
-  "INSERT OR IGNORE INTO organisations (id, name) VALUES ('org_demo_group', 'Demo Group')",
-  `INSERT OR IGNORE INTO organisations (id, name, parent_id) VALUES ('${DEMO_ORGANISATION}', 'Demo Organisation', 'org_demo_group')`,
-].join("; ");
-const seeded = wrangler([
-  "d1",
-  "execute",
-  "DB",
-  "--local",
-  "--persist-to",
-  persistTo,
-  "-c",
-  controlConfig,
-  "--env",
-  "development",
+localD1(["migrations", "apply"]);
+localD1(
+  ["execute"],
   "--command",
-  organisationSql,
-]);
-if (seeded.status !== 0) {
-  process.stderr.write(seeded.stdout + seeded.stderr);
-  process.exit(1);
-}
+  [
+    "INSERT OR IGNORE INTO organisations (id, name) VALUES ('org_demo_group', 'Demo Group')",
+    `INSERT OR IGNORE INTO organisations (id, name, parent_id) VALUES ('${DEMO_ORGANISATION}', 'Demo Organisation', 'org_demo_group')`,
+  ].join("; "),
+);
 
 const quiet = ["--log-level", "warn", "--show-interactive-dev-session=false", "--persist-to", persistTo];
 start("resolver", [
@@ -209,6 +186,8 @@ try {
   const token = await signDevelopmentToken();
   const demo = await seed(token);
   const first = demo[0].identity_id;
+  // A fresh endpoint each start, so the printed create command never collides with an earlier one.
+  const exampleSuffix = Date.now().toString(36);
   console.log(`
 Passport Identity Service is running.
 
@@ -226,7 +205,7 @@ Try:
 
   curl -s -X POST ${controlUrl}/v1/passports \\
     -H "authorization: Bearer ${token}" -H "content-type: application/json" \\
-    -d '{"family":"api","display_name":"My API","bindings":[{"class":"endpoint","value":"https://api.example.com"}]}'
+    -d '{"family":"api","display_name":"My API","bindings":[{"class":"endpoint","value":"https://my-api-${exampleSuffix}.example.com"}]}'
 
   curl -s ${controlUrl}/v1/me -H "authorization: Bearer ${token}"
 

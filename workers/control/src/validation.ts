@@ -26,13 +26,16 @@ export async function readJson<S extends z.ZodType>(request: Request, schema: S)
     throw new HttpProblem("invalid-request", { detail: "The body is not valid UTF-8 JSON." });
   }
   const result = schema.safeParse(json);
-  if (!result.success) {
-    throw new HttpProblem("invalid-request", {
-      detail: "The body does not match the expected shape.",
-      errors: result.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })),
-    });
-  }
+  if (!result.success) throw invalid("The body does not match the expected shape.", result.error);
   return result.data;
+}
+
+/** A 400 problem listing each schema issue with its path. */
+function invalid(detail: string, error: z.ZodError): HttpProblem {
+  return new HttpProblem("invalid-request", {
+    detail,
+    errors: error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })),
+  });
 }
 
 function tooLarge(): HttpProblem {
@@ -60,12 +63,7 @@ export function queryParams<S extends z.ZodType>(
 ): MiddlewareHandler<AppEnv, string, { in: { query: z.input<S> }; out: { query: z.infer<S> } }> {
   return async (c, next) => {
     const result = schema.safeParse(c.req.query());
-    if (!result.success) {
-      throw new HttpProblem("invalid-request", {
-        detail: "The query parameters are not valid.",
-        errors: result.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })),
-      });
-    }
+    if (!result.success) throw invalid("The query parameters are not valid.", result.error);
     c.req.addValidatedData("query", result.data as object);
     await next();
   };
