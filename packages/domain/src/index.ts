@@ -1,5 +1,6 @@
 export * from "./credentials.ts";
 export * from "./identity-id.ts";
+export * from "./json-schema.ts";
 export * from "./lifecycle.ts";
 export * from "./problems.ts";
 export * from "./projection.ts";

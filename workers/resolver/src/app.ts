@@ -1,17 +1,44 @@
-import { problem, problemResponse } from "@passport/domain";
+import { problem } from "@passport/domain";
 import { Hono } from "hono";
+import { cacheHeaders } from "./edge-cache.ts";
+import { ALLOWED_METHODS, CORS_HEADERS, PREFLIGHT_HEADERS, problemAnswer } from "./http.ts";
+import { pages } from "./routes/pages.tsx";
 import { passports } from "./routes/passports.ts";
+import { schemas } from "./routes/schemas.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
-app.get("/health", (c) => c.json({ status: "ok" }));
-app.route("/api/p", passports);
+const HEALTH_HEADERS = { ...CORS_HEADERS, ...cacheHeaders("none"), "content-type": "application/json" };
 
-app.notFound((c) =>
-  problemResponse(problem("route-not-found", { detail: `Nothing is served at ${new URL(c.req.url).pathname}.` })),
-);
+app.get("/health", () => new Response('{"status":"ok"}', { headers: HEALTH_HEADERS }));
+app.route("/api/p", passports);
+app.route("/schemas", schemas);
+app.route("/", pages);
+
+/**
+ * Only GET routes are registered, so each GET matches exactly one handler (Hono's fast path).
+ * Any other method lands here: on a path that exists it is a preflight (OPTIONS) or a 405, on
+ * any other path a 404. Nothing on the resolver accepts a write.
+ */
+app.notFound((c) => {
+  const { method } = c.req;
+  if (method !== "GET" && app.router.match("GET", c.req.path)[0].length > 0) {
+    if (method === "OPTIONS") return new Response(null, { status: 204, headers: PREFLIGHT_HEADERS });
+    return problemAnswer(problem("method-not-allowed", { detail: `This address answers ${ALLOWED_METHODS} only.` }), {
+      ...cacheHeaders("none"),
+      allow: ALLOWED_METHODS,
+    });
+  }
+  return problemAnswer(
+    problem("route-not-found", { detail: "Nothing is served at this address." }),
+    method === "GET" ? cacheHeaders("short") : cacheHeaders("none"),
+  );
+});
 
 app.onError((error) => {
   console.error(JSON.stringify({ level: "error", event: "unhandled", message: String(error) }));
-  return problemResponse(problem("internal", { detail: "The resolver could not answer; try again." }));
+  return problemAnswer(
+    problem("internal", { detail: "The resolver could not answer; try again." }),
+    cacheHeaders("none"),
+  );
 });

@@ -1,0 +1,263 @@
+import type { BindingClass, LifecycleStatus, PassportRecord, PublicEvidence } from "@passport/domain";
+import { Layout } from "./layout.tsx";
+
+const BINDING_LABELS: Record<BindingClass, string> = {
+  endpoint: "Endpoint / base URL",
+  gateway: "Gateway / provider id",
+  openapi: "OpenAPI / description",
+  service: "Service / workload",
+  environment: "Environment / version",
+  repository: "Repository",
+  documentation: "Documentation",
+  manifest: "Agent manifest",
+  mcp_surface: "MCP / API surface",
+  package: "Package",
+};
+
+// Consumer guidance of spec 3, shown beside the state it applies to.
+const LIFECYCLE_GUIDANCE: Record<LifecycleStatus, string> = {
+  active: "Active. Operate per the published state and your policy; re-check before higher-consequence actions.",
+  suspended: "Suspended. Re-check, and challenge or deny per your policy.",
+  revoked: "Revoked. Re-check, and challenge or deny per your policy.",
+  retired: "Retired. The identity and its history are preserved; it is never reused for anything else.",
+};
+
+/** Only web addresses become links; any other value is shown as text. */
+function Value(props: { value: string }) {
+  return /^https?:\/\//i.test(props.value) ? (
+    <a href={props.value} rel="nofollow noopener noreferrer">
+      {props.value}
+    </a>
+  ) : (
+    <span class="id">{props.value}</span>
+  );
+}
+
+function Time(props: { value: string }) {
+  return <time datetime={props.value}>{props.value.replace("T", " ").replace(/(\.\d+)?Z$/, " UTC")}</time>;
+}
+
+function Freshness(props: { evidence: PublicEvidence; now: number }) {
+  const { fresh_until: freshUntil } = props.evidence;
+  if (!freshUntil) return <span class="muted">no stated limit; judge by when it was observed</span>;
+  const expired = Date.parse(freshUntil) <= props.now;
+  return (
+    <span class={expired ? "expired" : undefined}>
+      {expired ? "expired " : "fresh until "}
+      <Time value={freshUntil} />
+    </span>
+  );
+}
+
+export function PassportPage(props: { record: PassportRecord; jsonUrl: string; now: number }) {
+  const { record, now } = props;
+  const { organisation, state } = record;
+  const family = record.family === "api" ? "API passport" : "Agent passport";
+  return (
+    <Layout title={`${record.display_name ?? record.identity_id}: ${family}`}>
+      <p class="muted">{family}</p>
+      <h1>{record.display_name ?? <span class="id">{record.identity_id}</span>}</h1>
+      <p>
+        Identity id <code>{record.identity_id}</code>. Machine-readable record:{" "}
+        <a href={`/api/p/${record.identity_id}.json`}>{props.jsonUrl}</a>
+      </p>
+
+      <h2>State</h2>
+      <div class={`state state-${state.lifecycle}`}>
+        <strong>{LIFECYCLE_GUIDANCE[state.lifecycle]}</strong>
+        {state.recheck_required ? (
+          <p>Reactivated: bindings and evidence are being re-checked. Do not rely on earlier observations.</p>
+        ) : null}
+        {state.duplicate_of ? (
+          <p>
+            Marked as a duplicate of <a href={`/p/${state.duplicate_of}`}>{state.duplicate_of}</a>; the two are not
+            equivalent.
+          </p>
+        ) : null}
+      </div>
+      <dl>
+        <dt>As of</dt>
+        <dd>
+          <Time value={state.as_of} />
+        </dd>
+        {state.availability ? (
+          <>
+            <dt>Availability</dt>
+            <dd>{state.availability}</dd>
+          </>
+        ) : null}
+        {state.environment ? (
+          <>
+            <dt>Environment</dt>
+            <dd>{state.environment}</dd>
+          </>
+        ) : null}
+        {state.version ? (
+          <>
+            <dt>Version</dt>
+            <dd>{state.version}</dd>
+          </>
+        ) : null}
+      </dl>
+
+      <h2>Organisation</h2>
+      <dl>
+        <dt>{organisation.relationship === "operator" ? "Operated by" : "Responsible"}</dt>
+        <dd>
+          {organisation.name} <span class="muted id">({organisation.id})</span>
+        </dd>
+        {organisation.parent ? (
+          <>
+            <dt>Parent</dt>
+            <dd>
+              {organisation.parent.name} <span class="muted id">({organisation.parent.id})</span>
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      <p class="muted">A claim of responsibility, not proof of every organisational assertion or runtime control.</p>
+
+      <h2>Bindings</h2>
+      {record.bindings.length === 0 ? (
+        <p class="muted">No bindings are published. Absent bindings are not established.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Class</th>
+              <th>Value</th>
+              <th>Bound</th>
+            </tr>
+          </thead>
+          <tbody>
+            {record.bindings.map((binding) => (
+              <tr>
+                <td>{BINDING_LABELS[binding.class] ?? binding.class}</td>
+                <td>
+                  <Value value={binding.value} />
+                  {binding.label ? <div class="muted">{binding.label}</div> : null}
+                </td>
+                <td>
+                  <Time value={binding.bound_at} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      <h2>Evidence</h2>
+      {record.evidence.length === 0 ? (
+        <p class="muted">No evidence is published. A claim without relevant evidence is not established.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Claim</th>
+              <th>Source and scope</th>
+              <th>Freshness</th>
+            </tr>
+          </thead>
+          <tbody>
+            {record.evidence.map((evidence) => (
+              <tr>
+                <td>
+                  <code>{evidence.claim}</code>
+                  {evidence.reference ? (
+                    <div>
+                      <Value value={evidence.reference} />
+                    </div>
+                  ) : null}
+                </td>
+                <td>
+                  {evidence.source}
+                  <div class="muted">Scope: {evidence.scope}</div>
+                </td>
+                <td>
+                  observed <Time value={evidence.observed_at} />
+                  <div>
+                    <Freshness evidence={evidence} now={now} />
+                  </div>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      {record.authority ? (
+        <>
+          <h2>Authority context</h2>
+          <p class="muted">Action-specific and mutable; never blanket permission.</p>
+          <table>
+            <thead>
+              <tr>
+                <th>Action</th>
+                <th>Context</th>
+                <th>Granted by</th>
+                <th>Expires</th>
+              </tr>
+            </thead>
+            <tbody>
+              {record.authority.map((entry) => (
+                <tr>
+                  <td>{entry.action}</td>
+                  <td>{entry.context}</td>
+                  <td>{entry.granted_by ?? ""}</td>
+                  <td>{entry.expires_at ? <Time value={entry.expires_at} /> : ""}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      ) : null}
+
+      <h2>Record</h2>
+      <dl>
+        <dt>Version</dt>
+        <dd>{record.record_version}</dd>
+        <dt>Published</dt>
+        <dd>
+          <Time value={record.published_at} />
+        </dd>
+        <dt>Digest</dt>
+        <dd>
+          <code>{record.digest}</code>
+        </dd>
+      </dl>
+      <p class="muted">
+        A passport is identity, not authentication or authorization: it grants no permission to call anything. Re-check
+        it before a consequential action; this page may be up to a couple of minutes old.
+      </p>
+    </Layout>
+  );
+}
+
+export function HomePage() {
+  return (
+    <Layout title="Passport resolver">
+      <h1>Passport resolver</h1>
+      <p>
+        Public, read-only proof for API and agent passports. Anyone can re-check a passport here without an account.
+      </p>
+      <form method="get" action="/p">
+        <label>
+          Identity id <input name="id" size={34} placeholder="psp_…" required />
+        </label>{" "}
+        <button type="submit">Look up</button>
+      </form>
+      <h2>Machine interface</h2>
+      <ul>
+        <li>
+          <code>GET /api/p/{"{identity_id}"}.json</code>: the published record
+        </li>
+        <li>
+          <a href="/schemas/passport-record.json">
+            <code>/schemas/passport-record.json</code>
+          </a>
+          : its JSON Schema
+        </li>
+      </ul>
+    </Layout>
+  );
+}
