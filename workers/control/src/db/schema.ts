@@ -142,3 +142,17 @@ export const outbox = sqliteTable("outbox", {
   nextAttemptAt: text("next_attempt_at").notNull(),
   lastError: text("last_error"),
 });
+
+/**
+ * Which manifest URLs each passport is published under in the resolver's manifest index
+ * (KV keys `manifest:{hash}:{identity_id}`), so a later publication can remove the ones no longer
+ * bound without reading KV back.
+ */
+export const publishedManifests = sqliteTable(
+  "published_manifests",
+  {
+    passportId: text("passport_id").notNull(),
+    manifestKey: text("manifest_key").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.passportId, t.manifestKey] })],
+);
