@@ -1,18 +1,12 @@
 import canonicalize from "canonicalize";
+import { sha256Base64url } from "./encoding.ts";
 import type { PassportRecord, UnsealedRecord } from "./record.ts";
-
-function base64url(bytes: ArrayBuffer): string {
-  let binary = "";
-  for (const byte of new Uint8Array(bytes)) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
 
 /** SHA-256 over the RFC 8785 canonical form of `value`, as `sha-256:<base64url>`. */
 export async function canonicalDigest(value: unknown): Promise<string> {
   const canonical = canonicalize(value);
   if (canonical === undefined) throw new TypeError("value has no canonical JSON form");
-  const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical));
-  return `sha-256:${base64url(hash)}`;
+  return `sha-256:${await sha256Base64url(canonical)}`;
 }
 
 /**

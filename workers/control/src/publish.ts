@@ -1,8 +1,15 @@
-import { PassportRecord, projectPublicRecord, type SnapshotMetadata, sealRecord, snapshotKey } from "@passport/domain";
+import {
+  manifestIndexPrefix,
+  PassportRecord,
+  projectPublicRecord,
+  type SnapshotMetadata,
+  sealRecord,
+  snapshotKey,
+} from "@passport/domain";
 import { and, asc, eq, lte } from "drizzle-orm";
-import { database } from "./db/client.ts";
+import { type Database, database } from "./db/client.ts";
 import { loadAggregate } from "./db/passports.ts";
-import { outbox } from "./db/schema.ts";
+import { outbox, publishedManifests } from "./db/schema.ts";
 
 /**
  * Projects a passport's public record from D1, writes the snapshot to KV, purges the resolver's
@@ -16,11 +23,44 @@ export async function publishPassport(env: Env, identityId: string): Promise<Pas
   const record = PassportRecord.parse(await sealRecord(projectPublicRecord(aggregate, new Date().toISOString())));
   const metadata: SnapshotMetadata = { digest: record.digest, record_version: record.record_version };
   await env.SNAPSHOTS.put(snapshotKey(identityId), JSON.stringify(record), { metadata });
+  await syncManifestIndex(env, db, record);
   await env.RESOLVER.purge(identityId);
   await db
     .delete(outbox)
     .where(and(eq(outbox.passportId, identityId), lte(outbox.recordVersion, record.record_version)));
   return record;
+}
+
+/**
+ * Keeps the resolver's manifest index in step with the record: one KV key per (manifest URL,
+ * passport) for every manifest binding of a passport that is not retired. D1 remembers which keys
+ * were written, so removals need no KV read; KV is written first, so a failure is simply redone.
+ */
+async function syncManifestIndex(env: Env, db: Database, record: PassportRecord): Promise<void> {
+  const manifests = record.state.lifecycle === "retired" ? [] : record.bindings.filter((b) => b.class === "manifest");
+  const wanted = new Set(
+    await Promise.all(manifests.map(async (b) => `${await manifestIndexPrefix(b.value)}${record.identity_id}`)),
+  );
+  const published = await db
+    .select({ key: publishedManifests.manifestKey })
+    .from(publishedManifests)
+    .where(eq(publishedManifests.passportId, record.identity_id));
+  const current = new Set(published.map((row) => row.key));
+  for (const key of wanted) {
+    if (current.has(key)) continue;
+    await env.SNAPSHOTS.put(key, record.identity_id);
+    await db
+      .insert(publishedManifests)
+      .values({ passportId: record.identity_id, manifestKey: key })
+      .onConflictDoNothing();
+  }
+  for (const key of current) {
+    if (wanted.has(key)) continue;
+    await env.SNAPSHOTS.delete(key);
+    await db
+      .delete(publishedManifests)
+      .where(and(eq(publishedManifests.passportId, record.identity_id), eq(publishedManifests.manifestKey, key)));
+  }
 }
 
 /** Publishes now; on failure logs and leaves the outbox row for the scheduled drain. */

@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { ENVELOPE_TYPE } from "./envelope.ts";
+
+export const RECOMMENDED_PATHS = [
+  "view_resolver_proof",
+  "improve_resolver_posture",
+  "repair_resolver_posture",
+  "view_developer_guidance",
+] as const;
+
+/** The agent action envelope of spec 2.4. Extra members are allowed by the spec; ours are documented. */
+export const AgentActionEnvelope = z
+  .object({
+    type: z.literal(ENVELOPE_TYPE),
+    version: z.string(),
+    subject: z.object({ target: z.string(), target_type: z.literal("agent_manifest") }).loose(),
+    posture: z.string(),
+    result: z.string(),
+    missing_evidence: z.array(z.string()),
+    recommended_path: z.enum(RECOMMENDED_PATHS),
+    actions: z.array(
+      z
+        .object({ label: z.string(), kind: z.enum(["route", "recheck"]), url: z.string().nullable().optional() })
+        .loose(),
+    ),
+    resolver_url: z.string().nullable().optional(),
+    machine_json_url: z.string().nullable().optional(),
+    ops_action_url: z.string().optional(),
+    developer_guidance_url: z.string().optional(),
+    authority_boundary: z.string(),
+    local_policy_decides: z.literal(true),
+    recheck_before_reliance: z.literal(true),
+    no_safety_or_approval_inference: z.literal(true),
+    verifier_writes_truth: z.literal(false),
+    verifier_activates_proof: z.literal(false),
+    verifier_marks_bound: z.literal(false),
+    identity_id: z.string().nullable().optional().describe("The agent passport the target resolved to, if any."),
+    record_version: z.int().optional().describe("Version of the record the envelope was derived from."),
+    stale_evidence: z.array(z.string()).optional().describe("Required claims whose evidence is past fresh_until."),
+    evaluated_at: z.string().optional(),
+  })
+  .loose();
+export type AgentActionEnvelope = z.infer<typeof AgentActionEnvelope>;

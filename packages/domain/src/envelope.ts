@@ -1,0 +1,151 @@
+import type { AgentActionEnvelope } from "./envelope-schema.ts";
+import { isIdentityId } from "./identity-id.ts";
+import type { PassportRecord } from "./record.ts";
+
+export const ENVELOPE_TYPE = "svc.agent_action_envelope";
+export const ENVELOPE_VERSION = "2026-10";
+
+export const AUTHORITY_BOUNDARY =
+  "This envelope is read-only routing information derived from the published passport record. It grants no authority, approval or permission, does not change verification or binding state, and does not establish safety. The verifier's local policy decides; re-check the resolver record before relying on it.";
+
+/** Which evidence claims an agent passport needs before its proof counts as current (configuration). */
+export interface EnvelopePolicy {
+  requiredClaims: string[];
+}
+
+export type EnvelopeTarget = { kind: "identity"; identityId: string } | { kind: "manifest"; url: string };
+
+/** Reads the `target` query value: an identity id or an http(s) manifest URL; anything else is undefined. */
+export function parseEnvelopeTarget(target: string | undefined): EnvelopeTarget | undefined {
+  if (!target || target.length > 2048) return undefined;
+  if (isIdentityId(target)) return { kind: "identity", identityId: target };
+  try {
+    const url = new URL(target);
+    if ((url.protocol === "https:" || url.protocol === "http:") && !url.username && !url.password) {
+      return { kind: "manifest", url: url.href };
+    }
+  } catch {}
+  return undefined;
+}
+
+export interface EnvelopeInput {
+  target: string;
+  parsed: EnvelopeTarget;
+  /** The records the target resolves to: none, one, or several when a manifest is claimed more than once. */
+  records: PassportRecord[];
+  policy: EnvelopePolicy;
+  resolverBaseUrl: string;
+  developerGuidanceUrl: string;
+  now: Date;
+}
+
+type Verdict = Pick<AgentActionEnvelope, "posture" | "result" | "recommended_path"> & {
+  missing_evidence?: string[];
+  stale_evidence?: string[];
+};
+
+/** The rule table of docs/agent-envelope.md, first matching row wins. */
+function verdict(input: EnvelopeInput, record: PassportRecord | undefined): Verdict {
+  if (input.records.length > 1) {
+    return { posture: "ambiguous", result: "ambiguous_target", recommended_path: "repair_resolver_posture" };
+  }
+  if (!record) return { posture: "no_passport", result: "not_found", recommended_path: "view_developer_guidance" };
+  if (record.family !== "agent") {
+    return { posture: "not_agent", result: "family_mismatch", recommended_path: "view_developer_guidance" };
+  }
+  if (
+    input.parsed.kind === "manifest" &&
+    !record.bindings.some((b) => b.class === "manifest" && sameUrl(b.value, input.parsed))
+  ) {
+    return { posture: "needs_repair", result: "binding_mismatch", recommended_path: "repair_resolver_posture" };
+  }
+  if (record.state.lifecycle !== "active") {
+    return {
+      posture: "needs_repair",
+      result: `lifecycle_${record.state.lifecycle}`,
+      recommended_path: "repair_resolver_posture",
+    };
+  }
+  if (record.state.availability === "degraded" || record.state.availability === "unavailable") {
+    return {
+      posture: "needs_repair",
+      result: `availability_${record.state.availability}`,
+      recommended_path: "repair_resolver_posture",
+    };
+  }
+  const now = input.now.getTime();
+  const missing: string[] = [];
+  const stale: string[] = [];
+  for (const claim of input.policy.requiredClaims) {
+    const items = record.evidence.filter((e) => e.claim === claim);
+    if (items.length === 0) missing.push(claim);
+    else if (items.every((e) => e.fresh_until !== undefined && Date.parse(e.fresh_until) <= now)) stale.push(claim);
+  }
+  if (missing.length > 0 || stale.length > 0) {
+    return {
+      posture: "incomplete",
+      result: missing.length > 0 ? "missing_evidence" : "stale_evidence",
+      recommended_path: "improve_resolver_posture",
+      missing_evidence: [...missing, ...stale],
+      stale_evidence: stale,
+    };
+  }
+  if (record.state.recheck_required) {
+    return { posture: "incomplete", result: "recheck_required", recommended_path: "improve_resolver_posture" };
+  }
+  return { posture: "current", result: "proof_current", recommended_path: "view_resolver_proof" };
+}
+
+function sameUrl(value: string, target: EnvelopeTarget): boolean {
+  if (target.kind !== "manifest") return false;
+  try {
+    return new URL(value).href === target.url;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Derives the agent action envelope for a target from published records only.
+ * @example
+ * const envelope = deriveEnvelope({ target, parsed, records: [record], policy, resolverBaseUrl, developerGuidanceUrl, now: new Date() });
+ */
+export function deriveEnvelope(input: EnvelopeInput): AgentActionEnvelope {
+  const record = input.records.length === 1 ? input.records[0] : undefined;
+  const outcome = verdict(input, record);
+  const resolverUrl = record ? `${input.resolverBaseUrl}/p/${record.identity_id}` : null;
+  const machineJsonUrl = record ? `${input.resolverBaseUrl}/api/p/${record.identity_id}.json` : null;
+  const recheckUrl =
+    machineJsonUrl ?? `${input.resolverBaseUrl}/api/agent-envelope?target=${encodeURIComponent(input.target)}`;
+  const actions: AgentActionEnvelope["actions"] = [
+    { label: record ? "Re-check the machine JSON record" : "Re-check this envelope", kind: "recheck", url: recheckUrl },
+  ];
+  if (resolverUrl) actions.push({ label: "View the resolver proof page", kind: "route", url: resolverUrl });
+  if (outcome.recommended_path !== "view_resolver_proof") {
+    actions.push({ label: "Read the developer guidance", kind: "route", url: input.developerGuidanceUrl });
+  }
+  return {
+    type: ENVELOPE_TYPE,
+    version: ENVELOPE_VERSION,
+    subject: { target: input.target, target_type: "agent_manifest" },
+    posture: outcome.posture,
+    result: outcome.result,
+    missing_evidence: outcome.missing_evidence ?? [],
+    recommended_path: outcome.recommended_path,
+    actions,
+    resolver_url: resolverUrl,
+    machine_json_url: machineJsonUrl,
+    developer_guidance_url: input.developerGuidanceUrl,
+    authority_boundary: AUTHORITY_BOUNDARY,
+    local_policy_decides: true,
+    recheck_before_reliance: true,
+    no_safety_or_approval_inference: true,
+    verifier_writes_truth: false,
+    verifier_activates_proof: false,
+    verifier_marks_bound: false,
+    identity_id: record?.identity_id ?? null,
+    ...(record ? { record_version: record.record_version } : {}),
+    ...(outcome.stale_evidence?.length ? { stale_evidence: outcome.stale_evidence } : {}),
+    evaluated_at: input.now.toISOString(),
+  };
+}
