@@ -1,4 +1,7 @@
 export * from "./credentials.ts";
+export * from "./encoding.ts";
+export * from "./envelope.ts";
+export * from "./envelope-schema.ts";
 export * from "./identity-id.ts";
 export * from "./json-schema.ts";
 export * from "./lifecycle.ts";
