@@ -156,3 +156,21 @@ export const publishedManifests = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.passportId, t.manifestKey] })],
 );
+
+/**
+ * Every publication of a passport record, in global order: the source of the signed per-passport
+ * history and of the change feed the resolver serves. `seq` is the feed position.
+ */
+export const publications = sqliteTable(
+  "publications",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    passportId: text("passport_id").notNull(),
+    recordVersion: integer("record_version").notNull(),
+    digest: text("digest").notNull(),
+    previousDigest: text("previous_digest"),
+    publishedAt: text("published_at").notNull(),
+    changeKinds: text("change_kinds", { mode: "json" }).$type<string[]>().notNull(),
+  },
+  (t) => [uniqueIndex("publications_passport_version").on(t.passportId, t.recordVersion)],
+);
