@@ -17,6 +17,8 @@ export default defineConfig({
           cloudflareTest(async () => {
             const keys = await signingKeyPair("ES256");
             const identityProviderKeys = await signingKeyPair("RS256");
+            const recordSigningKeys = await signingKeyPair("ES256");
+            const signingJwks = JSON.stringify({ keys: [JSON.parse(recordSigningKeys.publicJwk)] });
             return {
               wrangler: { configPath: "./workers/control/wrangler.toml", environment: "development" },
               miniflare: {
@@ -26,6 +28,8 @@ export default defineConfig({
                   TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`),
                   TEST_IDP_PUBLIC_JWK: identityProviderKeys.publicJwk,
                   TEST_IDP_PRIVATE_JWK: identityProviderKeys.privateJwk,
+                  SIGNING_KEY: recordSigningKeys.privateJwk,
+                  TEST_SIGNING_JWKS: signingJwks,
                 },
                 serviceBindings: { TEST_RESOLVER: "passport-resolver", TEST_IDENTITY_PROVIDER: "identity-provider" },
                 workers: [

@@ -9,20 +9,28 @@ export const root = dirname(dirname(fileURLToPath(import.meta.url)));
 export const DEVELOPMENT_ISSUER = "urn:svc:passport:development";
 export const AUDIENCE = "passport-dashboard";
 export const DEMO_ORGANISATION = "org_demo";
-const keyFile = join(root, ".wrangler", "dev-auth", "keys.json");
+const keyDir = join(root, ".wrangler", "dev-auth");
 
-export async function developmentKeys() {
-  if (existsSync(keyFile)) return JSON.parse(readFileSync(keyFile, "utf8"));
+/** An ES256 key pair kept in `.wrangler/dev-auth/{name}.json`, made on first use. */
+async function localKeyPair(name) {
+  const file = join(keyDir, `${name}.json`);
+  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
   const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
-  const kid = `dev-${Date.now().toString(36)}`;
+  const kid = `${name}-${Date.now().toString(36)}`;
   const keys = {
     publicJwk: { ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" },
     privateJwk: { ...(await exportJWK(privateKey)), kid, alg: "ES256" },
   };
-  mkdirSync(dirname(keyFile), { recursive: true });
-  writeFileSync(keyFile, JSON.stringify(keys, null, 2), { mode: 0o600 });
+  mkdirSync(keyDir, { recursive: true });
+  writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
   return keys;
 }
+
+/** The development token issuer's key pair. */
+export const developmentKeys = () => localKeyPair("keys");
+
+/** The local record-signing key pair (production keeps its private key in the SIGNING_KEY secret). */
+export const recordSigningKeys = () => localKeyPair("record-signing");
 
 export async function signDevelopmentToken({
   subject = "dev-owner",

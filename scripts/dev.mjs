@@ -4,7 +4,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEMO_ORGANISATION, developmentKeys, root, signDevelopmentToken } from "./dev-auth.mjs";
+import { DEMO_ORGANISATION, developmentKeys, recordSigningKeys, root, signDevelopmentToken } from "./dev-auth.mjs";
 
 const resolverPort = Number(process.env.RESOLVER_PORT ?? 8787);
 const controlPort = Number(process.env.CONTROL_PORT ?? 8788);
@@ -130,6 +130,7 @@ async function seed(token) {
 }
 
 const keys = await developmentKeys();
+const signing = await recordSigningKeys();
 /** Runs `wrangler d1 <command> DB ...` against the local database the control plane uses. */
 function localD1(command, ...args) {
   const where = ["--local", "--persist-to", persistTo, "-c", controlConfig, "--env", "development"];
@@ -160,6 +161,8 @@ start("resolver", [
   "127.0.0.1",
   "--port",
   String(resolverPort),
+  "--var",
+  `SIGNING_JWKS:${JSON.stringify({ keys: [signing.publicJwk] })}`,
   ...quiet,
 ]);
 start("control", [
@@ -178,6 +181,8 @@ start("control", [
   `DEV_AUTH_PUBLIC_JWK:${JSON.stringify(keys.publicJwk)}`,
   "--var",
   `RESOLVER_BASE_URL:${resolverUrl}`,
+  "--var",
+  `SIGNING_KEY:${JSON.stringify(signing.privateJwk)}`,
   ...quiet,
 ]);
 

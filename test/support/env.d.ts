@@ -8,6 +8,9 @@ declare namespace Cloudflare {
     TEST_IDENTITY_PROVIDER: Fetcher;
     TEST_IDP_PUBLIC_JWK: string;
     TEST_IDP_PRIVATE_JWK: string;
+    /** Private JWK the control plane signs records with, and the matching public key set. */
+    SIGNING_KEY: string;
+    TEST_SIGNING_JWKS: string;
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
   }
 }

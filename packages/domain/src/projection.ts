@@ -45,7 +45,11 @@ function present<T extends Record<string, unknown>>(value: T): { [K in keyof T]:
  * Projects the stored passport to its public record. Only bounded proof leaves the control plane:
  * member subjects, internal notes, withdrawn evidence and acquisition context never do (spec 5.7).
  */
-export function projectPublicRecord(aggregate: PassportAggregate, publishedAt: string): UnsealedRecord {
+export function projectPublicRecord(
+  aggregate: PassportAggregate,
+  publishedAt: string,
+  previousDigest?: string,
+): UnsealedRecord {
   const { passport, organisation, parent } = aggregate;
   const record = {
     record_format: RECORD_FORMAT,
@@ -93,6 +97,7 @@ export function projectPublicRecord(aggregate: PassportAggregate, publishedAt: s
       : {}),
     record_version: passport.recordVersion,
     published_at: publishedAt,
+    ...(previousDigest ? { previous_digest: previousDigest } : {}),
   };
   return record as UnsealedRecord;
 }

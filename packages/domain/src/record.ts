@@ -127,6 +127,11 @@ export const PassportRecord = z
     authority: z.array(PublicAuthority).min(1).optional(),
     record_version: z.int().min(1),
     published_at: Timestamp,
+    previous_digest: z
+      .string()
+      .regex(/^sha-256:[A-Za-z0-9_-]{43}$/)
+      .optional()
+      .describe("Digest of the previously published version of this passport's record; absent for the first."),
     digest: z
       .string()
       .regex(/^sha-256:[A-Za-z0-9_-]{43}$/)

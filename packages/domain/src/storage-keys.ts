@@ -7,6 +7,8 @@ export const snapshotKey = (identityId: string): string => `passport:${identityI
 export interface SnapshotMetadata {
   digest: string;
   record_version: number;
+  /** Detached JWS over the record's canonical JSON (docs/signing.md). */
+  signature?: string;
 }
 
 /** The edge-cache tag that purges one passport everywhere it is cached. */
@@ -20,3 +22,18 @@ export const identityCacheTag = (identityId: string): string => `passport-${iden
 export async function manifestIndexPrefix(manifestUrl: string): Promise<string> {
   return `manifest:${await sha256Base64url(new URL(manifestUrl).href)}:`;
 }
+
+const pad = (n: number, width: number) => String(n).padStart(width, "0");
+
+/** KV prefix listing one passport's history entries in version order. */
+export const historyPrefix = (identityId: string): string => `history:${identityId}:`;
+/** KV key of one history entry; its metadata holds the signed entry, so a list returns whole entries. */
+export const historyKey = (identityId: string, recordVersion: number): string =>
+  `${historyPrefix(identityId)}${pad(recordVersion, 10)}`;
+
+/** Feed entries are grouped in pages of FEED_PAGE_SIZE sequence numbers, one KV list per page. */
+export const FEED_PAGE_SIZE = 100;
+export const feedPageOf = (seq: number): number => Math.floor((seq - 1) / FEED_PAGE_SIZE);
+export const feedPagePrefix = (page: number): string => `feed:${pad(page, 10)}:`;
+/** KV key of one feed entry; its metadata holds the entry. */
+export const feedKey = (seq: number): string => `${feedPagePrefix(feedPageOf(seq))}${pad(seq, 12)}`;

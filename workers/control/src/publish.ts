@@ -1,4 +1,9 @@
 import {
+  canonicalBytes,
+  type FeedEntry,
+  feedKey,
+  type HistoryEntry,
+  historyKey,
   manifestIndexPrefix,
   PassportRecord,
   projectPublicRecord,
@@ -9,26 +14,71 @@ import {
 import { and, asc, eq, lte } from "drizzle-orm";
 import { type Database, database } from "./db/client.ts";
 import { loadAggregate } from "./db/passports.ts";
+import { changeKindsBetween, lastPublication, type PublicationRow, recordPublication } from "./db/publications.ts";
 import { outbox, publishedManifests } from "./db/schema.ts";
+import { signDetached } from "./signing.ts";
+
+type PublishEnv = Env & { SIGNING_KEY?: string };
 
 /**
- * Projects a passport's public record from D1, writes the snapshot to KV, purges the resolver's
+ * Projects a passport's public record from D1, links it to the previously published version,
+ * signs it, writes the snapshot, its history entry and its feed entry to KV, purges the resolver's
  * cache for that identity, then clears the passport's outbox row. If any step fails the row stays
- * and the scheduled drain tries again, so the resolver converges on what D1 holds.
+ * and the scheduled drain tries again, so the resolver converges on what D1 holds. Publishing
+ * the same version again reproduces the same record (same time, same previous digest).
  */
-export async function publishPassport(env: Env, identityId: string): Promise<PassportRecord> {
+export async function publishPassport(env: PublishEnv, identityId: string): Promise<PassportRecord> {
   const db = database(env.DB);
   const aggregate = await loadAggregate(db, identityId);
   if (!aggregate) throw new Error(`cannot publish unknown passport ${identityId}`);
-  const record = PassportRecord.parse(await sealRecord(projectPublicRecord(aggregate, new Date().toISOString())));
-  const metadata: SnapshotMetadata = { digest: record.digest, record_version: record.record_version };
+  const version = aggregate.passport.recordVersion;
+  const last = await lastPublication(db, identityId);
+  const republish = last?.recordVersion === version;
+  const previousDigest = republish ? (last.previousDigest ?? undefined) : last?.digest;
+  const publishedAt = republish ? last.publishedAt : new Date().toISOString();
+  const record = PassportRecord.parse(await sealRecord(projectPublicRecord(aggregate, publishedAt, previousDigest)));
+  const publication = await recordPublication(db, {
+    passportId: identityId,
+    recordVersion: version,
+    digest: record.digest,
+    previousDigest: previousDigest ?? null,
+    publishedAt,
+    changeKinds: republish
+      ? (last?.changeKinds ?? [])
+      : await changeKindsBetween(db, identityId, last?.recordVersion ?? 0, version),
+  });
+  const signature = await signDetached(env.SIGNING_KEY, canonicalBytes(record));
+  const metadata: SnapshotMetadata = { digest: record.digest, record_version: version, signature };
   await env.SNAPSHOTS.put(snapshotKey(identityId), JSON.stringify(record), { metadata });
+  await putHistoryAndFeed(env, publication);
   await syncManifestIndex(env, db, record);
   await env.RESOLVER.purge(identityId);
-  await db
-    .delete(outbox)
-    .where(and(eq(outbox.passportId, identityId), lte(outbox.recordVersion, record.record_version)));
+  await db.delete(outbox).where(and(eq(outbox.passportId, identityId), lte(outbox.recordVersion, version)));
   return record;
+}
+
+/** Writes the signed history entry and the feed entry of one publication (docs/signing.md). */
+async function putHistoryAndFeed(env: PublishEnv, publication: PublicationRow): Promise<void> {
+  const entry: HistoryEntry = {
+    identity_id: publication.passportId,
+    record_version: publication.recordVersion,
+    digest: publication.digest,
+    ...(publication.previousDigest ? { previous_digest: publication.previousDigest } : {}),
+    published_at: publication.publishedAt,
+    change_kinds: publication.changeKinds,
+  };
+  const signed = { ...entry, signature: await signDetached(env.SIGNING_KEY, canonicalBytes(entry)) };
+  await env.SNAPSHOTS.put(historyKey(entry.identity_id, entry.record_version), JSON.stringify(signed), {
+    metadata: signed,
+  });
+  const feedEntry: FeedEntry = {
+    seq: publication.seq,
+    identity_id: entry.identity_id,
+    record_version: entry.record_version,
+    digest: entry.digest,
+    published_at: entry.published_at,
+  };
+  await env.SNAPSHOTS.put(feedKey(publication.seq), JSON.stringify(feedEntry), { metadata: feedEntry });
 }
 
 /**
@@ -36,7 +86,7 @@ export async function publishPassport(env: Env, identityId: string): Promise<Pas
  * passport) for every manifest binding of a passport that is not retired. D1 remembers which keys
  * were written, so removals need no KV read; KV is written first, so a failure is simply redone.
  */
-async function syncManifestIndex(env: Env, db: Database, record: PassportRecord): Promise<void> {
+async function syncManifestIndex(env: PublishEnv, db: Database, record: PassportRecord): Promise<void> {
   const manifests = record.state.lifecycle === "retired" ? [] : record.bindings.filter((b) => b.class === "manifest");
   const wanted = new Set(
     await Promise.all(manifests.map(async (b) => `${await manifestIndexPrefix(b.value)}${record.identity_id}`)),
@@ -64,7 +114,7 @@ async function syncManifestIndex(env: Env, db: Database, record: PassportRecord)
 }
 
 /** Publishes now; on failure logs and leaves the outbox row for the scheduled drain. */
-export async function publishOrDefer(env: Env, identityId: string): Promise<void> {
+export async function publishOrDefer(env: PublishEnv, identityId: string): Promise<void> {
   try {
     await publishPassport(env, identityId);
   } catch (error) {
@@ -82,7 +132,7 @@ const MAX_BACKOFF_SECONDS = 600;
  * Runs from the cron trigger; returns how many were published and how many failed.
  */
 export async function drainOutbox(
-  env: Env,
+  env: PublishEnv,
   now = new Date(),
   limit = 50,
 ): Promise<{ published: number; failed: number }> {

@@ -1,0 +1,52 @@
+// Record-signing key rotation (docs/signing.md).
+//   npm run keys -- rotate         new key: prints the private JWK for the SIGNING_KEY secret and
+//                                  adds the public key in front of SIGNING_JWKS in wrangler.toml
+//   npm run keys -- retire <kid>   removes a public key from SIGNING_JWKS; records it signed then
+//                                  fail verification with unknown_key
+//   npm run keys -- list           shows the key ids SIGNING_JWKS trusts
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { exportJWK, generateKeyPair } from "jose";
+import { root } from "./dev-auth.mjs";
+
+const configFile = join(root, "wrangler.toml");
+const LINE = /^SIGNING_JWKS = '(.*)'$/m;
+
+function readJwks() {
+  const match = LINE.exec(readFileSync(configFile, "utf8"));
+  if (!match) throw new Error("wrangler.toml has no SIGNING_JWKS line");
+  return JSON.parse(match[1]);
+}
+
+function writeJwks(jwks) {
+  const config = readFileSync(configFile, "utf8");
+  writeFileSync(configFile, config.replace(LINE, `SIGNING_JWKS = '${JSON.stringify(jwks)}'`));
+}
+
+const [command, argument] = process.argv.slice(2);
+const jwks = readJwks();
+if (command === "rotate") {
+  const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
+  const kid = `rec-${new Date().toISOString().slice(0, 10)}-${crypto.randomUUID().slice(0, 6)}`;
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" };
+  writeJwks({ keys: [publicJwk, ...jwks.keys] });
+  process.stderr.write(
+    `Added ${kid} to SIGNING_JWKS in wrangler.toml. Deploy the resolver first, then store this private key:\n` +
+      "  wrangler secret put SIGNING_KEY -c workers/control/wrangler.toml\n" +
+      "and paste the next line when asked. It is printed once and written nowhere.\n",
+  );
+  console.log(JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: "ES256" }));
+} else if (command === "retire" && argument) {
+  const remaining = jwks.keys.filter((key) => key.kid !== argument);
+  if (remaining.length === jwks.keys.length) {
+    console.error(`no key ${argument} in SIGNING_JWKS`);
+    process.exit(1);
+  }
+  writeJwks({ keys: remaining });
+  console.error(`Removed ${argument}; records it signed now fail verification with unknown_key.`);
+} else if (command === "list") {
+  for (const key of jwks.keys) console.log(key.kid);
+} else {
+  console.error("usage: npm run keys -- rotate | retire <kid> | list");
+  process.exit(64);
+}

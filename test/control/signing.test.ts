@@ -1,0 +1,72 @@
+import { env } from "cloudflare:workers";
+import {
+  canonicalBytes,
+  digestMatches,
+  feedKey,
+  historyPrefix,
+  PassportRecord,
+  type SignedHistoryEntry,
+  type SnapshotMetadata,
+  snapshotKey,
+  verifyDetachedJws,
+} from "@passport/domain";
+import { describe, expect, it } from "vitest";
+import { Caller } from "../support/api.ts";
+
+const keys = () => JSON.parse(env.TEST_SIGNING_JWKS).keys;
+
+async function snapshot(id: string) {
+  const { value, metadata } = await env.SNAPSHOTS.getWithMetadata<SnapshotMetadata>(snapshotKey(id), "text");
+  return { record: PassportRecord.parse(JSON.parse(value ?? "null")), metadata: metadata as SnapshotMetadata };
+}
+
+describe("signed publication", () => {
+  it("signs every snapshot over its canonical JSON and chains it to the previous version", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport();
+    const first = await snapshot(id);
+    expect(first.record.previous_digest).toBeUndefined();
+    expect(await digestMatches(first.record)).toBe(true);
+    expect(await verifyDetachedJws(first.metadata.signature ?? "", canonicalBytes(first.record), keys())).toMatchObject(
+      {
+        valid: true,
+      },
+    );
+
+    await owner.json("PATCH", `/v1/passports/${id}`, { display_name: "Second" });
+    const second = await snapshot(id);
+    expect(second.record.previous_digest).toBe(first.record.digest);
+    const tampered = { ...second.record, display_name: "Secone" };
+    expect(await verifyDetachedJws(second.metadata.signature ?? "", canonicalBytes(tampered), keys())).toEqual({
+      valid: false,
+      reason: "signature_invalid",
+      kid: JSON.parse(env.SIGNING_KEY).kid,
+    });
+    expect((await verifyDetachedJws(second.metadata.signature ?? "", canonicalBytes(second.record), [])).valid).toBe(
+      false,
+    );
+  });
+
+  it("writes a signed history entry per published version and a feed entry per publication", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport();
+    await owner.json("POST", `/v1/passports/${id}/bindings`, { class: "endpoint", value: "https://h.example.com/v1" });
+    const { keys: listed } = await env.SNAPSHOTS.list<SignedHistoryEntry>({ prefix: historyPrefix(id) });
+    const entries = listed.map((key) => key.metadata as SignedHistoryEntry);
+    expect(entries.map((e) => [e.record_version, e.change_kinds])).toEqual([
+      [1, ["passport.created"]],
+      [2, ["binding.added"]],
+    ]);
+    expect(entries[1]?.previous_digest).toBe(entries[0]?.digest);
+    for (const { signature, ...entry } of entries) {
+      expect((await verifyDetachedJws(signature, canonicalBytes(entry), keys())).valid).toBe(true);
+    }
+    const publications = await env.DB.prepare("SELECT seq FROM publications WHERE passport_id = ? ORDER BY seq")
+      .bind(id)
+      .all<{ seq: number }>();
+    for (const { seq } of publications.results) {
+      const feed = await env.SNAPSHOTS.get<{ identity_id: string }>(feedKey(seq), "json");
+      expect(feed?.identity_id).toBe(id);
+    }
+  });
+});

@@ -1,0 +1,37 @@
+import { and, desc, eq, gt, lte } from "drizzle-orm";
+import type { Database } from "./client.ts";
+import { events, publications } from "./schema.ts";
+
+export type PublicationRow = typeof publications.$inferSelect;
+
+/** The newest publication of a passport, if it was ever published. */
+export async function lastPublication(db: Database, passportId: string): Promise<PublicationRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(publications)
+    .where(eq(publications.passportId, passportId))
+    .orderBy(desc(publications.recordVersion))
+    .limit(1);
+  return row;
+}
+
+/** Kinds of the changes made after version `after` up to and including version `upTo`. */
+export async function changeKindsBetween(db: Database, passportId: string, after: number, upTo: number) {
+  const rows = await db
+    .select({ kind: events.kind })
+    .from(events)
+    .where(and(eq(events.passportId, passportId), gt(events.recordVersion, after), lte(events.recordVersion, upTo)))
+    .orderBy(events.recordVersion);
+  return [...new Set(rows.map((row) => row.kind))];
+}
+
+/** Records a publication once; a retry of the same version returns the row written first. */
+export async function recordPublication(db: Database, row: Omit<PublicationRow, "seq">): Promise<PublicationRow> {
+  await db.insert(publications).values(row).onConflictDoNothing();
+  const [stored] = await db
+    .select()
+    .from(publications)
+    .where(and(eq(publications.passportId, row.passportId), eq(publications.recordVersion, row.recordVersion)));
+  if (!stored) throw new Error("publication row vanished");
+  return stored;
+}
