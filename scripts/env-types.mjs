@@ -3,8 +3,10 @@ import { spawnSync } from "node:child_process";
 
 const workers = [
   { configs: ["wrangler.toml"], out: "workers/resolver/worker-configuration.d.ts" },
-  // Listing the resolver config second types the control plane's service binding to its RPC entry point.
-  { configs: ["workers/control/wrangler.toml", "wrangler.toml"], out: "workers/control/worker-configuration.d.ts" },
+  // Each Worker's types come from its own config alone: typing a service binding from another
+  // Worker's config would pull that Worker's sources into this one's program, under this Env.
+  // The control plane reaches the resolver through the ResolverAdminApi contract instead.
+  { configs: ["workers/control/wrangler.toml"], out: "workers/control/worker-configuration.d.ts" },
 ];
 const check = process.argv.includes("--check");
 let failed = false;

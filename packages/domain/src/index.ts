@@ -10,5 +10,6 @@ export * from "./lifecycle.ts";
 export * from "./problems.ts";
 export * from "./projection.ts";
 export * from "./record.ts";
+export * from "./resolver-admin.ts";
 export * from "./seal.ts";
 export * from "./storage-keys.ts";

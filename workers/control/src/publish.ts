@@ -7,6 +7,7 @@ import {
   manifestIndexPrefix,
   PassportRecord,
   projectPublicRecord,
+  type ResolverAdminApi,
   type SnapshotMetadata,
   sealRecord,
   snapshotKey,
@@ -52,7 +53,7 @@ export async function publishPassport(env: PublishEnv, identityId: string): Prom
   await env.SNAPSHOTS.put(snapshotKey(identityId), JSON.stringify(record), { metadata });
   await putHistoryAndFeed(env, publication);
   await syncManifestIndex(env, db, record);
-  await env.RESOLVER.purge(identityId);
+  await (env.RESOLVER as unknown as ResolverAdminApi).purge(identityId);
   await db.delete(outbox).where(and(eq(outbox.passportId, identityId), lte(outbox.recordVersion, version)));
   return record;
 }

@@ -1,4 +1,5 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
+import type { ResolverAdminApi } from "@passport/domain";
 import { app } from "./app.ts";
 import { purgeIdentity } from "./edge-cache.ts";
 
@@ -22,7 +23,7 @@ export default class Resolver extends WorkerEntrypoint<Env> {
  * Internal entry point for the control plane, reached only through a service binding (no route
  * leads here from the internet).
  */
-export class ResolverAdmin extends WorkerEntrypoint<Env> {
+export class ResolverAdmin extends WorkerEntrypoint<Env> implements ResolverAdminApi {
   /** Drops every cached answer for one identity so the next request reads the new snapshot. */
   async purge(identityId: string): Promise<void> {
     await this.ctx.exports.default.purgeIdentity(identityId);
