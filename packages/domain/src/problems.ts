@@ -19,6 +19,10 @@ export const PROBLEMS = {
   "invalid-transition": { status: 409, title: "Lifecycle transition not allowed" },
   "precondition-failed": { status: 412, title: "The passport changed since you read it" },
   "precondition-required": { status: 428, title: "If-Match is required" },
+  "invalid-registration-token": { status: 400, title: "Missing or malformed marketplace registration token" },
+  "acquisition-not-found": { status: 404, title: "No such acquisition" },
+  "acquisition-not-ready": { status: 409, title: "The acquisition has not completed" },
+  "claim-reference-invalid": { status: 403, title: "Claim reference wrong, expired or already used" },
   unavailable: { status: 503, title: "Temporarily unavailable" },
   internal: { status: 500, title: "Internal error" },
 } as const satisfies Record<string, { status: number; title: string }>;
