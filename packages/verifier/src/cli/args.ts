@@ -1,0 +1,188 @@
+import { parseArgs } from "node:util";
+import { CONSEQUENCES, type Consequence, durationSeconds, type Expectation } from "../expectation.ts";
+import type { RequiredBinding } from "../outcome.ts";
+
+/** Exit codes; documented in the package README and docs/verifier.md. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, network: 3 } as const;
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export const USAGE = `Usage:
+  passport resolve <identity-id> [--resolver URL] [--json]
+  passport verify <identity-id> [expectations] [--resolver URL] [--json]
+  passport envelope <agent-manifest-url | identity-id> [--resolver URL] [--json]
+  passport help
+
+Expectations (verify):
+  --family api|agent             the passport family the decision expects
+  --org ID                       the responsible organisation id
+  --env NAME                     the environment (state.environment), e.g. production
+  --version VERSION              the version (state.version)
+  --base-url URL                 the address about to be called; must be under an endpoint binding
+  --require-binding CLASS[=VAL]  a binding that must be present (repeatable)
+  --require-evidence CLAIM[:MAX] a claim that must have evidence, optionally no older than MAX (repeatable)
+  --lifecycle LIST               accepted lifecycle statuses, comma-separated (default: active)
+  --availability LIST            accepted availability signals; the record must state one
+  --consequence lower|changing|higher   spec 4.1 freshness policy (default: lower)
+  --max-age DURATION             maximum age of the record copy, e.g. 30s, 5m
+
+Common:
+  --resolver URL                 resolver base URL (default: $PASSPORT_RESOLVER or http://127.0.0.1:8787)
+  --timeout DURATION             per attempt (default 5s)
+  --retries N                    retries after a network failure or 5xx (default 2)
+  --json                         print the machine-readable result
+
+Durations: seconds, or a number with s, m, h or d (90s, 15m, 12h, 30d).
+Exit codes: 0 ok, 1 verification failed (or not found / malformed id), 2 usage error,
+            3 network failure (could not fetch proof; not evidence against the identity).`;
+
+export type Command =
+  | { command: "help" }
+  | { command: "resolve" | "verify" | "envelope"; target: string; common: Common; expectation: Expectation };
+
+export interface Common {
+  resolver: string;
+  json: boolean;
+  timeoutMs: number;
+  retries: number;
+}
+
+const OPTIONS = {
+  resolver: { type: "string" },
+  json: { type: "boolean" },
+  family: { type: "string" },
+  org: { type: "string" },
+  env: { type: "string" },
+  version: { type: "string" },
+  "base-url": { type: "string" },
+  "require-binding": { type: "string", multiple: true },
+  "require-evidence": { type: "string", multiple: true },
+  lifecycle: { type: "string" },
+  availability: { type: "string" },
+  consequence: { type: "string" },
+  "max-age": { type: "string" },
+  timeout: { type: "string" },
+  retries: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const VERIFY_ONLY = [
+  "family",
+  "org",
+  "env",
+  "version",
+  "base-url",
+  "require-binding",
+  "require-evidence",
+  "lifecycle",
+  "availability",
+  "consequence",
+  "max-age",
+] as const;
+
+function duration(value: string, flag: string): number {
+  const seconds = durationSeconds(value);
+  if (seconds === undefined)
+    throw new UsageError(`${flag}: "${value}" is not a duration (e.g. 30, 90s, 15m, 12h, 30d)`);
+  return seconds;
+}
+
+function commaList(value: string): string[] {
+  return value
+    .split(",")
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
+
+/** `claim` or `claim:maxAge`; a suffix that is not a duration belongs to the claim (claims may contain colons). */
+function evidenceRequirement(value: string): { claim: string; maxAge?: number } {
+  const colon = value.lastIndexOf(":");
+  if (colon > 0) {
+    const maxAge = durationSeconds(value.slice(colon + 1));
+    if (maxAge !== undefined) return { claim: value.slice(0, colon), maxAge };
+  }
+  if (!value) throw new UsageError("--require-evidence needs a claim name");
+  return { claim: value };
+}
+
+function bindingRequirement(value: string): RequiredBinding {
+  const eq = value.indexOf("=");
+  const cls = eq < 0 ? value : value.slice(0, eq);
+  if (!/^[a-z_]+$/.test(cls)) throw new UsageError(`--require-binding: "${cls}" is not a binding class`);
+  return eq < 0 ? { class: cls } : { class: cls, value: value.slice(eq + 1) };
+}
+
+/**
+ * Parses the command line into a command, or throws {@link UsageError}.
+ * @example
+ * parseCommand(["verify", "psp_...", "--family", "api"], {});
+ */
+export function parseCommand(argv: string[], env: Record<string, string | undefined>): Command {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const [command, target, ...extra] = positionals;
+  if (values.help || command === "help" || command === undefined) return { command: "help" };
+  if (command !== "resolve" && command !== "verify" && command !== "envelope") {
+    throw new UsageError(`unknown command "${command}"`);
+  }
+  if (!target)
+    throw new UsageError(
+      `${command} needs ${command === "envelope" ? "a manifest URL or an identity id" : "an identity id"}`,
+    );
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+  if (command !== "verify") {
+    const misplaced = VERIFY_ONLY.find((name) => values[name] !== undefined);
+    if (misplaced) throw new UsageError(`--${misplaced} applies to verify only`);
+  }
+  if (command === "envelope" && !target.toLowerCase().startsWith("psp_") && !/^https?:\/\//.test(target)) {
+    throw new UsageError("envelope needs an http(s) agent manifest URL or an identity id");
+  }
+
+  const resolver = values.resolver ?? env.PASSPORT_RESOLVER ?? "http://127.0.0.1:8787";
+  if (!URL.canParse(resolver) || !/^https?:$/.test(new URL(resolver).protocol)) {
+    throw new UsageError(`--resolver: "${resolver}" is not an http(s) URL`);
+  }
+  const retries = values.retries === undefined ? 2 : Number(values.retries);
+  if (!Number.isInteger(retries) || retries < 0 || retries > 10)
+    throw new UsageError("--retries must be a whole number from 0 to 10");
+  const common: Common = {
+    resolver,
+    json: values.json ?? false,
+    timeoutMs: values.timeout === undefined ? 5000 : duration(values.timeout, "--timeout") * 1000,
+    retries,
+  };
+
+  const expectation: Expectation = {};
+  if (values.family !== undefined) {
+    if (values.family !== "api" && values.family !== "agent") throw new UsageError("--family must be api or agent");
+    expectation.family = values.family;
+  }
+  if (values.org !== undefined) expectation.organisation = values.org;
+  if (values.env !== undefined) expectation.environment = values.env;
+  if (values.version !== undefined) expectation.version = values.version;
+  if (values["base-url"] !== undefined) {
+    if (!/^https?:\/\//.test(values["base-url"]) || !URL.canParse(values["base-url"])) {
+      throw new UsageError("--base-url must be an http(s) URL");
+    }
+    expectation.baseUrl = values["base-url"];
+  }
+  if (values["require-binding"]) expectation.bindings = values["require-binding"].map(bindingRequirement);
+  if (values["require-evidence"]) expectation.evidence = values["require-evidence"].map(evidenceRequirement);
+  if (values.lifecycle !== undefined) expectation.lifecycle = commaList(values.lifecycle);
+  if (values.availability !== undefined) expectation.availability = commaList(values.availability);
+  if (values.consequence !== undefined) {
+    if (!CONSEQUENCES.includes(values.consequence as Consequence)) {
+      throw new UsageError(`--consequence must be one of ${CONSEQUENCES.join(", ")}`);
+    }
+    expectation.consequence = values.consequence as Consequence;
+  }
+  if (values["max-age"] !== undefined) expectation.maxAge = duration(values["max-age"], "--max-age");
+  return { command, target, common, expectation };
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+import { run } from "./main.ts";
+
+process.exitCode = await run(process.argv.slice(2), {
+  stdout: (text) => process.stdout.write(`${text}\n`),
+  stderr: (text) => process.stderr.write(`${text}\n`),
+  env: process.env,
+});

@@ -1,0 +1,120 @@
+import { formatAge } from "../checks.ts";
+import type { EnvelopeResult } from "../envelope.ts";
+import type { ProofSource, ReliedOn, VerifyOutcome } from "../outcome.ts";
+import type { PassportRecordView } from "../record.ts";
+import type { ResolveResult } from "../verifier.ts";
+
+function lines(value: unknown, prefix = ""): string[] {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return [`${prefix}: (none)`];
+    return value.flatMap((item, index) => lines(item, `${prefix}[${index}]`));
+  }
+  if (typeof value === "object" && value !== null) {
+    return Object.entries(value).flatMap(([key, item]) => lines(item, prefix ? `${prefix}.${key}` : key));
+  }
+  return [`${prefix}: ${String(value)}`];
+}
+
+function source(s: ProofSource | undefined): string[] {
+  if (!s) return [];
+  const how = s.from_cache ? "from cache" : s.revalidated ? "revalidated (304)" : `fetched in ${s.attempts} attempt(s)`;
+  return [`  Proof:      ${s.url} (${how}, copy age ${formatAge(s.age_seconds)})`];
+}
+
+function relied(relied_on: ReliedOn): string[] {
+  const all = lines(relied_on);
+  return all.length === 0 ? [] : ["  Relied on:", ...all.map((l) => `    ${l}`)];
+}
+
+function extra(result: VerifyOutcome): string[] {
+  switch (result.outcome) {
+    case "network_failure":
+      return [`  Failure:    ${result.kind}${result.status ? ` (HTTP ${result.status})` : ""}: ${result.detail}`];
+    case "malformed_id":
+      return [`  Defect:     ${result.defect ?? "refused by the resolver"}`];
+    case "not_found":
+      return [`  Resolver:   ${result.resolver_url}`];
+    case "ok":
+      return result.unchecked.length > 0 ? [`  Not checked: ${result.unchecked.join(", ")}`] : [];
+    default: {
+      const others = result.findings.slice(1).map((f) => `    ${f.outcome}: ${f.reason}`);
+      return others.length > 0 ? ["  Also failed:", ...others] : [];
+    }
+  }
+}
+
+/** A readable summary of a verification result. */
+export function formatVerify(result: VerifyOutcome): string {
+  return [
+    `${result.ok ? "OK  " : "FAIL"}  ${result.outcome}  ${result.identity_id}`,
+    `  ${result.reason}`,
+    `  Next step:  ${result.next_step}`,
+    ...extra(result),
+    ...relied(result.relied_on),
+    ...source(result.source),
+    `  ${result.authorization_note}`,
+  ].join("\n");
+}
+
+function record(r: PassportRecordView): string[] {
+  const s = r.state;
+  const org = r.organisation
+    ? `${r.organisation.name ?? r.organisation.id} (${r.organisation.id}${r.organisation.relationship ? `, ${r.organisation.relationship}` : ""}${r.organisation.parent ? `, parent ${r.organisation.parent.id}` : ""})`
+    : "(not stated)";
+  const state = [
+    s.lifecycle,
+    s.availability,
+    s.environment && `environment ${s.environment}`,
+    s.version && `version ${s.version}`,
+    s.recheck_required && "re-check required",
+    s.duplicate_of && `duplicate of ${s.duplicate_of}`,
+  ]
+    .filter(Boolean)
+    .join(", ");
+  return [
+    `  Family:       ${r.family}${r.display_name ? ` (${r.display_name})` : ""}`,
+    `  Organisation: ${org}`,
+    `  State:        ${state}${s.as_of ? ` as of ${s.as_of}` : ""}`,
+    `  Bindings:     ${r.bindings.length === 0 ? "(none)" : ""}`,
+    ...r.bindings.map((b) => `    ${b.class} ${b.value}`),
+    `  Evidence:     ${r.evidence.length === 0 ? "(none)" : ""}`,
+    ...r.evidence.map(
+      (e) =>
+        `    ${e.claim}${e.observed_at ? ` observed ${e.observed_at}` : ""}${e.fresh_until ? `, fresh until ${e.fresh_until}` : ""}`,
+    ),
+    `  Record:       version ${r.record_version ?? "?"}, published ${r.published_at ?? "?"}`,
+  ];
+}
+
+/** A readable summary of a resolution. */
+export function formatResolve(result: ResolveResult): string {
+  if (result.outcome !== "resolved") return formatVerify(result);
+  return [`FOUND  ${result.identity_id}`, ...record(result.record), ...source(result.source)].join("\n");
+}
+
+/** A readable summary of an envelope request. */
+export function formatEnvelope(result: EnvelopeResult): string {
+  switch (result.outcome) {
+    case "envelope": {
+      const e = result.envelope;
+      return [
+        `ENVELOPE  ${e.subject.target}  (version ${e.version})`,
+        `  Posture:          ${e.posture}`,
+        `  Result:           ${e.result}`,
+        `  Missing evidence: ${e.missing_evidence.length > 0 ? e.missing_evidence.join(", ") : "(none)"}`,
+        `  Recommended path: ${e.recommended_path}`,
+        ...e.actions.map((a) => `  Action (${a.kind}): ${a.label}${a.url ? ` ${a.url}` : ""}`),
+        `  Authority boundary: ${e.authority_boundary}`,
+        "  Local policy decides; re-check before reliance. The envelope grants nothing.",
+      ].join("\n");
+    }
+    case "envelope_unavailable":
+      return `UNAVAILABLE  ${result.target}\n  ${result.detail}.\n  The envelope route depends on the resolver; use \`passport verify\` meanwhile.`;
+    case "not_found":
+      return `FAIL  not_found  ${result.target}\n  ${result.detail ?? "The resolver knows no such target."}`;
+    case "malformed_id":
+      return `FAIL  malformed_id  ${result.target}\n  ${result.detail}`;
+    case "network_failure":
+      return `FAIL  network_failure  ${result.target}\n  ${result.kind}${result.status ? ` (HTTP ${result.status})` : ""}: ${result.detail}\n  Could not fetch proof; this is not evidence against the identity.`;
+  }
+}

@@ -1,0 +1,62 @@
+import { fetchEnvelope } from "../envelope.ts";
+import type { FetchLike } from "../http.ts";
+import type { OutcomeClass } from "../outcome.ts";
+import { Verifier } from "../verifier.ts";
+import { EXIT, parseCommand, USAGE, UsageError } from "./args.ts";
+import { formatEnvelope, formatResolve, formatVerify } from "./format.ts";
+
+export interface Io {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Record<string, string | undefined>;
+  fetch?: FetchLike;
+}
+
+function exitFor(outcome: OutcomeClass | "resolved" | "envelope" | "envelope_unavailable"): number {
+  if (outcome === "ok" || outcome === "resolved" || outcome === "envelope") return EXIT.ok;
+  if (outcome === "network_failure" || outcome === "envelope_unavailable") return EXIT.network;
+  return EXIT.failed;
+}
+
+/**
+ * Runs the `passport` command line and returns its exit code.
+ * @example
+ * const code = await run(["verify", id, "--family", "api"], { stdout: console.log, stderr: console.error, env: process.env });
+ */
+export async function run(argv: string[], io: Io): Promise<number> {
+  try {
+    const command = parseCommand(argv, io.env);
+    if (command.command === "help") {
+      io.stdout(USAGE);
+      return EXIT.ok;
+    }
+    const { common, target, expectation } = command;
+    const verifier = new Verifier({
+      resolver: common.resolver,
+      timeoutMs: common.timeoutMs,
+      retries: common.retries,
+      cache: false,
+      ...(io.fetch ? { fetch: io.fetch } : {}),
+    });
+    const print = (value: unknown, text: string) => io.stdout(common.json ? JSON.stringify(value, null, 2) : text);
+    if (command.command === "resolve") {
+      const result = await verifier.resolve(target, { consequence: "changing" });
+      print(result, formatResolve(result));
+      return exitFor(result.outcome);
+    }
+    if (command.command === "verify") {
+      const result = await verifier.verify(target, expectation);
+      print(result, formatVerify(result));
+      return exitFor(result.outcome);
+    }
+    const result = await fetchEnvelope(verifier, target);
+    print(result, formatEnvelope(result));
+    return exitFor(result.outcome);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`passport: ${error.message}\nRun "passport help" for usage.`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+}

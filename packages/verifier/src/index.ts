@@ -1,0 +1,47 @@
+export { copyAge, isFresh, RecordCache } from "./cache.ts";
+export { evaluate, formatAge } from "./checks.ts";
+export { type AgentActionEnvelope, type EnvelopeResult, envelopeProblem, fetchEnvelope } from "./envelope.ts";
+export {
+  CONSEQUENCES,
+  type Consequence,
+  type Duration,
+  durationSeconds,
+  type EvidenceRequirement,
+  type Expectation,
+} from "./expectation.ts";
+export { cacheDirectives, type FetchLike } from "./http.ts";
+export { describeIdentityIdDefect, type IdentityIdDefect, identityIdDefect } from "./identity-id.ts";
+export * from "./outcome.ts";
+export type * from "./record.ts";
+export { type PassportRecordView, parseRecord } from "./record.ts";
+export { coveredBy, redactUrl, sameBindingValue } from "./url-match.ts";
+export {
+  type Resolved,
+  type ResolveOptions,
+  type ResolveResult,
+  Verifier,
+  type VerifierOptions,
+} from "./verifier.ts";
+
+import type { Expectation } from "./expectation.ts";
+import type { VerifyOutcome } from "./outcome.ts";
+import { type ResolveOptions, type ResolveResult, Verifier, type VerifierOptions } from "./verifier.ts";
+
+/**
+ * One-off resolution without a shared cache; use a {@link Verifier} to reuse answers.
+ * @example
+ * const result = await resolve("psp_k03khmq2ren546nj2zrpdtsmdz", { resolver: "https://resolver.example" });
+ */
+export function resolve(identityId: string, options: VerifierOptions & ResolveOptions): Promise<ResolveResult> {
+  return new Verifier({ ...options, cache: false }).resolve(identityId, options);
+}
+
+/**
+ * One-off pre-call check without a shared cache; use a {@link Verifier} to reuse answers.
+ * @example
+ * const result = await verify(id, { family: "api", baseUrl: "https://api.example/v1" }, { resolver: "https://resolver.example" });
+ * if (!result.ok) deny(result.next_step, result.reason);
+ */
+export function verify(identityId: string, expectation: Expectation, options: VerifierOptions): Promise<VerifyOutcome> {
+  return new Verifier({ ...options, cache: false }).verify(identityId, expectation);
+}

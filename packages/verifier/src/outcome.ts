@@ -1,0 +1,209 @@
+import type { IdentityIdDefect } from "./identity-id.ts";
+import type { PassportRecordView, RecordBinding, RecordOrganisation, RecordState } from "./record.ts";
+
+/** Every outcome class; each keeps one failure class of spec 7 distinct from the others. */
+export const OUTCOME_CLASSES = [
+  "ok",
+  "not_found",
+  "malformed_id",
+  "family_mismatch",
+  "organisation_mismatch",
+  "environment_or_version_mismatch",
+  "binding_mismatch",
+  "missing_evidence",
+  "stale",
+  "state_not_operative",
+  "network_failure",
+] as const;
+export type OutcomeClass = (typeof OUTCOME_CLASSES)[number];
+
+/**
+ * What to do next (spec 4.6, spec 7 fail-safe principle). `proceed` means only that the identity
+ * checks passed: authenticate to the API separately and evaluate action-specific authority.
+ */
+export type NextStep = "proceed" | "challenge" | "deny" | "delay" | "re-resolve";
+
+/** Carried by every outcome: spec 1.4 and 4.6 ("identity is never converted into blanket permission"). */
+export const IDENTITY_IS_NOT_AUTHORIZATION =
+  "Identity is not authorization: this result does not authenticate the caller or the API, and grants no permission. Authenticate to the API separately and evaluate action-specific authority at the point of consequence.";
+
+/** Where the proof came from and how old it was when the decision was made. */
+export interface ProofSource {
+  /** The resolver address that was (or would have been) asked. */
+  url: string;
+  /** When this copy was last confirmed by the resolver (ISO 8601). */
+  fetched_at: string;
+  /** Age of the copy in seconds: the `Age` the resolver reported plus the time since it was fetched. */
+  age_seconds: number;
+  etag?: string;
+  /** True when the answer came from the in-memory cache without a request. */
+  from_cache: boolean;
+  /** True when the resolver confirmed the cached copy with 304 Not Modified. */
+  revalidated: boolean;
+  /** HTTP attempts made (0 when served from the cache). */
+  attempts: number;
+}
+
+/** The record members a decision relied on; a subset of the record, shaped like it. */
+export type ReliedOn = Partial<Omit<PassportRecordView, "state">> & { state?: Partial<RecordState> };
+
+interface FindingBase<K extends OutcomeClass> {
+  outcome: K;
+  next_step: NextStep;
+  /** One sentence for a person. */
+  reason: string;
+  /** The record members this result relied on (empty when no record was read). */
+  relied_on: ReliedOn;
+}
+
+interface Common<Ok extends boolean> {
+  ok: Ok;
+  identity_id: string;
+  identity_is_not_authorization: true;
+  authorization_note: typeof IDENTITY_IS_NOT_AUTHORIZATION;
+  source?: ProofSource;
+  /** Every failed check, in order of precedence; the outcome is the first. Empty for `ok` and for failures before a record was read. */
+  findings: Finding[];
+}
+
+export interface Ok extends FindingBase<"ok">, Common<true> {
+  source: ProofSource;
+  /** Aspects the expectation did not constrain, and so this `ok` says nothing about. */
+  unchecked: string[];
+}
+
+export interface NotFound extends FindingBase<"not_found">, Common<false> {
+  resolver_url: string;
+  detail?: string;
+}
+
+export interface MalformedId extends FindingBase<"malformed_id">, Common<false> {
+  /** Set when the id was classified locally; absent when only the resolver refused it. */
+  defect?: IdentityIdDefect;
+  detail: string;
+}
+
+export interface FamilyMismatchFinding extends FindingBase<"family_mismatch"> {
+  expected: string;
+  actual: string;
+}
+
+export interface OrganisationExpectation {
+  id?: string;
+  parent?: string;
+  relationship?: "responsible" | "operator";
+}
+
+export interface OrganisationMismatchFinding extends FindingBase<"organisation_mismatch"> {
+  expected: OrganisationExpectation;
+  /** Absent when the record carries no organisation (not established). */
+  actual?: RecordOrganisation;
+}
+
+export interface ContextMismatch {
+  field: "environment" | "version";
+  expected: string;
+  /** Absent when the record does not state it: required state that is absent is not established (spec 3). */
+  actual?: string;
+}
+
+export interface EnvironmentOrVersionMismatchFinding extends FindingBase<"environment_or_version_mismatch"> {
+  mismatches: ContextMismatch[];
+}
+
+export interface RequiredBinding {
+  class: string;
+  value?: string;
+}
+
+export interface BindingMismatchFinding extends FindingBase<"binding_mismatch"> {
+  /** Required bindings the record does not carry. */
+  missing: RequiredBinding[];
+  /** What the record does bind in those classes (possibly nothing). */
+  bound: RecordBinding[];
+}
+
+export interface MissingEvidenceFinding extends FindingBase<"missing_evidence"> {
+  missing_claims: string[];
+}
+
+export interface StaleItem {
+  what: "evidence" | "record" | "recheck_required";
+  claim?: string;
+  evidence_id?: string;
+  /** Age in seconds; absent when the evidence carries no observation time. */
+  age_seconds?: number;
+  max_age_seconds?: number;
+  /** Set when the evidence's own `fresh_until` has passed. */
+  fresh_until?: string;
+}
+
+export interface StaleFinding extends FindingBase<"stale"> {
+  stale: StaleItem[];
+}
+
+export interface StateNotOperativeFinding extends FindingBase<"state_not_operative"> {
+  state: RecordState;
+  problems: string[];
+}
+
+/** A failed check on a resolved record. */
+export type Finding =
+  | FamilyMismatchFinding
+  | OrganisationMismatchFinding
+  | EnvironmentOrVersionMismatchFinding
+  | BindingMismatchFinding
+  | MissingEvidenceFinding
+  | StaleFinding
+  | StateNotOperativeFinding;
+
+export interface FamilyMismatch extends FamilyMismatchFinding, Common<false> {}
+export interface OrganisationMismatch extends OrganisationMismatchFinding, Common<false> {}
+export interface EnvironmentOrVersionMismatch extends EnvironmentOrVersionMismatchFinding, Common<false> {}
+export interface BindingMismatch extends BindingMismatchFinding, Common<false> {}
+export interface MissingEvidence extends MissingEvidenceFinding, Common<false> {}
+export interface Stale extends StaleFinding, Common<false> {}
+export interface StateNotOperative extends StateNotOperativeFinding, Common<false> {}
+
+export type NetworkFailureKind = "timeout" | "network" | "server_error" | "unexpected_response" | "aborted";
+
+export interface NetworkFailure extends FindingBase<"network_failure">, Common<false> {
+  kind: NetworkFailureKind;
+  attempts: number;
+  status?: number;
+  /** The problem `type` when the resolver answered with problem details. */
+  problem_type?: string;
+  detail: string;
+  url: string;
+}
+
+/** The result of {@link Verifier.verify}: exactly one outcome class, never collapsed with another. */
+export type VerifyOutcome =
+  | Ok
+  | NotFound
+  | MalformedId
+  | FamilyMismatch
+  | OrganisationMismatch
+  | EnvironmentOrVersionMismatch
+  | BindingMismatch
+  | MissingEvidence
+  | Stale
+  | StateNotOperative
+  | NetworkFailure;
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** Fills the members every outcome carries. */
+export function outcome<T extends VerifyOutcome>(
+  body: DistributiveOmit<T, "ok" | "identity_is_not_authorization" | "authorization_note" | "findings"> & {
+    findings?: Finding[];
+  },
+): T {
+  return {
+    findings: [],
+    ...body,
+    ok: body.outcome === "ok",
+    identity_is_not_authorization: true,
+    authorization_note: IDENTITY_IS_NOT_AUTHORIZATION,
+  } as unknown as T;
+}

@@ -1,0 +1,212 @@
+/**
+ * The passport record as this package reads it: only the members a pre-call decision uses, each
+ * checked for its type when it is present (spec 4.1 rule 1: parse only fields actually returned).
+ * Absent optional members stay absent; nothing is filled in (spec 2.2 rule 3). Unknown members are
+ * ignored, so a newer record format does not break an older verifier. A hand-written check keeps
+ * the package free of runtime dependencies; the full schema is `PassportRecord` in the service's
+ * domain package.
+ */
+
+/** Lifecycle statuses the service publishes today; an unknown value is carried as-is, never mapped. */
+export type Lifecycle = "active" | "suspended" | "revoked" | "retired" | (string & {});
+export type AvailabilitySignal = "available" | "degraded" | "unavailable" | (string & {});
+
+export interface RecordOrganisation {
+  id: string;
+  name?: string;
+  relationship?: string;
+  parent?: { id: string; name?: string };
+}
+
+export interface RecordBinding {
+  class: string;
+  value: string;
+  label?: string;
+  bound_at?: string;
+}
+
+export interface RecordState {
+  lifecycle: Lifecycle;
+  availability?: AvailabilitySignal;
+  environment?: string;
+  version?: string;
+  as_of?: string;
+  recheck_required?: boolean;
+  duplicate_of?: string;
+}
+
+export interface RecordEvidence {
+  id?: string;
+  claim: string;
+  source?: string;
+  scope?: string;
+  reference?: string;
+  observed_at?: string;
+  fresh_until?: string;
+}
+
+export interface RecordAuthority {
+  action: string;
+  context: string;
+  granted_by?: string;
+  expires_at?: string;
+}
+
+/** The members of a published passport record that this package reads. */
+export interface PassportRecordView {
+  identity_id: string;
+  family: string;
+  display_name?: string;
+  organisation?: RecordOrganisation;
+  bindings: RecordBinding[];
+  state: RecordState;
+  evidence: RecordEvidence[];
+  /** Action-specific context only; this package never turns it into permission. */
+  authority?: RecordAuthority[];
+  record_version?: number;
+  published_at?: string;
+  digest?: string;
+}
+
+export const RECORD_FORMAT = "svc.passport_record";
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+type Shape = Record<string, "string" | "number" | "boolean">;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Copies the listed members that are present; a present member of the wrong type is a problem. */
+function pick(
+  source: Record<string, unknown>,
+  required: Shape,
+  optional: Shape,
+  at: string,
+): Parsed<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const [name, type] of Object.entries(required)) {
+    if (typeof source[name] !== type) return { ok: false, problem: `${at}${name} is missing or not a ${type}` };
+    out[name] = source[name];
+  }
+  for (const [name, type] of Object.entries(optional)) {
+    const value = source[name];
+    if (value === undefined) continue;
+    if (typeof value !== type) return { ok: false, problem: `${at}${name} is not a ${type}` };
+    out[name] = value;
+  }
+  return { ok: true, value: out };
+}
+
+function list<T>(value: unknown, at: string, item: (entry: unknown, at: string) => Parsed<T>): Parsed<T[]> {
+  if (value === undefined) return { ok: true, value: [] };
+  if (!Array.isArray(value)) return { ok: false, problem: `${at} is not an array` };
+  const out: T[] = [];
+  for (const [index, entry] of value.entries()) {
+    const parsed = item(entry, `${at}[${index}].`);
+    if (!parsed.ok) return parsed;
+    out.push(parsed.value);
+  }
+  return { ok: true, value: out };
+}
+
+function member<T>(value: unknown, at: string, required: Shape, optional: Shape): Parsed<T> {
+  if (!isObject(value)) return { ok: false, problem: `${at.slice(0, -1)} is not an object` };
+  return pick(value, required, optional, at) as Parsed<T>;
+}
+
+/**
+ * Reads a resolver answer into a {@link PassportRecordView}, or says why it cannot be used.
+ * @example
+ * const parsed = parseRecord(await response.json());
+ * if (parsed.ok) parsed.value.state.lifecycle; // "active"
+ */
+export function parseRecord(json: unknown): Parsed<PassportRecordView> {
+  if (!isObject(json)) return { ok: false, problem: "the answer is not a JSON object" };
+  if (json.record_format !== undefined && json.record_format !== RECORD_FORMAT) {
+    return { ok: false, problem: `record_format is ${JSON.stringify(json.record_format)}, not ${RECORD_FORMAT}` };
+  }
+  const top = pick(
+    json,
+    { identity_id: "string", family: "string" },
+    { display_name: "string", record_version: "number", published_at: "string", digest: "string" },
+    "",
+  );
+  if (!top.ok) return top;
+  const state = member<RecordState>(
+    json.state,
+    "state.",
+    { lifecycle: "string" },
+    {
+      availability: "string",
+      environment: "string",
+      version: "string",
+      as_of: "string",
+      recheck_required: "boolean",
+      duplicate_of: "string",
+    },
+  );
+  if (!state.ok) return state;
+  const record = { ...top.value, state: state.value } as unknown as PassportRecordView;
+
+  if (json.organisation !== undefined) {
+    const organisation = member<RecordOrganisation>(
+      json.organisation,
+      "organisation.",
+      { id: "string" },
+      { name: "string", relationship: "string" },
+    );
+    if (!organisation.ok) return organisation;
+    const parent = (json.organisation as Record<string, unknown>).parent;
+    if (parent !== undefined) {
+      const parsed = member<{ id: string; name?: string }>(
+        parent,
+        "organisation.parent.",
+        { id: "string" },
+        { name: "string" },
+      );
+      if (!parsed.ok) return parsed;
+      organisation.value.parent = parsed.value;
+    }
+    record.organisation = organisation.value;
+  }
+
+  const bindings = list(json.bindings, "bindings", (entry, at) =>
+    member<RecordBinding>(entry, at, { class: "string", value: "string" }, { label: "string", bound_at: "string" }),
+  );
+  if (!bindings.ok) return bindings;
+  record.bindings = bindings.value;
+
+  const evidence = list(json.evidence, "evidence", (entry, at) =>
+    member<RecordEvidence>(
+      entry,
+      at,
+      { claim: "string" },
+      {
+        id: "string",
+        source: "string",
+        scope: "string",
+        reference: "string",
+        observed_at: "string",
+        fresh_until: "string",
+      },
+    ),
+  );
+  if (!evidence.ok) return evidence;
+  record.evidence = evidence.value;
+
+  if (json.authority !== undefined) {
+    const authority = list(json.authority, "authority", (entry, at) =>
+      member<RecordAuthority>(
+        entry,
+        at,
+        { action: "string", context: "string" },
+        { granted_by: "string", expires_at: "string" },
+      ),
+    );
+    if (!authority.ok) return authority;
+    record.authority = authority.value;
+  }
+  return { ok: true, value: record };
+}

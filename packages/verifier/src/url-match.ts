@@ -1,0 +1,52 @@
+function httpUrl(value: string): URL | undefined {
+  if (!URL.canParse(value)) return undefined;
+  const url = new URL(value);
+  return url.protocol === "https:" || url.protocol === "http:" ? url : undefined;
+}
+
+function trimSlash(path: string): string {
+  return path.endsWith("/") ? path.slice(0, -1) : path;
+}
+
+/**
+ * True when `target` (the address about to be called) is the bound base URL or lies below it:
+ * same scheme, host and port, and a path equal to the bound path or under it at a segment
+ * boundary. Query and fragment are ignored. Values that are not http(s) URLs match only exactly.
+ * @example
+ * coveredBy("https://api.example.com/v1/charges", "https://api.example.com/v1"); // true
+ * coveredBy("https://api.example.com/v10", "https://api.example.com/v1"); // false
+ */
+export function coveredBy(target: string, bound: string): boolean {
+  const t = httpUrl(target);
+  const b = httpUrl(bound);
+  if (!t || !b) return target === bound;
+  if (t.origin !== b.origin) return false;
+  const boundPath = trimSlash(b.pathname);
+  const targetPath = trimSlash(t.pathname);
+  return targetPath === boundPath || targetPath.startsWith(`${boundPath}/`);
+}
+
+/**
+ * True when two binding values name the same thing: normalised equality for http(s) URLs
+ * (case of scheme and host, default port, trailing slash), exact equality otherwise.
+ * @example
+ * sameBindingValue("HTTPS://Api.Example.com:443/v1/", "https://api.example.com/v1"); // true
+ */
+export function sameBindingValue(a: string, b: string): boolean {
+  const x = httpUrl(a);
+  const y = httpUrl(b);
+  if (!x || !y) return a === b;
+  return x.origin === y.origin && trimSlash(x.pathname) === trimSlash(y.pathname) && x.search === y.search;
+}
+
+/**
+ * The address without user information, query or fragment, so an outcome never repeats a
+ * credential someone put into a URL (spec 5.5).
+ * @example
+ * redactUrl("https://user:secret@api.example.com/v1?key=abc"); // "https://api.example.com/v1"
+ */
+export function redactUrl(value: string): string {
+  const url = httpUrl(value);
+  if (!url) return value;
+  return `${url.origin}${url.pathname}`;
+}
