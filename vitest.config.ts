@@ -58,8 +58,18 @@ export default defineConfig({
         ],
         test: {
           name: "control",
-          include: ["test/control/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          include: ["test/control/**/*.test.ts", "test/e2e/**/*.test.ts", "test/verifier/*.test.ts"],
           setupFiles: ["test/support/apply-migrations.ts"],
+        },
+      },
+      {
+        // The verifier CLI against `npm start`'s local service, run by Node (not workerd).
+        test: {
+          name: "verifier-cli",
+          include: ["test/verifier/integration/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
     ],

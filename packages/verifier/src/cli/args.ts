@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import { CONSEQUENCES, type Consequence, durationSeconds, type Expectation } from "../expectation.ts";
 import type { RequiredBinding } from "../outcome.ts";
 
@@ -50,23 +49,67 @@ export interface Common {
 }
 
 const OPTIONS = {
-  resolver: { type: "string" },
-  json: { type: "boolean" },
-  family: { type: "string" },
-  org: { type: "string" },
-  env: { type: "string" },
-  version: { type: "string" },
-  "base-url": { type: "string" },
-  "require-binding": { type: "string", multiple: true },
-  "require-evidence": { type: "string", multiple: true },
-  lifecycle: { type: "string" },
-  availability: { type: "string" },
-  consequence: { type: "string" },
-  "max-age": { type: "string" },
-  timeout: { type: "string" },
-  retries: { type: "string" },
-  help: { type: "boolean", short: "h" },
+  resolver: "string",
+  json: "boolean",
+  family: "string",
+  org: "string",
+  env: "string",
+  version: "string",
+  "base-url": "string",
+  "require-binding": "list",
+  "require-evidence": "list",
+  lifecycle: "string",
+  availability: "string",
+  consequence: "string",
+  "max-age": "string",
+  timeout: "string",
+  retries: "string",
+  help: "boolean",
 } as const;
+
+type Options = typeof OPTIONS;
+type Values = {
+  [K in keyof Options]?: Options[K] extends "boolean" ? boolean : Options[K] extends "list" ? string[] : string;
+};
+
+/**
+ * A small `--name value` / `--name=value` parser. Hand-written rather than `node:util` so the
+ * command runs wherever the SDK does (workerd has no `parseArgs`).
+ */
+function parseFlags(argv: string[]): { values: Values; positionals: string[] } {
+  const values: Record<string, string | boolean | string[]> = {};
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--") {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg === "-h") {
+      values.help = true;
+      continue;
+    }
+    if (!arg.startsWith("--")) {
+      positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    const kind = (OPTIONS as Record<string, string>)[name];
+    if (!kind) throw new UsageError(`Unknown option "--${name}"`);
+    if (kind === "boolean") {
+      if (eq >= 0) throw new UsageError(`--${name} takes no value`);
+      values[name] = true;
+      continue;
+    }
+    const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined || (eq < 0 && value.startsWith("--"))) throw new UsageError(`--${name} needs a value`);
+    if (kind === "list") values[name] = [...((values[name] as string[] | undefined) ?? []), value];
+    else if (name in values) throw new UsageError(`--${name} given more than once`);
+    else values[name] = value;
+  }
+  return { values: values as Values, positionals };
+}
 
 const VERIFY_ONLY = [
   "family",
@@ -120,13 +163,7 @@ function bindingRequirement(value: string): RequiredBinding {
  * parseCommand(["verify", "psp_...", "--family", "api"], {});
  */
 export function parseCommand(argv: string[], env: Record<string, string | undefined>): Command {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
-  try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseFlags(argv);
   const [command, target, ...extra] = positionals;
   if (values.help || command === "help" || command === undefined) return { command: "help" };
   if (command !== "resolve" && command !== "verify" && command !== "envelope") {

@@ -1,0 +1,113 @@
+import { mintIdentityId } from "@passport/domain";
+import { describe, expect, it } from "vitest";
+import { EXIT } from "../../packages/verifier/src/cli/args.ts";
+import { run } from "../../packages/verifier/src/cli/main.ts";
+import type { FetchLike } from "../../packages/verifier/src/index.ts";
+import { Owner, RESOLVER, resolverFetch } from "./support.ts";
+
+async function passport(args: string[], fetch: FetchLike = resolverFetch) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await run(args, {
+    stdout: (text) => out.push(text),
+    stderr: (text) => err.push(text),
+    env: { PASSPORT_RESOLVER: RESOLVER },
+    fetch,
+  });
+  return { code, stdout: out.join("\n"), stderr: err.join("\n") };
+}
+
+describe("passport CLI against the real resolver", () => {
+  it("verify: a readable summary and exit 0 for a passport that meets the expectation", async () => {
+    const owner = await Owner.create();
+    const { id, endpoint } = await owner.apiPassport();
+    const result = await passport([
+      "verify",
+      id,
+      "--family",
+      "api",
+      "--env",
+      "production",
+      "--org",
+      owner.organisation,
+      "--base-url",
+      endpoint,
+      "--consequence",
+      "higher",
+    ]);
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.stdout).toMatch(new RegExp(`^OK\\s+ok\\s+${id}`));
+    expect(result.stdout).toContain("Next step:  proceed");
+    expect(result.stdout).toContain("Not checked: version, evidence, maximum record age");
+    expect(result.stdout).toContain("Identity is not authorization");
+  });
+
+  it("verify --json: the outcome object, and exit 1 for a failed check", async () => {
+    const owner = await Owner.create();
+    const { id } = await owner.apiPassport();
+    await owner.state(id, { lifecycle: "suspended" });
+    const result = await passport(["verify", id, "--json", "--require-evidence", "organisation.domain_control:30d"]);
+    expect(result.code).toBe(EXIT.failed);
+    const outcome = JSON.parse(result.stdout);
+    expect(outcome).toMatchObject({
+      outcome: "state_not_operative",
+      next_step: "delay",
+      identity_is_not_authorization: true,
+      findings: [{ outcome: "state_not_operative" }, { outcome: "missing_evidence" }],
+    });
+  });
+
+  it("exit 1 for unknown and mistyped ids, with the class named", async () => {
+    const unknown = await passport(["verify", mintIdentityId()]);
+    expect(unknown.code).toBe(EXIT.failed);
+    expect(unknown.stdout).toMatch(/^FAIL\s+not_found/);
+    const mistyped = await passport(["resolve", "psp_k03khmq2ren546nj2zrpdtsmd"]);
+    expect(mistyped.code).toBe(EXIT.failed);
+    expect(mistyped.stdout).toMatch(/^FAIL\s+malformed_id/);
+  });
+
+  it("exit 3 when the proof cannot be fetched", async () => {
+    const down: FetchLike = () => Promise.reject(new TypeError("fetch failed"));
+    const result = await passport(["verify", mintIdentityId(), "--retries", "0"], down);
+    expect(result.code).toBe(EXIT.network);
+    expect(result.stdout).toMatch(/^FAIL\s+network_failure/);
+  });
+
+  it("resolve: prints the record and exits 0", async () => {
+    const owner = await Owner.create();
+    const { id, endpoint } = await owner.apiPassport();
+    const result = await passport(["resolve", id]);
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.stdout).toContain(`FOUND  ${id}`);
+    expect(result.stdout).toContain(`endpoint ${endpoint}`);
+    expect(result.stdout).toContain("active, environment production, version 2026-10");
+  });
+
+  it("envelope: a resolver without the envelope route is reported as unavailable (exit 3), not as a verdict", async () => {
+    const result = await passport([
+      "envelope",
+      "https://agents.example/support/agent-card.json",
+      "--resolver",
+      `${RESOLVER}/no-envelope-here`,
+    ]);
+    expect(result.code).toBe(EXIT.network);
+    expect(result.stdout).toMatch(/^UNAVAILABLE/);
+    expect(result.stdout).toContain("/api/agent-envelope answered 404");
+  });
+
+  it.each([
+    [[], "help", EXIT.ok],
+    [["verify"], "needs an identity id", EXIT.usage],
+    [["verify", "psp_x", "--family", "robot"], "--family must be api or agent", EXIT.usage],
+    [["verify", "psp_x", "--colour"], "Unknown option", EXIT.usage],
+    [["resolve", "psp_x", "--env", "production"], "--env applies to verify only", EXIT.usage],
+    [["verify", "psp_x", "--max-age", "soon"], "--max-age", EXIT.usage],
+    [["verify", "psp_x", "--resolver", "ftp://resolver"], "not an http(s) URL", EXIT.usage],
+    [["envelope", "agent-card.json"], "http(s) agent manifest URL", EXIT.usage],
+    [["frobnicate", "x"], 'unknown command "frobnicate"', EXIT.usage],
+  ])("usage: %j -> %s (exit %i)", async (args, message, code) => {
+    const result = await passport(args);
+    expect(result.code).toBe(code);
+    expect(code === EXIT.ok ? result.stdout : result.stderr).toContain(message);
+  });
+});

@@ -1,0 +1,203 @@
+// The issue's second "Done when": the local service started exactly as `npm start` starts it,
+// then the `passport` CLI, run by Node as a user runs it, against its demo data.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mintIdentityId } from "../../../packages/domain/src/identity-id.ts";
+
+const root = join(import.meta.dirname, "..", "..", "..");
+const bin = join(root, "packages", "verifier", "src", "cli", "bin.ts");
+const run = promisify(execFile);
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, "close");
+  return port;
+}
+
+interface Started {
+  child: ChildProcess;
+  resolver: string;
+  control: string;
+  token: string;
+  demo: { id: string; family: string; name: string }[];
+}
+
+/** Starts `node scripts/dev.mjs` on free ports and reads what it prints for a newcomer. */
+async function startService(): Promise<Started> {
+  const [resolverPort, controlPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, ["scripts/dev.mjs"], {
+    cwd: root,
+    env: { ...process.env, RESOLVER_PORT: String(resolverPort), CONTROL_PORT: String(controlPort) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on("data", (chunk) => {
+      stdout += chunk;
+      if (stdout.includes("Press Ctrl-C to stop.")) resolve();
+    });
+    child.on("exit", (code) => reject(new Error(`npm start's script exited with ${code}:\n${stderr.slice(-2000)}`)));
+  });
+  const demo = [...stdout.matchAll(/^ {2}(psp_[0-9a-z]{26}) {2}(api|agent)\s+(.+)$/gm)].map((m) => ({
+    id: m[1] as string,
+    family: m[2] as string,
+    name: m[3] as string,
+  }));
+  const token = /Development token[^\n]*\n\s+(\S+)/.exec(stdout)?.[1];
+  if (!token || demo.length === 0) throw new Error(`could not read the start output:\n${stdout}`);
+  return {
+    child,
+    resolver: `http://127.0.0.1:${resolverPort}`,
+    control: `http://127.0.0.1:${controlPort}`,
+    token,
+    demo,
+  };
+}
+
+let service: Started;
+
+beforeAll(async () => {
+  service = await startService();
+});
+
+afterAll(async () => {
+  if (!service || service.child.exitCode !== null) return;
+  const exited = once(service.child, "exit");
+  service.child.kill("SIGTERM");
+  await exited;
+});
+
+/** Runs the CLI the way its `bin` runs it; returns exit code and output. */
+async function passport(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ["--experimental-strip-types", bin, ...args], {
+      cwd: root,
+      env: { ...process.env, PASSPORT_RESOLVER: service.resolver },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+async function dashboard(method: string, path: string, body: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(`${service.control}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${service.token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const json = (await response.json()) as Record<string, unknown>;
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+function payments(): string {
+  const found = service.demo.find((p) => p.name === "Demo Payments API");
+  if (!found) throw new Error("the demo payments passport is missing from the start output");
+  return found.id;
+}
+
+describe("passport CLI against the local service (npm start)", () => {
+  it("ok: the demo API passport meets a production pre-call expectation (exit 0)", async () => {
+    const result = await passport(
+      "verify",
+      payments(),
+      "--family",
+      "api",
+      "--org",
+      "org_demo",
+      "--env",
+      "production",
+      "--version",
+      "2026-10",
+      "--base-url",
+      "https://payments.demo.example/v1/charges",
+      "--require-binding",
+      "openapi",
+      "--consequence",
+      "higher",
+    );
+    expect(result.stdout).toMatch(/^OK\s+ok\s+psp_/);
+    expect(result.code).toBe(0);
+  });
+
+  it("a suspended passport fails with state_not_operative (exit 1)", async () => {
+    const created = await dashboard("POST", "/v1/passports", {
+      organisation_id: "org_demo",
+      family: "api",
+      display_name: "Verifier integration test (suspended)",
+      environment: "production",
+      bindings: [{ class: "endpoint", value: `https://it-${crypto.randomUUID().slice(0, 8)}.demo.example/v1` }],
+    });
+    const id = created.identity_id as string;
+    await dashboard("PATCH", `/v1/passports/${id}/state`, {
+      lifecycle: "suspended",
+      reason: "verifier integration test",
+    });
+    const result = await passport("verify", id, "--family", "api", "--json");
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      outcome: "state_not_operative",
+      state: { lifecycle: "suspended" },
+      next_step: "delay",
+    });
+  });
+
+  it("a wrong environment fails with environment_or_version_mismatch (exit 1)", async () => {
+    const result = await passport("verify", payments(), "--family", "api", "--env", "staging");
+    expect(result.stdout).toMatch(/^FAIL\s+environment_or_version_mismatch/);
+    expect(result.code).toBe(1);
+  });
+
+  it("a wrong base URL fails with binding_mismatch (exit 1)", async () => {
+    const result = await passport("verify", payments(), "--base-url", "https://payments.demo.example.evil.test/v1");
+    expect(result.stdout).toMatch(/^FAIL\s+binding_mismatch/);
+    expect(result.code).toBe(1);
+  });
+
+  it("an unknown id fails with not_found (exit 1)", async () => {
+    const result = await passport("verify", mintIdentityId(), "--family", "api");
+    expect(result.stdout).toMatch(/^FAIL\s+not_found/);
+    expect(result.code).toBe(1);
+  });
+
+  it("a mistyped id fails with malformed_id (exit 1)", async () => {
+    const id = payments();
+    const typo = `${id.slice(0, 10)}${id.charAt(10) === "a" ? "b" : "a"}${id.slice(11)}`;
+    const result = await passport("verify", typo, "--family", "api");
+    expect(result.stdout).toMatch(/^FAIL\s+malformed_id/);
+    expect(result.code).toBe(1);
+  });
+
+  it("an unreachable resolver is a network failure (exit 3), and a bad flag a usage error (exit 2)", async () => {
+    const closed = await freePort();
+    const down = await passport("verify", payments(), "--resolver", `http://127.0.0.1:${closed}`, "--retries", "0");
+    expect(down.stdout).toMatch(/^FAIL\s+network_failure/);
+    expect(down.code).toBe(3);
+    const usage = await passport("verify", payments(), "--family", "robot");
+    expect(usage.stderr).toContain("--family must be api or agent");
+    expect(usage.code).toBe(2);
+  });
+
+  it("runs as the workspace's passport script (what `npm run passport -- ...` runs after the toolchain check)", async () => {
+    // `npm run passport` first runs scripts/run.mjs, which may install the workspace; the test
+    // skips that step (it must not change node_modules under the other suites) and runs the rest.
+    const { stdout } = await run("pnpm", ["--silent", "run", "passport:cli", "resolve", payments()], {
+      cwd: root,
+      env: { ...process.env, PASSPORT_RESOLVER: service.resolver },
+    });
+    expect(stdout).toContain(`FOUND  ${payments()}`);
+  });
+});

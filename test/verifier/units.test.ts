@@ -1,0 +1,170 @@
+import * as domain from "@passport/domain";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  cacheDirectives,
+  coveredBy,
+  durationSeconds,
+  envelopeProblem,
+  identityIdDefect,
+  parseRecord,
+  RecordCache,
+  redactUrl,
+  sameBindingValue,
+} from "../../packages/verifier/src/index.ts";
+import { resolve as resolveRaw } from "../support/api.ts";
+import { Owner } from "./support.ts";
+
+const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+
+describe("identity id check", () => {
+  it("classifies every candidate exactly as the service's own check does", () => {
+    const candidate = fc.oneof(
+      fc.string(),
+      fc.stringMatching(/^psp_[0-9a-zA-Z]{24,28}$/),
+      fc
+        .tuple(fc.constantFrom(...Array.from({ length: 200 }, () => domain.mintIdentityId())), fc.nat(29), fc.nat(31))
+        .map(([id, at, by]) => `${id.slice(0, at)}${ALPHABET.charAt(by)}${id.slice(at + 1)}`),
+    );
+    fc.assert(
+      fc.property(candidate, (id) => {
+        expect(identityIdDefect(id)).toBe(domain.identityIdDefect(id));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
+describe("base URL matching", () => {
+  it("accepts the bound base URL and addresses below it, and nothing that merely looks alike", () => {
+    const bound = "https://api.example.com/v1";
+    expect(coveredBy("https://api.example.com/v1", bound)).toBe(true);
+    expect(coveredBy("https://API.example.com:443/v1/", bound)).toBe(true);
+    expect(coveredBy("https://api.example.com/v1/charges?x=1", bound)).toBe(true);
+    expect(coveredBy("https://api.example.com/v10", bound)).toBe(false);
+    expect(coveredBy("https://api.example.com/", bound)).toBe(false);
+    expect(coveredBy("http://api.example.com/v1", bound)).toBe(false);
+    expect(coveredBy("https://api.example.com.evil.example/v1", bound)).toBe(false);
+    expect(coveredBy("https://api.example.com:8443/v1", bound)).toBe(false);
+  });
+
+  it("compares binding values as URLs when both are URLs, exactly otherwise", () => {
+    expect(sameBindingValue("https://a.example/openapi.json", "HTTPS://A.EXAMPLE/openapi.json")).toBe(true);
+    expect(sameBindingValue("arn:aws:apigateway:eu-west-1::/apis/abc", "arn:aws:apigateway:eu-west-1::/apis/ABC")).toBe(
+      false,
+    );
+  });
+
+  it("drops credentials, query and fragment before repeating an address", () => {
+    expect(redactUrl("https://user:secret@api.example.com/v1?api_key=abc#x")).toBe("https://api.example.com/v1");
+  });
+});
+
+describe("durations and cache directives", () => {
+  it("reads seconds and unit suffixes, and refuses anything else", () => {
+    expect([30, "45", "90s", "15m", "12h", "30d", "1.5h"].map((d) => durationSeconds(d))).toEqual([
+      30, 45, 90, 900, 43_200, 2_592_000, 5400,
+    ]);
+    expect(["", "5w", "-1", "ten", "1e3"].map((d) => durationSeconds(d))).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it("reads the Cache-Control directives a private cache honours", () => {
+    expect(cacheDirectives("public, max-age=15")).toEqual({ maxAge: 15, noStore: false, noCache: false });
+    expect(cacheDirectives("no-store")).toMatchObject({ noStore: true });
+    expect(cacheDirectives('no-cache, max-age="30"')).toEqual({ maxAge: 30, noStore: false, noCache: true });
+    expect(cacheDirectives(null)).toEqual({ noStore: false, noCache: false });
+  });
+
+  it("bounds the cache, evicting the least recently used entry", () => {
+    const cache = new RecordCache(2);
+    const entry = { record: {} as never, confirmedAt: 0, ageAtConfirmation: 0, noCache: false };
+    cache.set("a", entry);
+    cache.set("b", entry);
+    cache.get("a");
+    cache.set("c", entry);
+    expect([cache.get("a"), cache.get("b"), cache.get("c")].map(Boolean)).toEqual([true, false, true]);
+    expect(cache.size).toBe(2);
+  });
+});
+
+describe("reading a record", () => {
+  it("reads the resolver's real record and keeps only the members it knows", async () => {
+    const owner = await Owner.create();
+    const { id, endpoint } = await owner.apiPassport();
+    const { record } = await resolveRaw(id);
+    const parsed = parseRecord({ ...record, future_member: { anything: true } });
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(parsed.value).toMatchObject({
+      identity_id: id,
+      family: "api",
+      bindings: [{ class: "endpoint", value: endpoint }],
+      state: { lifecycle: "active" },
+    });
+    expect(parsed.value).not.toHaveProperty("future_member");
+    expect(parsed.value).not.toHaveProperty("state.availability");
+  });
+
+  it("refuses an answer whose members have the wrong types, or that is not a passport record", async () => {
+    const owner = await Owner.create();
+    const { id } = await owner.apiPassport();
+    const { record } = await resolveRaw(id);
+    const broken: [unknown, RegExp][] = [
+      [{ ...record, state: { ...record.state, lifecycle: 1 } }, /state\.lifecycle/],
+      [{ ...record, bindings: "https://api.example.com" }, /bindings is not an array/],
+      [{ ...record, evidence: [{ observed_at: "2026-01-01T00:00:00Z" }] }, /evidence\[0\]\.claim/],
+      [{ ...record, record_format: "something.else" }, /record_format/],
+      [{ ...record, state: undefined }, /state is not an object/],
+      [[record], /not a JSON object/],
+    ];
+    for (const [value, problem] of broken) {
+      const parsed = parseRecord(value);
+      expect(parsed.ok).toBe(false);
+      if (!parsed.ok) expect(parsed.problem).toMatch(problem);
+    }
+  });
+});
+
+describe("agent action envelope shape", () => {
+  const valid = {
+    type: "svc.agent_action_envelope",
+    version: "2026-10",
+    subject: { target: "https://agents.example/card.json", target_type: "agent_manifest" },
+    posture: "current",
+    result: "verified",
+    missing_evidence: [],
+    recommended_path: "view_resolver_proof",
+    actions: [{ label: "View proof", kind: "route", url: null }],
+    authority_boundary: "Grants nothing.",
+    local_policy_decides: true,
+    recheck_before_reliance: true,
+    no_safety_or_approval_inference: true,
+    verifier_writes_truth: false,
+    verifier_activates_proof: false,
+    verifier_marks_bound: false,
+    extra_member: "allowed",
+  };
+
+  it("accepts the spec 2.4 shape with extra members, and agrees with the domain schema on what it refuses", () => {
+    expect(envelopeProblem(valid)).toBeUndefined();
+    expect(domain.AgentActionEnvelope.safeParse(valid).success).toBe(true);
+    const broken = [
+      { ...valid, verifier_marks_bound: true },
+      { ...valid, local_policy_decides: false },
+      { ...valid, recommended_path: "approve" },
+      { ...valid, actions: [{ label: "x", kind: "call" }] },
+      { ...valid, subject: { target: "x", target_type: "api" } },
+      { ...valid, missing_evidence: "none" },
+    ];
+    for (const value of broken) {
+      expect(envelopeProblem(value)).toBeDefined();
+      expect(domain.AgentActionEnvelope.safeParse(value).success).toBe(false);
+    }
+  });
+});
