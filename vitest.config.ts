@@ -5,6 +5,18 @@ import { signingKeyPair } from "./test/dev-keys.ts";
 
 const root = import.meta.dirname;
 
+/** Fresh marketplace handoff secrets per run (see workers/control/src/marketplace/config.ts). */
+function marketplaceSecrets() {
+  const key = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
+  return {
+    MARKETPLACE_TOKEN_HASH_KEY: key(),
+    MARKETPLACE_TOKEN_ENCRYPTION_KEY: key(),
+    MARKETPLACE_EVENTS_SECRET: key(),
+    MARKETPLACE_AWS_ACCESS_KEY_ID: "AKIDSIMULATOR0000000",
+    MARKETPLACE_AWS_SECRET_ACCESS_KEY: key(),
+  };
+}
+
 export default defineConfig({
   test: {
     projects: [
@@ -30,8 +42,13 @@ export default defineConfig({
                   TEST_IDP_PRIVATE_JWK: identityProviderKeys.privateJwk,
                   SIGNING_KEY: recordSigningKeys.privateJwk,
                   TEST_SIGNING_JWKS: signingJwks,
+                  ...marketplaceSecrets(),
                 },
-                serviceBindings: { TEST_RESOLVER: "passport-resolver", TEST_IDENTITY_PROVIDER: "identity-provider" },
+                serviceBindings: {
+                  TEST_RESOLVER: "passport-resolver",
+                  TEST_IDENTITY_PROVIDER: "identity-provider",
+                  MARKETPLACE_SIM: "passport-marketplace-sim",
+                },
                 workers: [
                   {
                     name: "identity-provider",
@@ -41,6 +58,14 @@ export default defineConfig({
                     bindings: {
                       JWKS: JSON.stringify({ keys: [JSON.parse(identityProviderKeys.publicJwk)] }),
                     } as Record<string, string>,
+                  },
+                  {
+                    name: "passport-marketplace-sim",
+                    modules: true,
+                    scriptPath: buildWorker(root, "workers/marketplace-sim/wrangler.toml", "marketplace-sim"),
+                    compatibilityDate: "2026-10-15",
+                    compatibilityFlags: ["nodejs_compat"],
+                    bindings: { FULFILLMENT_URL: "http://control.test/marketplace/fulfill" } as Record<string, string>,
                   },
                   {
                     name: "passport-resolver",
@@ -58,7 +83,12 @@ export default defineConfig({
         ],
         test: {
           name: "control",
-          include: ["test/control/**/*.test.ts", "test/e2e/**/*.test.ts", "test/verifier/*.test.ts"],
+          include: [
+            "test/control/**/*.test.ts",
+            "test/e2e/**/*.test.ts",
+            "test/marketplace/**/*.test.ts",
+            "test/verifier/*.test.ts",
+          ],
           setupFiles: ["test/support/apply-migrations.ts"],
         },
       },

@@ -7,6 +7,7 @@ const workers = [
   // Worker's config would pull that Worker's sources into this one's program, under this Env.
   // The control plane reaches the resolver through the ResolverAdminApi contract instead.
   { configs: ["workers/control/wrangler.toml"], out: "workers/control/worker-configuration.d.ts" },
+  { configs: ["workers/marketplace-sim/wrangler.toml"], out: "workers/marketplace-sim/worker-configuration.d.ts" },
 ];
 const check = process.argv.includes("--check");
 let failed = false;

@@ -5,6 +5,9 @@ import type { AppEnv } from "./context.ts";
 import { database } from "./db/client.ts";
 import { ensureDevelopmentMembership } from "./db/organisations.ts";
 import { HttpProblem } from "./http-problem.ts";
+import { acquisitionsApi } from "./marketplace/onboarding.ts";
+import { onboardingPage } from "./marketplace/onboarding-page.ts";
+import { marketplace } from "./marketplace/routes.ts";
 import { isRole } from "./roles.ts";
 import { me } from "./routes/me.ts";
 import { organisations } from "./routes/organisations.ts";
@@ -15,6 +18,9 @@ export const app = new Hono<AppEnv>();
 
 app.get("/health", (c) => c.json({ status: "ok" }));
 app.route("/", reference);
+// The marketplace posts the buyer's browser and relays events here without a Dashboard token.
+app.route("/marketplace", marketplace);
+app.route("/onboarding", onboardingPage);
 
 app.use("/v1/*", async (c, next) => {
   const principal = await authenticate(c.req.raw.headers, c.env);
@@ -31,6 +37,7 @@ app.use("/v1/*", async (c, next) => {
 app.route("/v1/me", me);
 app.route("/v1/passports", passports);
 app.route("/v1/organisations", organisations);
+app.route("/v1/acquisitions", acquisitionsApi);
 
 app.notFound((c) =>
   problemResponse(problem("route-not-found", { detail: `Nothing is served at ${new URL(c.req.url).pathname}.` })),

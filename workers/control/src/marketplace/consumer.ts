@@ -1,0 +1,277 @@
+import { eq } from "drizzle-orm";
+import { acquisitions, marketplaceCustomers } from "../db/acquisitions-schema.ts";
+import { database } from "../db/client.ts";
+import { outbox } from "../db/schema.ts";
+import { publishOrDefer } from "../publish.ts";
+import { customerKey, ensureAccount, ensurePassport, upsertCustomer } from "./accounts.ts";
+import {
+  type AcquisitionRow,
+  failAcquisition,
+  findAcquisition,
+  firstTimeWins,
+  recordStage,
+  stagesOf,
+  updateAcquisition,
+} from "./acquisitions.ts";
+import { MarketplaceError, marketplaceClient, type ResolvedCustomer } from "./adapter.ts";
+import { entitlementCheck, familyForProduct, type MarketplaceEnv, retryBaseSeconds, secret } from "./config.ts";
+import { openToken } from "./crypto.ts";
+import { AcquisitionMessage } from "./messages.ts";
+import { type Stage, visibleError } from "./stages.ts";
+
+export const ACQUISITION_QUEUE = "passport-acquisitions";
+export const DEAD_LETTER_QUEUE = "passport-acquisitions-dlq";
+const MAX_DELAY_SECONDS = 300;
+const ENDED_STATUSES = new Set(["ended", "deprovisioned", "unsubscribed", "failed"]);
+
+/** A failure decided by us (not the marketplace), at the stage that was running. */
+class StageFailure extends Error {
+  constructor(
+    readonly code: string,
+    readonly retryable: boolean,
+    message?: string,
+  ) {
+    super(message ?? code);
+  }
+}
+
+type Outcome = { kind: "ack" } | { kind: "retry"; delaySeconds: number };
+
+function log(event: string, fields: Record<string, unknown>) {
+  console.log(JSON.stringify({ level: "info", event, ...fields }));
+}
+
+/** Exponential backoff from ACQUISITION_RETRY_BASE_SECONDS, doubling per attempt, capped at five minutes. */
+export function backoffSeconds(base: number, attempts: number): number {
+  return Math.min(Math.round(base * 2 ** Math.max(0, attempts - 1)), MAX_DELAY_SECONDS);
+}
+
+function customerOf(row: AcquisitionRow): ResolvedCustomer | undefined {
+  if (!row.productCode || !(row.awsAccountId || row.customerIdentifier)) return undefined;
+  return {
+    CustomerAWSAccountId: row.awsAccountId ?? undefined,
+    CustomerIdentifier: row.customerIdentifier ?? undefined,
+    LicenseArn: row.licenseArn ?? undefined,
+    ProductCode: row.productCode,
+  };
+}
+
+/**
+ * Walks one acquisition through its stages (spec 4.3 steps 4-8), recording each. Every write is
+ * idempotent, so a redelivered or concurrently delivered message converges on the same account,
+ * parent and passport; a stage that already succeeded (the token already resolved) is not redone.
+ */
+async function runAcquisition(env: MarketplaceEnv, message: AcquisitionMessage, attempts: number): Promise<Outcome> {
+  const db = database(env.DB);
+  const id = message.acquisition_id;
+  const now = () => new Date().toISOString();
+  const acquisition = await findAcquisition(db, id);
+  if (!acquisition) {
+    log("acquisition_unknown", { acquisition_id: id });
+    return { kind: "ack" };
+  }
+  if (acquisition.status === "completed" || acquisition.status === "failed") return { kind: "ack" };
+  await updateAcquisition(db, id, { status: "processing", updatedAt: now() });
+
+  let stage: Stage = "customer_identification";
+  try {
+    let customer = customerOf(acquisition);
+    if (!customer) {
+      await recordStage(db, id, stage, { status: "running", attempts, at: now() });
+      let token: string;
+      try {
+        token = await openToken(secret(env, "MARKETPLACE_TOKEN_ENCRYPTION_KEY"), id, message.sealed_token);
+      } catch {
+        throw new StageFailure("TokenUnreadable", false);
+      }
+      customer = await marketplaceClient(env).resolveCustomer(token);
+      await updateAcquisition(db, id, {
+        awsAccountId: customer.CustomerAWSAccountId ?? null,
+        licenseArn: customer.LicenseArn ?? null,
+        customerIdentifier: customer.CustomerIdentifier ?? null,
+        productCode: customer.ProductCode,
+        updatedAt: now(),
+      });
+      await recordStage(db, id, stage, { status: "succeeded", outcome: "customer resolved", attempts, at: now() });
+    }
+
+    stage = "activation";
+    await recordStage(db, id, stage, { status: "running", attempts, at: now() });
+    const [recorded] = await db
+      .select({ status: marketplaceCustomers.status, statusAt: marketplaceCustomers.statusAt })
+      .from(marketplaceCustomers)
+      .where(eq(marketplaceCustomers.customerKey, customerKey(customer)));
+    if (recorded && ENDED_STATUSES.has(recorded.status) && recorded.statusAt > acquisition.createdAt) {
+      throw new StageFailure("NotEntitled", false);
+    }
+    if (entitlementCheck(env) === "get-entitlements" && !(await marketplaceClient(env).hasEntitlement(customer))) {
+      throw new StageFailure("NotEntitled", false);
+    }
+    await recordStage(db, id, stage, {
+      status: "succeeded",
+      outcome: entitlementCheck(env) === "get-entitlements" ? "entitled (GetEntitlements)" : "subscription active",
+      attempts,
+      at: now(),
+    });
+
+    stage = "product_mapping";
+    const family = familyForProduct(env, customer.ProductCode);
+    if (!family) {
+      throw new StageFailure(
+        "UnknownProductCode",
+        false,
+        `Product code ${customer.ProductCode} is not mapped to a passport family. ${visibleError("UnknownProductCode")}`,
+      );
+    }
+    await updateAcquisition(db, id, { family, updatedAt: now() });
+    await recordStage(db, id, stage, {
+      status: "succeeded",
+      outcome: `mapped to the ${family} family`,
+      attempts,
+      at: now(),
+    });
+
+    stage = "account";
+    const marketplaceCustomerId = await upsertCustomer(db, customer, now());
+    const { account, outcome: accountOutcome } = await ensureAccount(db, customer, marketplaceCustomerId);
+    await updateAcquisition(db, id, {
+      marketplaceCustomerId,
+      marketplaceAccountId: account.id,
+      accountOutcome: firstTimeWins(acquisitions.accountOutcome, accountOutcome, "created"),
+      updatedAt: now(),
+    });
+    await recordStage(db, id, stage, {
+      status: "succeeded",
+      outcome: accountOutcome === "created" ? "account and parent organisation created" : "existing account reused",
+      attempts,
+      at: now(),
+    });
+
+    stage = "passport";
+    const { passportId, outcome: passportOutcome } = await ensurePassport(db, account, family, now());
+    await updateAcquisition(db, id, {
+      passportId,
+      passportOutcome: firstTimeWins(acquisitions.passportOutcome, passportOutcome, "issued"),
+      updatedAt: now(),
+    });
+    await recordStage(db, id, stage, {
+      status: "succeeded",
+      outcome: passportOutcome === "issued" ? "new API passport issued" : "existing passport reused",
+      attempts,
+      at: now(),
+    });
+
+    stage = "publication";
+    await publishOrDefer(env, passportId);
+    const [pending] = await db.select().from(outbox).where(eq(outbox.passportId, passportId));
+    await recordStage(db, id, stage, {
+      status: "succeeded",
+      outcome: pending ? "queued; the publication retry will publish it" : "published",
+      attempts,
+      at: now(),
+    });
+    await updateAcquisition(db, id, { status: "completed", updatedAt: now() });
+    log("acquisition_completed", { acquisition_id: id, account: accountOutcome, passport: passportOutcome });
+    return { kind: "ack" };
+  } catch (error) {
+    return handleFailure(env, id, stage, attempts, error);
+  }
+}
+
+async function handleFailure(
+  env: MarketplaceEnv,
+  id: string,
+  stage: Stage,
+  attempts: number,
+  error: unknown,
+): Promise<Outcome> {
+  const db = database(env.DB);
+  const at = new Date().toISOString();
+  let code = "InternalError";
+  let retryable = true;
+  let message = "A temporary problem on our side; set-up is retried automatically.";
+  if (error instanceof MarketplaceError) {
+    code = error.type;
+    retryable = error.retryable;
+    message = visibleError(code, `The marketplace answered ${code}.`);
+  } else if (error instanceof StageFailure) {
+    code = error.code;
+    retryable = error.retryable;
+    message = error.message === error.code ? visibleError(code) : error.message;
+  } else {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        event: "acquisition_stage_error",
+        acquisition_id: id,
+        stage,
+        message: String(error),
+      }),
+    );
+  }
+  log("acquisition_stage_failed", { acquisition_id: id, stage, code, retryable, attempts });
+  if (!retryable) {
+    await failAcquisition(db, id, stage, { code, message, attempts, at });
+    return { kind: "ack" };
+  }
+  const delaySeconds = backoffSeconds(retryBaseSeconds(env), attempts);
+  await recordStage(db, id, stage, {
+    status: "retrying",
+    errorCode: code,
+    errorMessage: `${message} Attempt ${attempts} failed; the next one follows in ${delaySeconds} s.`,
+    attempts,
+    at,
+  });
+  return { kind: "retry", delaySeconds };
+}
+
+async function deadLetter(env: MarketplaceEnv, message: AcquisitionMessage): Promise<void> {
+  const db = database(env.DB);
+  const acquisition = await findAcquisition(db, message.acquisition_id);
+  if (!acquisition || acquisition.status === "completed" || acquisition.status === "failed") return;
+  const stages = await stagesOf(db, acquisition.id);
+  const stuck = stages.findLast((s) => s.status !== "succeeded");
+  const stage = (stuck?.stage as Stage | undefined) ?? "customer_identification";
+  const last = stuck?.errorCode ? ` Last error: ${stuck.errorCode}.` : "";
+  await failAcquisition(db, acquisition.id, stage, {
+    code: "RetriesExhausted",
+    message: `${visibleError("RetriesExhausted")}${last}`,
+    attempts: stuck?.attempts,
+    at: new Date().toISOString(),
+  });
+  log("acquisition_dead_lettered", { acquisition_id: acquisition.id, stage });
+}
+
+/**
+ * The queue handler: the acquisition queue walks the stages; its dead-letter queue marks what
+ * exhausted its retries as failed, visibly, at the stage where it stopped.
+ * @example
+ * export default { fetch: app.fetch, queue: consumeAcquisitions } satisfies ExportedHandler<Env>;
+ */
+export async function consumeAcquisitions(batch: MessageBatch<unknown>, env: MarketplaceEnv): Promise<void> {
+  await Promise.all(
+    batch.messages.map(async (message) => {
+      const parsed = AcquisitionMessage.safeParse(message.body);
+      if (!parsed.success) {
+        log("acquisition_message_malformed", { queue: batch.queue, id: message.id });
+        message.ack();
+        return;
+      }
+      if (batch.queue === DEAD_LETTER_QUEUE) {
+        await deadLetter(env, parsed.data);
+        message.ack();
+        return;
+      }
+      let outcome: Outcome;
+      try {
+        outcome = await runAcquisition(env, parsed.data, message.attempts);
+      } catch (error) {
+        // Even recording the failure failed (D1 unavailable): let the queue try again later.
+        console.error(JSON.stringify({ level: "error", event: "acquisition_unrecorded", message: String(error) }));
+        outcome = { kind: "retry", delaySeconds: backoffSeconds(retryBaseSeconds(env), message.attempts) };
+      }
+      if (outcome.kind === "retry") message.retry({ delaySeconds: outcome.delaySeconds });
+      else message.ack();
+    }),
+  );
+}

@@ -1,0 +1,72 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../context.ts";
+import { database } from "../db/client.ts";
+import { HttpProblem } from "../http-problem.ts";
+import { type MarketplaceEnv, secret } from "./config.ts";
+import { sameSecret } from "./crypto.ts";
+import { EventRejected, parseSubscriptionChange } from "./events.ts";
+import { fulfill } from "./fulfill.ts";
+import { applySubscriptionChange } from "./subscriptions.ts";
+
+/** The marketplace-facing routes. They sit outside /v1: the buyer's browser and the event relay carry no Dashboard token. */
+export const marketplace = new Hono<AppEnv>();
+
+const MAX_EVENT_BYTES = 256 * 1024;
+
+marketplace.post("/fulfill", (c) => fulfill(c.req.raw, c.env as MarketplaceEnv));
+
+async function requireEventsSecret(headers: Headers, env: MarketplaceEnv): Promise<void> {
+  const presented = /^Bearer (\S+)$/.exec(headers.get("authorization") ?? "")?.[1];
+  if (!presented || !(await sameSecret(presented, secret(env, "MARKETPLACE_EVENTS_SECRET")))) {
+    console.warn(JSON.stringify({ level: "warn", event: "marketplace_event_rejected", reason: "bad credentials" }));
+    throw new HttpProblem(
+      "unauthenticated",
+      { detail: "A valid bearer secret is required." },
+      { "www-authenticate": 'Bearer realm="marketplace-events"' },
+    );
+  }
+}
+
+/**
+ * `POST /marketplace/events`: subscription changes relayed from EventBridge (API destination with
+ * an API-key connection) or from the legacy SNS topics (through a queue and a relay). SNS posts
+ * text/plain, so the body is parsed as JSON whatever its declared type.
+ */
+marketplace.post("/events", async (c) => {
+  const env = c.env as MarketplaceEnv;
+  await requireEventsSecret(c.req.raw.headers, env);
+  const bytes = await c.req.arrayBuffer();
+  if (bytes.byteLength > MAX_EVENT_BYTES) {
+    throw new HttpProblem("payload-too-large", { detail: `Events are limited to ${MAX_EVENT_BYTES} bytes.` });
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
+  } catch {
+    throw new HttpProblem("invalid-request", { detail: "The body is not UTF-8 JSON." });
+  }
+  let change: Awaited<ReturnType<typeof parseSubscriptionChange>>;
+  try {
+    change = await parseSubscriptionChange(body, new Date().toISOString());
+  } catch (error) {
+    if (error instanceof EventRejected) throw new HttpProblem("invalid-request", { detail: error.message });
+    throw error;
+  }
+  const applied = await applySubscriptionChange(database(c.env.DB), change);
+  console.log(
+    JSON.stringify({
+      level: "info",
+      event: "marketplace_event",
+      kind: change.kind,
+      outcome: applied.outcome,
+      duplicate: applied.duplicate,
+    }),
+  );
+  return c.json({
+    event_id: change.eventId,
+    kind: change.kind,
+    status: change.status ?? null,
+    outcome: applied.outcome,
+    duplicate: applied.duplicate,
+  });
+});
