@@ -94,24 +94,23 @@ export async function waitUntilFinished(id: string): Promise<AcquisitionState> {
  * Records an acquisition as the fulfill route does and returns its queue message, without sending
  * it: the test delivers it to the consumer itself, as often and as concurrently as it wants.
  */
-export async function handoff(token: string): Promise<{ acquisitionId: string; message: AcquisitionMessage }> {
+export async function handoff(token: string) {
   const at = new Date().toISOString();
+  const claimReference = randomReference("clm_");
   const { acquisition } = await recordAcquisition(database(env.DB), {
     tokenHash: await keyedHash(env.MARKETPLACE_TOKEN_HASH_KEY, "registration-token", token),
-    claimHash: await keyedHash(env.MARKETPLACE_TOKEN_HASH_KEY, "claim-reference", randomReference("clm_")),
+    claimHash: await keyedHash(env.MARKETPLACE_TOKEN_HASH_KEY, "claim-reference", claimReference),
     claimExpiresAt: new Date(Date.now() + 600_000).toISOString(),
     at,
   });
-  return {
-    acquisitionId: acquisition.id,
-    message: {
-      kind: "acquisition",
-      version: 1,
-      acquisition_id: acquisition.id,
-      sealed_token: await sealToken(env.MARKETPLACE_TOKEN_ENCRYPTION_KEY, acquisition.id, token),
-      posted_at: at,
-    },
+  const message: AcquisitionMessage = {
+    kind: "acquisition",
+    version: 1,
+    acquisition_id: acquisition.id,
+    sealed_token: await sealToken(env.MARKETPLACE_TOKEN_ENCRYPTION_KEY, acquisition.id, token),
+    posted_at: at,
   };
+  return { acquisitionId: acquisition.id, claimReference, message };
 }
 
 /**
