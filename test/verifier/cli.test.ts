@@ -1,4 +1,4 @@
-import { mintIdentityId } from "@passport/domain";
+import { deriveEnvelope, mintIdentityId, type PassportRecord, parseEnvelopeTarget } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { EXIT } from "../../packages/verifier/src/cli/args.ts";
 import { run } from "../../packages/verifier/src/cli/main.ts";
@@ -93,6 +93,37 @@ describe("passport CLI against the real resolver", () => {
     expect(result.code).toBe(EXIT.network);
     expect(result.stdout).toMatch(/^UNAVAILABLE/);
     expect(result.stdout).toContain("/api/agent-envelope answered 404");
+  });
+
+  it("envelope: an envelope derived by the service's own rules from a real agent record is summarised (exit 0)", async () => {
+    const owner = await Owner.create();
+    const agent = await owner.caller.createPassport({
+      family: "agent",
+      bindings: [{ class: "manifest", value: `https://${crypto.randomUUID().slice(0, 8)}.agents.example/card.json` }],
+    });
+    // Until the resolver serves /api/agent-envelope, answer it here with the domain's derivation
+    // over the record the real resolver publishes; every other request goes to the resolver.
+    const withEnvelopeRoute: FetchLike = async (input, init) => {
+      const url = new URL(input);
+      if (url.pathname !== "/api/agent-envelope") return resolverFetch(input, init);
+      const target = url.searchParams.get("target") ?? "";
+      const record = (await (await resolverFetch(`${RESOLVER}/api/p/${target}.json`)).json()) as PassportRecord;
+      const envelope = deriveEnvelope({
+        target,
+        parsed: parseEnvelopeTarget(target) ?? { kind: "identity", identityId: target },
+        records: [record],
+        policy: { requiredClaims: ["agent.operator_verified"] },
+        resolverBaseUrl: RESOLVER,
+        developerGuidanceUrl: `${RESOLVER}/docs`,
+        now: new Date(),
+      });
+      return Response.json(envelope);
+    };
+    const result = await passport(["envelope", agent.identity_id], withEnvelopeRoute);
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.stdout).toMatch(new RegExp(`^ENVELOPE\\s+${agent.identity_id}`));
+    expect(result.stdout).toContain("Missing evidence: agent.operator_verified");
+    expect(result.stdout).toContain("The envelope grants nothing.");
   });
 
   it.each([

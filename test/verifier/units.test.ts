@@ -13,7 +13,7 @@ import {
   sameBindingValue,
 } from "../../packages/verifier/src/index.ts";
 import { resolve as resolveRaw } from "../support/api.ts";
-import { Owner } from "./support.ts";
+import { Owner, recording, verifierFor } from "./support.ts";
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 
@@ -90,6 +90,19 @@ describe("durations and cache directives", () => {
     cache.set("c", entry);
     expect([cache.get("a"), cache.get("b"), cache.get("c")].map(Boolean)).toEqual([true, false, true]);
     expect(cache.size).toBe(2);
+  });
+});
+
+describe("expectations", () => {
+  it("refuses a malformed expectation before asking the resolver", async () => {
+    const { fetch, calls } = recording();
+    const verifier = verifierFor({ fetch });
+    const id = domain.mintIdentityId();
+    await expect(verifier.verify(id, { evidence: [{ claim: "x", maxAge: "soon" }] })).rejects.toThrow(TypeError);
+    await expect(verifier.verify(id, { maxAge: "-5" })).rejects.toThrow(TypeError);
+    await expect(verifier.verify(id, { consequence: "urgent" as never })).rejects.toThrow(TypeError);
+    expect(() => verifierFor({ resolver: "resolver.example" })).toThrow(TypeError);
+    expect(calls).toHaveLength(0);
   });
 });
 

@@ -237,6 +237,12 @@ export class Verifier {
    * result.outcome; // "ok", "missing_evidence", "stale", ...
    */
   async verify(identityId: string, expectation: Expectation = {}): Promise<VerifyOutcome> {
+    // A malformed expectation is the caller's bug: refuse it before any request, never as an outcome.
+    for (const requirement of expectation.evidence ?? []) {
+      if (typeof requirement !== "string" && requirement.maxAge !== undefined) {
+        requireDuration(requirement.maxAge, `evidence ${requirement.claim} maxAge`);
+      }
+    }
     const result = await this.resolve(identityId, {
       ...(expectation.consequence ? { consequence: expectation.consequence } : {}),
       ...(expectation.maxAge !== undefined ? { maxAge: expectation.maxAge } : {}),
