@@ -37,6 +37,7 @@ async function startService(): Promise<Started> {
     env: { ...process.env, RESOLVER_PORT: String(resolverPort), CONTROL_PORT: String(controlPort) },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  spawned = child;
   let stdout = "";
   let stderr = "";
   child.stderr?.on("data", (chunk) => {
@@ -66,15 +67,17 @@ async function startService(): Promise<Started> {
 }
 
 let service: Started;
+/** Set as soon as the service process exists, so it is stopped even when starting it failed. */
+let spawned: ChildProcess | undefined;
 
 beforeAll(async () => {
   service = await startService();
 });
 
 afterAll(async () => {
-  if (!service || service.child.exitCode !== null) return;
-  const exited = once(service.child, "exit");
-  service.child.kill("SIGTERM");
+  if (!spawned || spawned.exitCode !== null || spawned.signalCode !== null) return;
+  const exited = once(spawned, "exit");
+  spawned.kill("SIGTERM");
   await exited;
 });
 
