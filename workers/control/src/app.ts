@@ -13,11 +13,17 @@ import { me } from "./routes/me.ts";
 import { organisations } from "./routes/organisations.ts";
 import { passports } from "./routes/passports.ts";
 import { reference } from "./routes/reference.tsx";
+import { dashboardUi } from "./ui/index.tsx";
 
 export const app = new Hono<AppEnv>();
 
 app.get("/health", (c) => c.json({ status: "ok" }));
 app.route("/", reference);
+// The Dashboard's web pages; they call this same app's /v1 API in-process (docs/dashboard.md).
+app.route(
+  "/",
+  dashboardUi((request, env) => app.fetch(request, env)),
+);
 // The marketplace posts the buyer's browser and relays events here without a Dashboard token.
 app.route("/marketplace", marketplace);
 app.route("/onboarding", onboardingPage);

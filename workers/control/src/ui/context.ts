@@ -1,0 +1,9 @@
+import type { DashboardApi } from "./api.ts";
+import type { Viewer } from "./layout.tsx";
+import type { Session } from "./session.ts";
+
+/** The Dashboard pages' context: the signed-in caller and their client of the Dashboard API. */
+export type UiEnv = {
+  Bindings: Env;
+  Variables: { api: DashboardApi; session: Session; viewer: Viewer };
+};

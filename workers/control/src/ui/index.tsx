@@ -1,0 +1,42 @@
+import { Hono } from "hono";
+import type { ApiFetch } from "./api.ts";
+import { SCRIPT, STYLESHEET } from "./assets.ts";
+import type { UiEnv } from "./context.ts";
+import { signedIn } from "./guard.tsx";
+import { onboardingRoutes } from "./onboarding.tsx";
+import { passportActions } from "./passport-actions.tsx";
+import { passportListPage } from "./passport-list.tsx";
+import { passportPage } from "./passport-page.tsx";
+import { signInRoutes } from "./sign-in.tsx";
+
+/**
+ * The Dashboard's web pages, server-rendered with hono/jsx on the API's origin. They read and
+ * write only through the public Dashboard API (`fetchApi` is the control plane's own fetch), so
+ * every authorization decision is the API's. See docs/dashboard.md.
+ * @example
+ * app.route("/", dashboardUi((request, env) => app.fetch(request, env)));
+ */
+export function dashboardUi(fetchApi: ApiFetch) {
+  const ui = new Hono<UiEnv>();
+  const assetHeaders = { "cache-control": "public, max-age=3600", "x-content-type-options": "nosniff" };
+  ui.get("/dashboard/assets/dashboard.css", (c) =>
+    c.body(STYLESHEET, 200, { ...assetHeaders, "content-type": "text/css; charset=utf-8" }),
+  );
+  ui.get("/dashboard/assets/dashboard.js", (c) =>
+    c.body(SCRIPT, 200, { ...assetHeaders, "content-type": "text/javascript; charset=utf-8" }),
+  );
+  // No icon: answering here keeps browsers' automatic request out of the API's 404 log.
+  ui.get("/favicon.ico", (c) => c.body(null, 204, assetHeaders));
+  ui.get("/", (c) => c.redirect("/dashboard/passports", 302));
+  ui.get("/dashboard", (c) => c.redirect("/dashboard/passports", 302));
+  ui.route("/dashboard", signInRoutes(fetchApi));
+
+  const pages = new Hono<UiEnv>();
+  pages.use("*", signedIn(fetchApi));
+  pages.get("/passports", passportListPage);
+  pages.get("/passports/:id", (c) => passportPage(c, c.req.param("id")));
+  pages.route("/passports", passportActions);
+  pages.route("/onboarding", onboardingRoutes);
+  ui.route("/dashboard", pages);
+  return ui;
+}

@@ -1,0 +1,57 @@
+import type { BindingClass, LifecycleStatus } from "@passport/domain";
+
+export const BINDING_LABELS: Record<BindingClass, string> = {
+  endpoint: "Endpoint / base URL",
+  gateway: "Gateway / provider id",
+  openapi: "OpenAPI / description",
+  service: "Service / workload",
+  environment: "Environment / version",
+  repository: "Repository",
+  documentation: "Documentation",
+  manifest: "Agent manifest",
+  mcp_surface: "MCP / API surface",
+  package: "Package reference",
+};
+
+/** The verb on the button that moves a passport into each lifecycle status. */
+export const TRANSITION_VERBS: Record<LifecycleStatus, string> = {
+  active: "Reactivate",
+  suspended: "Suspend",
+  revoked: "Revoke",
+  retired: "Retire",
+};
+
+const HISTORY_LABELS: Record<string, string> = {
+  "passport.created": "Passport created",
+  "display.updated": "Display name changed",
+  "binding.added": "Binding added",
+  "binding.removed": "Binding removed",
+  "evidence.added": "Evidence added",
+  "evidence.withdrawn": "Evidence withdrawn",
+  "state.changed": "State changed",
+  "state.lifecycle_changed": "Lifecycle changed",
+  "state.reactivated": "Reactivated",
+  "authority.added": "Authority context added",
+  "authority.removed": "Authority context removed",
+  "duplicate.retired": "Retired as a duplicate",
+  "responsibility.changed": "Responsibility moved",
+};
+
+export function historyLabel(kind: string): string {
+  return HISTORY_LABELS[kind] ?? kind;
+}
+
+/** One readable line from a history event's detail (values only; no member data beyond the actor). */
+export function historySummary(detail: Record<string, unknown>): string {
+  const parts: string[] = [];
+  const lifecycle = detail.lifecycle as { from?: string; to?: string } | undefined;
+  if (lifecycle?.from && lifecycle.to) parts.push(`${lifecycle.from} → ${lifecycle.to}`);
+  for (const key of ["class", "value", "claim", "source", "availability", "environment", "version", "action"]) {
+    const value = detail[key];
+    if (typeof value === "string" && value) parts.push(key === "value" ? value : `${key}: ${value}`);
+  }
+  if (detail.recheck_required) parts.push("re-check required");
+  if (detail.recheck_completed) parts.push("re-check confirmed");
+  if (typeof detail.reason === "string") parts.push(`reason: ${detail.reason}`);
+  return parts.join(" · ");
+}

@@ -1,0 +1,185 @@
+import { PROBLEM_TYPE_BASE, type Problem } from "@passport/domain";
+import { type Context, Hono } from "hono";
+import type { PassportView } from "../views.ts";
+import type { ApiCall, ApiResult } from "./api.ts";
+import type { UiEnv } from "./context.ts";
+import { passportPage } from "./passport-page.tsx";
+import { refuseForgedPost } from "./session.ts";
+
+type UiContext = Context<UiEnv>;
+type Fields = Record<string, string>;
+
+/**
+ * The passport forms. Each post is checked for Origin and synchronizer token, turned into one
+ * Dashboard API call (with If-Match from the version the form was rendered at), and answered
+ * with a redirect back to the passport on success, or the passport page with the API's problem
+ * beside the form that caused it.
+ */
+export const passportActions = new Hono<UiEnv>();
+
+function fieldsOf(form: FormData): Fields {
+  const fields: Fields = {};
+  for (const [key, value] of form) if (typeof value === "string" && key !== "csrf") fields[key] = value;
+  return fields;
+}
+
+const optional = (value: string | undefined) => (value?.trim() ? value.trim() : undefined);
+/** datetime-local gives "2026-10-15T09:30" with no zone; the form says UTC. Anything else goes as typed, for the API to judge. */
+const utc = (value: string | undefined) => {
+  const text = optional(value);
+  return text && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(text)
+    ? `${text.length === 16 ? `${text}:00` : text}Z`
+    : text;
+};
+
+type Step = (fields: Fields, c: UiContext) => Promise<ApiResult<PassportView>>;
+
+function handle(form: (c: UiContext) => string, done: string, step: Step) {
+  return async (c: UiContext) => {
+    const id = c.req.param("id") as string;
+    const raw = await c.req.formData();
+    const fields = fieldsOf(raw);
+    const fail = (problem: Problem) => passportPage(c, id, { form: form(c), problem, values: fields });
+    const refused = await refuseForgedPost(c, c.get("session"), raw);
+    if (refused) {
+      return fail({ type: `${PROBLEM_TYPE_BASE}forbidden`, title: "Form refused", status: 403, detail: refused });
+    }
+    const result = await step(fields, c);
+    if (!result.ok) return fail(result.problem);
+    return c.redirect(`/dashboard/passports/${id}?done=${done}`, 303);
+  };
+}
+
+function call(c: UiContext, path: string, fields: Fields, options: ApiCall) {
+  const id = c.req.param("id") as string;
+  return c.get("api").call<PassportView>(`/v1/passports/${encodeURIComponent(id)}${path}`, {
+    ifMatch: fields.record_version ? `"v${fields.record_version}"` : undefined,
+    ...options,
+  });
+}
+
+passportActions.post(
+  "/:id/bindings",
+  handle(
+    () => "binding-add",
+    "binding-added",
+    (f, c) =>
+      call(c, "/bindings", f, {
+        method: "POST",
+        body: { class: f.class, value: f.value?.trim() ?? "", label: optional(f.label) },
+      }),
+  ),
+);
+
+/**
+ * Editing a binding: the API keeps bindings immutable, so the new value is added first and the
+ * old one removed only if that worked; a refused value leaves the passport as it was.
+ */
+passportActions.post(
+  "/:id/bindings/:bindingId/replace",
+  handle(
+    (c) => `binding-replace-${c.req.param("bindingId")}`,
+    "binding-replaced",
+    async (f, c) => {
+      const current = await call(c, "", {}, {});
+      if (!current.ok) return current;
+      const old = current.body.bindings.find((b) => b.id === c.req.param("bindingId"));
+      if (!old) {
+        return {
+          ok: false,
+          problem: { type: `${PROBLEM_TYPE_BASE}route-not-found`, title: "No such binding", status: 404 },
+        };
+      }
+      const added = await call(c, "/bindings", f, {
+        method: "POST",
+        body: { class: old.class, value: f.value?.trim() ?? "", ...(old.label ? { label: old.label } : {}) },
+      });
+      if (!added.ok) return added;
+      return call(
+        c,
+        `/bindings/${old.id}`,
+        { record_version: String(added.body.record_version) },
+        { method: "DELETE" },
+      );
+    },
+  ),
+);
+
+passportActions.post(
+  "/:id/bindings/:bindingId/remove",
+  handle(
+    (c) => `binding-remove-${c.req.param("bindingId")}`,
+    "binding-removed",
+    (f, c) => call(c, `/bindings/${encodeURIComponent(c.req.param("bindingId") as string)}`, f, { method: "DELETE" }),
+  ),
+);
+
+passportActions.post(
+  "/:id/evidence",
+  handle(
+    () => "evidence-add",
+    "evidence-added",
+    (f, c) =>
+      call(c, "/evidence", f, {
+        method: "POST",
+        body: {
+          claim: f.claim ?? "",
+          source: f.source ?? "",
+          scope: f.scope ?? "",
+          reference: optional(f.reference),
+          observed_at: utc(f.observed_at) ?? "",
+          fresh_until: utc(f.fresh_until),
+        },
+      }),
+  ),
+);
+
+passportActions.post(
+  "/:id/evidence/:evidenceId/withdraw",
+  handle(
+    (c) => `evidence-withdraw-${c.req.param("evidenceId")}`,
+    "evidence-withdrawn",
+    (f, c) => call(c, `/evidence/${encodeURIComponent(c.req.param("evidenceId") as string)}`, f, { method: "DELETE" }),
+  ),
+);
+
+passportActions.post(
+  "/:id/lifecycle",
+  handle(
+    () => "lifecycle",
+    "lifecycle",
+    (f, c) => call(c, "/state", f, { method: "PATCH", body: { lifecycle: f.lifecycle, reason: optional(f.reason) } }),
+  ),
+);
+
+passportActions.post(
+  "/:id/state",
+  handle(
+    () => "state",
+    "state",
+    async (f, c) => {
+      const current = await call(c, "", {}, {});
+      if (!current.ok) return current;
+      // Only what the user changed is sent, so saving an untouched form records no change.
+      const wanted = {
+        environment: optional(f.environment) ?? null,
+        version: optional(f.version) ?? null,
+        availability: optional(f.availability) ?? null,
+      };
+      const changes = Object.fromEntries(
+        Object.entries(wanted).filter(([key, value]) => current.body.state[key as keyof typeof wanted] !== value),
+      );
+      if (Object.keys(changes).length === 0) return current;
+      return call(c, "/state", f, { method: "PATCH", body: changes });
+    },
+  ),
+);
+
+passportActions.post(
+  "/:id/recheck",
+  handle(
+    () => "recheck",
+    "recheck",
+    (f, c) => call(c, "/state", f, { method: "PATCH", body: { recheck_completed: true } }),
+  ),
+);

@@ -1,0 +1,302 @@
+import { BINDING_CLASSES } from "@passport/domain";
+import type { Context } from "hono";
+import type { z } from "zod";
+import type { HistoryEvent, PassportView } from "../views.ts";
+import type { UiEnv } from "./context.ts";
+import { evidenceFreshness } from "./freshness.ts";
+import { BINDING_LABELS, historyLabel, historySummary } from "./labels.ts";
+import { Layout, ProblemMessage, Time } from "./layout.tsx";
+import {
+  AddBindingForm,
+  AddEvidenceForm,
+  BindingControls,
+  type Failure,
+  type FormContext,
+  LifecycleForm,
+  RecheckForm,
+  StateContextForm,
+  WithdrawEvidenceForm,
+} from "./passport-forms.tsx";
+import type { OrganisationItem } from "./passport-list.tsx";
+
+type History = z.infer<typeof HistoryEvent>;
+const RANK = { viewer: 0, editor: 1, admin: 2, owner: 3 } as const;
+
+/** Messages after a successful form, keyed by the `done` query parameter of the redirect. */
+export const DONE_MESSAGES: Record<string, string> = {
+  "binding-added": "Binding added.",
+  "binding-replaced": "Binding updated.",
+  "binding-removed": "Binding removed.",
+  "evidence-added": "Evidence added.",
+  "evidence-withdrawn": "Evidence withdrawn.",
+  lifecycle: "Lifecycle changed.",
+  state: "State saved.",
+  recheck: "Re-check confirmed.",
+};
+
+function ResolverLinks(props: { base: string; id: string }) {
+  return (
+    <ul>
+      <li>
+        <a href={`${props.base}/p/${props.id}`}>Resolver proof page</a> (what anyone sees)
+      </li>
+      <li>
+        <a href={`${props.base}/api/p/${props.id}.json`}>Machine-readable record (JSON)</a>
+      </li>
+    </ul>
+  );
+}
+
+export async function passportPage(c: Context<UiEnv>, id: string, failure?: Failure) {
+  const api = c.get("api");
+  const viewer = c.get("viewer");
+  const [found, history, organisations] = await Promise.all([
+    api.call<PassportView>(`/v1/passports/${encodeURIComponent(id)}`),
+    api.call<{ items: History[] }>(`/v1/passports/${encodeURIComponent(id)}/history?limit=500`),
+    api.call<{ items: OrganisationItem[] }>("/v1/organisations"),
+  ]);
+  if (!found.ok) {
+    return c.html(
+      <Layout title="Passport not found" viewer={viewer}>
+        <h1>Passport not shown</h1>
+        <ProblemMessage problem={found.problem} />
+        <p>
+          Check the identity id you copied; an id outside your organisations looks exactly like one that does not exist.{" "}
+          <a href="/dashboard/passports">Back to passports</a>
+        </p>
+      </Layout>,
+      found.problem.status as 404,
+    );
+  }
+  const passport = found.body;
+  const role = organisations.ok
+    ? organisations.body.items.find((o) => o.id === passport.organisation.id)?.role
+    : undefined;
+  const retired = passport.state.lifecycle === "retired";
+  const canEdit = !retired && role !== undefined && RANK[role] >= RANK.editor;
+  const canAdmin = !retired && role !== undefined && RANK[role] >= RANK.admin;
+  const ctx: FormContext = { passport, csrf: viewer.csrf, failure };
+  const resolverBase = c.env.RESOLVER_BASE_URL;
+  const done = DONE_MESSAGES[c.req.query("done") ?? ""];
+  const { state } = passport;
+  const events = history.ok ? [...history.body.items].reverse() : [];
+  const classes = BINDING_CLASSES.filter((cls) => passport.bindings.some((b) => b.class === cls));
+
+  return c.html(
+    <Layout title={passport.display_name ?? passport.identity_id} viewer={viewer}>
+      <p>
+        <a href="/dashboard/passports">← All passports</a>
+      </p>
+      <h1>{passport.display_name ?? "Unnamed passport"}</h1>
+      {done ? (
+        <div class="notice" role="status">
+          {done} Published as record version {passport.record_version}; the resolver serves it now.
+        </div>
+      ) : null}
+      {failure ? (
+        <p class="problem" role="alert">
+          <strong>The change was not made.</strong> See the message beside the form below.{" "}
+          <a href={`#${failure.form}-problem`}>Go to the message</a>
+        </p>
+      ) : null}
+      <section class="panel" aria-labelledby="identity-heading">
+        <h2 id="identity-heading" class="sr-only">
+          Identity
+        </h2>
+        <dl class="facts">
+          <dt>Identity id</dt>
+          <dd>
+            <code id="identity-id">{passport.identity_id}</code>{" "}
+            <button type="button" class="secondary small" data-copy="identity-id" hidden>
+              Copy id
+            </button>
+          </dd>
+          <dt>Family</dt>
+          <dd>{passport.family === "api" ? "API passport" : "Agent passport"}</dd>
+          <dt>Organisation</dt>
+          <dd>
+            {passport.organisation.name} <span class="hint">({passport.organisation.relationship})</span>{" "}
+            <code>{passport.organisation.id}</code>
+          </dd>
+          <dt>Parent</dt>
+          <dd>
+            {passport.organisation.parent ? (
+              <>
+                {passport.organisation.parent.name} <code>{passport.organisation.parent.id}</code>
+              </>
+            ) : (
+              "None"
+            )}
+          </dd>
+          <dt>Your role</dt>
+          <dd>{role ?? "none"}</dd>
+          <dt>Record version</dt>
+          <dd>
+            {passport.record_version} (updated <Time at={passport.updated_at} />)
+          </dd>
+        </dl>
+        <h3>In the resolver</h3>
+        <ResolverLinks base={resolverBase} id={passport.identity_id} />
+      </section>
+
+      <section aria-labelledby="state-heading">
+        <h2 id="state-heading">State</h2>
+        <dl class="facts">
+          <dt>Lifecycle</dt>
+          <dd>
+            <span class={`badge s-${state.lifecycle}`} id="lifecycle-status">
+              {state.lifecycle}
+            </span>
+          </dd>
+          <dt>As of</dt>
+          <dd>
+            <Time at={state.as_of} />
+          </dd>
+          <dt>Availability</dt>
+          <dd>{state.availability ?? "not stated"}</dd>
+          <dt>Environment</dt>
+          <dd>{state.environment ?? "not stated"}</dd>
+          <dt>Version</dt>
+          <dd>{state.version ?? "not stated"}</dd>
+          {state.duplicate_of ? (
+            <>
+              <dt>Duplicate of</dt>
+              <dd>
+                <a href={`/dashboard/passports/${state.duplicate_of}`}>{state.duplicate_of}</a>
+              </dd>
+            </>
+          ) : null}
+        </dl>
+        {state.recheck_required ? (
+          <div class="panel" role="note">
+            <p>
+              <strong>Re-check required.</strong> This passport was reactivated: consumers are told to re-evaluate its
+              bindings and evidence until an editor confirms the re-check.
+            </p>
+            {canEdit ? <RecheckForm ctx={ctx} /> : null}
+          </div>
+        ) : null}
+        {retired ? <p>Retired passports are kept exactly as they were; nothing about them can change.</p> : null}
+        {canAdmin ? <LifecycleForm ctx={ctx} /> : null}
+        {canEdit ? <StateContextForm ctx={ctx} /> : null}
+      </section>
+
+      <section aria-labelledby="bindings-heading">
+        <h2 id="bindings-heading">Bindings</h2>
+        {classes.length === 0 ? <p>No bindings. What is absent is treated as absent.</p> : null}
+        {classes.map((cls) => (
+          <>
+            <h3>{BINDING_LABELS[cls]}</h3>
+            <ul class="bindings">
+              {passport.bindings
+                .filter((b) => b.class === cls)
+                .map((b) => (
+                  <li>
+                    <code>{b.value}</code>
+                    {b.label ? <span class="hint"> · {b.label}</span> : null}
+                    <span class="hint">
+                      {" "}
+                      · bound <Time at={b.bound_at} />
+                    </span>
+                    {canEdit ? <BindingControls ctx={ctx} binding={b} /> : null}
+                  </li>
+                ))}
+            </ul>
+          </>
+        ))}
+        {canEdit ? <AddBindingForm ctx={ctx} /> : null}
+      </section>
+
+      <section aria-labelledby="evidence-heading">
+        <h2 id="evidence-heading">Evidence</h2>
+        {passport.evidence.length === 0 ? (
+          <p>No evidence. A claim without relevant evidence is not established.</p>
+        ) : (
+          <div class="table-wrap">
+            <table class="stack">
+              <thead>
+                <tr>
+                  <th scope="col">Claim</th>
+                  <th scope="col">Source</th>
+                  <th scope="col">Scope</th>
+                  <th scope="col">Observed</th>
+                  <th scope="col">Fresh until</th>
+                  <th scope="col">Freshness</th>
+                  {canEdit ? <th scope="col">Action</th> : null}
+                </tr>
+              </thead>
+              <tbody>
+                {passport.evidence.map((e) => {
+                  const freshness = evidenceFreshness(e);
+                  return (
+                    <tr>
+                      <td data-label="Claim">{e.reference ? <a href={e.reference}>{e.claim}</a> : e.claim}</td>
+                      <td data-label="Source">{e.source}</td>
+                      <td data-label="Scope">{e.scope}</td>
+                      <td data-label="Observed">
+                        <Time at={e.observed_at} />
+                      </td>
+                      <td data-label="Fresh until">
+                        {e.fresh_until ? <Time at={e.fresh_until} /> : "no expiry stated"}
+                      </td>
+                      <td data-label="Freshness">
+                        <span class={`badge f-${freshness}`}>{freshness}</span>
+                      </td>
+                      {canEdit ? (
+                        <td data-label="Action">
+                          <WithdrawEvidenceForm ctx={ctx} evidenceId={e.id} claim={e.claim} />
+                        </td>
+                      ) : null}
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {canEdit ? <AddEvidenceForm ctx={ctx} /> : null}
+      </section>
+
+      <section aria-labelledby="authority-heading">
+        <h2 id="authority-heading">Authority context</h2>
+        {passport.authority.length === 0 ? (
+          <p>None. Identity is never blanket permission; authority is evaluated per action.</p>
+        ) : (
+          <ul>
+            {passport.authority.map((a) => (
+              <li>
+                <strong>{a.action}</strong>: {a.context}
+                {a.granted_by ? ` (granted by ${a.granted_by})` : ""}
+                {a.expires_at ? (
+                  <>
+                    {" "}
+                    until <Time at={a.expires_at} />
+                  </>
+                ) : null}
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      <section aria-labelledby="history-heading">
+        <h2 id="history-heading">History</h2>
+        {history.ok ? (
+          <ol class="timeline" reversed>
+            {events.map((event) => (
+              <li>
+                <strong>{historyLabel(event.kind)}</strong> <span class="hint">v{event.record_version}</span>
+                <br />
+                <Time at={event.at} /> <span class="hint">by {event.actor}</span>
+                {historySummary(event.detail) ? <div>{historySummary(event.detail)}</div> : null}
+              </li>
+            ))}
+          </ol>
+        ) : (
+          <ProblemMessage problem={history.problem} />
+        )}
+      </section>
+    </Layout>,
+    failure ? (failure.problem.status as 400) : 200,
+  );
+}

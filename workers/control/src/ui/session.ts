@@ -1,0 +1,106 @@
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+
+// Any Hono context: these helpers read only the request and set only response headers.
+// biome-ignore lint/suspicious/noExplicitAny: independent of the app's variables
+type UiContext = Context<any>;
+
+const SECURE_COOKIE = "__Host-passport-session";
+// Browsers refuse Secure cookies set over plain http, which only local development serves.
+const PLAIN_COOKIE = "passport-session";
+const MAX_SESSION_SECONDS = 12 * 60 * 60;
+
+function secureOrigin(c: UiContext): boolean {
+  return new URL(c.req.url).protocol === "https:";
+}
+
+export interface Session {
+  token: string;
+  /** `cookie`: signed in on the sign-in page (development); `access`: Cloudflare Access's assertion. */
+  via: "cookie" | "access";
+}
+
+/**
+ * The caller's credential: the session cookie set by the development sign-in, else the JWT that
+ * Cloudflare Access adds to every request it lets through (production sign-in).
+ */
+export function currentSession(c: UiContext): Session | undefined {
+  const cookie = getCookie(c, secureOrigin(c) ? SECURE_COOKIE : PLAIN_COOKIE);
+  if (cookie) return { token: cookie, via: "cookie" };
+  const access = c.req.header("cf-access-jwt-assertion");
+  return access ? { token: access, via: "access" } : undefined;
+}
+
+function expiresIn(token: string): number {
+  try {
+    const payload = JSON.parse(atob(token.split(".")[1]?.replace(/-/g, "+").replace(/_/g, "/") ?? "")) as {
+      exp?: unknown;
+    };
+    if (typeof payload.exp === "number") return Math.max(0, Math.floor(payload.exp - Date.now() / 1000));
+  } catch {}
+  return MAX_SESSION_SECONDS;
+}
+
+/** Keeps a verified token in an HttpOnly, SameSite=Lax cookie that lives no longer than the token. */
+export function startSession(c: UiContext, token: string): void {
+  const secure = secureOrigin(c);
+  setCookie(c, secure ? SECURE_COOKIE : PLAIN_COOKIE, token, {
+    path: "/",
+    httpOnly: true,
+    secure,
+    sameSite: "Lax",
+    maxAge: Math.min(expiresIn(token), MAX_SESSION_SECONDS),
+  });
+}
+
+export function endSession(c: UiContext): void {
+  const secure = secureOrigin(c);
+  deleteCookie(c, secure ? SECURE_COOKIE : PLAIN_COOKIE, { path: "/", secure, httpOnly: true, sameSite: "Lax" });
+}
+
+function base64url(bytes: ArrayBuffer): string {
+  return btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+}
+
+/**
+ * The synchronizer token every form carries: a hash of the session's credential. Only a page
+ * rendered for this session knows it (the cookie is HttpOnly), and it changes with the session.
+ * @example
+ * <input type="hidden" name="csrf" value={await csrfToken(session.token)} />
+ */
+export async function csrfToken(sessionToken: string): Promise<string> {
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(`passport-dashboard-csrf\n${sessionToken}`),
+  );
+  return base64url(digest);
+}
+
+function constantTimeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
+}
+
+/** True when the request's Origin is this service's own (browsers send it with every form post). */
+export function sameOrigin(c: UiContext): boolean {
+  return c.req.header("origin") === new URL(c.req.url).origin;
+}
+
+/**
+ * Refuses a cookie- or Access-authenticated form post that did not come from one of our pages:
+ * the Origin must be ours and the form must carry this session's synchronizer token.
+ */
+export async function refuseForgedPost(c: UiContext, session: Session, form: FormData): Promise<string | undefined> {
+  if (!sameOrigin(c))
+    return "This form was posted from another site, so it was refused. Reload the page and try again.";
+  const presented = form.get("csrf");
+  if (typeof presented !== "string" || !constantTimeEqual(presented, await csrfToken(session.token))) {
+    return "This form has expired (it was loaded under another sign-in). Reload the page and try again.";
+  }
+  return undefined;
+}
