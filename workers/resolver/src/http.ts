@@ -1,30 +1,37 @@
-import { type Problem, problemResponse } from "@passport/domain";
+import type { Problem } from "@passport/domain";
 
 /** Every route of the resolver answers these methods and no others. */
 export const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
 
 /**
  * Open CORS for a public, credential-free surface: any origin may read any answer, including the
- * problem bodies, and may read the ETag it needs for a conditional re-check.
+ * problem bodies. Answers with an ETag also expose it, for a conditional re-check from script.
  */
-export const CORS_HEADERS: Record<string, string> = {
-  "access-control-allow-origin": "*",
-  "access-control-expose-headers": "ETag",
-  "x-content-type-options": "nosniff",
-};
+export const CORS_HEADERS: Record<string, string> = { "access-control-allow-origin": "*" };
+export const CORS_ETAG_HEADERS: Record<string, string> = { ...CORS_HEADERS, "access-control-expose-headers": "ETag" };
 
 /** The preflight answer for a browser that wants to send `If-None-Match` from script. */
 export const PREFLIGHT_HEADERS: Record<string, string> = {
-  ...CORS_HEADERS,
+  ...CORS_ETAG_HEADERS,
   allow: ALLOWED_METHODS,
   "access-control-allow-methods": ALLOWED_METHODS,
   "access-control-allow-headers": "If-None-Match",
   "access-control-max-age": "86400",
 };
 
-/** A problem+json answer carrying the resolver's CORS headers and the given cache headers. */
-export function problemAnswer(body: Problem, headers: Record<string, string>): Response {
-  return problemResponse(body, { ...CORS_HEADERS, ...headers });
+const PROBLEM_CONTENT_TYPE = { "content-type": "application/problem+json" };
+
+/**
+ * Headers of a problem+json answer: CORS, the given cache headers and the content type. Built once
+ * per kind of answer where possible; the resolver's problems carry no request-specific text.
+ */
+export function problemHeaders(cache: Record<string, string>): Record<string, string> {
+  return { ...CORS_HEADERS, ...cache, ...PROBLEM_CONTENT_TYPE };
+}
+
+/** A problem+json answer (RFC 9457) with the resolver's CORS headers and the given cache headers. */
+export function problemAnswer(body: Problem, cache: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), { status: body.status, headers: problemHeaders(cache) });
 }
 
 /**

@@ -2,6 +2,7 @@ import { WorkerEntrypoint } from "cloudflare:workers";
 import type { ResolverAdminApi } from "@passport/domain";
 import { app } from "./app.ts";
 import { purgeIdentity } from "./edge-cache.ts";
+import { fastResolve } from "./routes/passports.ts";
 
 /**
  * The public entry point. Workers Caching stores its answers and scopes purges to the entry point
@@ -10,7 +11,7 @@ import { purgeIdentity } from "./edge-cache.ts";
  */
 export default class Resolver extends WorkerEntrypoint<Env> {
   override fetch(request: Request): Response | Promise<Response> {
-    return app.fetch(request, this.env, this.ctx);
+    return fastResolve(request, this.env) ?? app.fetch(request, this.env, this.ctx);
   }
 
   /** Drops the edge-cached answers about one identity; called by {@link ResolverAdmin.purge}. */

@@ -1,4 +1,4 @@
-import { describeIdentityIdDefect, identityIdDefect } from "@passport/domain";
+import { type IdentityIdDefect, identityIdDefect } from "@passport/domain";
 import { readSnapshot, type Snapshot } from "./snapshots.ts";
 
 /**
@@ -6,7 +6,7 @@ import { readSnapshot, type Snapshot } from "./snapshots.ts";
  * failing to read proof is not proof that the identity does not exist (spec 7).
  */
 export type Lookup =
-  | { kind: "malformed"; detail: string }
+  | { kind: "malformed"; defect: IdentityIdDefect }
   | { kind: "unknown" }
   | { kind: "unavailable" }
   | { kind: "found"; snapshot: Snapshot };
@@ -14,7 +14,7 @@ export type Lookup =
 /** Classifies the id before any storage access, then reads its snapshot once. */
 export async function lookUp(kv: KVNamespace, candidate: string): Promise<Lookup> {
   const defect = identityIdDefect(candidate);
-  if (defect) return { kind: "malformed", detail: describeIdentityIdDefect(defect) };
+  if (defect) return { kind: "malformed", defect };
   try {
     const snapshot = await readSnapshot(kv, candidate);
     return snapshot ? { kind: "found", snapshot } : { kind: "unknown" };

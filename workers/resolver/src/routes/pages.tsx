@@ -1,4 +1,10 @@
-import { type PassportRecord, PROBLEM_TYPE_BASE, PROBLEMS, type ProblemKind } from "@passport/domain";
+import {
+  describeIdentityIdDefect,
+  type PassportRecord,
+  PROBLEM_TYPE_BASE,
+  PROBLEMS,
+  type ProblemKind,
+} from "@passport/domain";
 import { Hono } from "hono";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import { cacheHeaders } from "../edge-cache.ts";
@@ -37,9 +43,13 @@ pages.get("/p/:id", async (c) => {
   const found = await lookUp(c.env.SNAPSHOTS, identityId);
   switch (found.kind) {
     case "malformed":
-      return problemPage("malformed-identity-id", `This is not a well-formed identity id: ${found.detail}.`, {
-        ...cacheHeaders("stable"),
-      });
+      return problemPage(
+        "malformed-identity-id",
+        `This is not a well-formed identity id: ${describeIdentityIdDefect(found.defect)}.`,
+        {
+          ...cacheHeaders("stable"),
+        },
+      );
     case "unknown":
       return problemPage("identity-not-found", NOT_FOUND_DETAIL, cacheHeaders("identity", identityId));
     case "unavailable":

@@ -1,39 +1,86 @@
-import { problem } from "@passport/domain";
+import {
+  describeIdentityIdDefect,
+  type IdentityIdDefect,
+  identityCacheTag,
+  type ProblemKind,
+  problem,
+} from "@passport/domain";
 import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
-import { CORS_HEADERS, ifNoneMatch, problemAnswer } from "../http.ts";
+import { CORS_ETAG_HEADERS, ifNoneMatch, problemHeaders } from "../http.ts";
 import { lookUp, NOT_FOUND_DETAIL, UNAVAILABLE_DETAIL } from "../lookup.ts";
-
-export const passports = new Hono<{ Bindings: Env }>();
 
 const JSON_SUFFIX = ".json";
 
-passports.get("/:file", async (c) => {
-  const file = c.req.param("file");
-  if (!file.endsWith(JSON_SUFFIX)) return c.notFound();
-  const identityId = file.slice(0, -JSON_SUFFIX.length);
-  const found = await lookUp(c.env.SNAPSHOTS, identityId);
+// Every problem this route answers is fixed text, so bodies and headers are built once.
+function prepared(kind: ProblemKind, detail: string, cache: Record<string, string>) {
+  const body = problem(kind, { detail });
+  return { status: body.status, text: JSON.stringify(body), headers: problemHeaders(cache) };
+}
+const DEFECTS: readonly IdentityIdDefect[] = ["prefix", "length", "alphabet", "case", "check_character"];
+const MALFORMED = Object.fromEntries(
+  DEFECTS.map((d) => [d, prepared("malformed-identity-id", describeIdentityIdDefect(d), cacheHeaders("stable"))]),
+) as Record<IdentityIdDefect, ReturnType<typeof prepared>>;
+const NOT_FOUND = prepared("identity-not-found", NOT_FOUND_DETAIL, cacheHeaders("identity"));
+const UNAVAILABLE = prepared("unavailable", UNAVAILABLE_DETAIL, { ...cacheHeaders("none"), "retry-after": "5" });
+const NOT_MODIFIED_HEADERS = { ...CORS_ETAG_HEADERS, ...cacheHeaders("identity") };
+const RECORD_HEADERS = { ...NOT_MODIFIED_HEADERS, "content-type": "application/json; charset=utf-8" };
+
+/**
+ * `GET {base}/api/p/{identity_id}.json`: the published record as stored, or the problem that says
+ * why not. One KV read at most; HEAD is answered by the same code without a body.
+ */
+export async function resolveRecord(env: Env, identityId: string, ifNoneMatchHeader: string | null) {
+  const found = await lookUp(env.SNAPSHOTS, identityId);
   switch (found.kind) {
-    case "malformed":
-      return problemAnswer(problem("malformed-identity-id", { detail: found.detail }), cacheHeaders("stable"));
+    case "malformed": {
+      const answer = MALFORMED[found.defect];
+      return new Response(answer.text, { status: answer.status, headers: answer.headers });
+    }
     case "unknown":
-      return problemAnswer(
-        problem("identity-not-found", { detail: NOT_FOUND_DETAIL }),
-        cacheHeaders("identity", identityId),
-      );
-    case "unavailable":
-      return problemAnswer(problem("unavailable", { detail: UNAVAILABLE_DETAIL }), {
-        ...cacheHeaders("none"),
-        "retry-after": "5",
+      return new Response(NOT_FOUND.text, {
+        status: NOT_FOUND.status,
+        headers: { ...NOT_FOUND.headers, "cache-tag": identityCacheTag(identityId) },
       });
+    case "unavailable":
+      return new Response(UNAVAILABLE.text, { status: UNAVAILABLE.status, headers: UNAVAILABLE.headers });
   }
   const { body, metadata } = found.snapshot;
-  const headers: Record<string, string> = { ...CORS_HEADERS, ...cacheHeaders("identity", identityId) };
-  if (metadata) {
-    const etag = `"${metadata.digest}"`;
-    headers.etag = etag;
-    if (ifNoneMatch(c.req.header("if-none-match") ?? null, etag)) return new Response(null, { status: 304, headers });
+  const tag = identityCacheTag(identityId);
+  if (!metadata) return new Response(body, { headers: { ...RECORD_HEADERS, "cache-tag": tag } });
+  const etag = `"${metadata.digest}"`;
+  if (ifNoneMatch(ifNoneMatchHeader, etag)) {
+    return new Response(null, { status: 304, headers: { ...NOT_MODIFIED_HEADERS, "cache-tag": tag, etag } });
   }
-  headers["content-type"] = "application/json; charset=utf-8";
-  return new Response(body, { headers });
+  return new Response(body, { headers: { ...RECORD_HEADERS, "cache-tag": tag, etag } });
+}
+
+const PREFIX = "/api/p/";
+
+/**
+ * The same route without the router, for the resolver's hottest path: Hono's dispatch costs a
+ * measurable share of a request this small (docs/resolver.md, "Performance"). It takes only plain
+ * `/api/p/{segment}.json` GET and HEAD requests; anything else, including a percent-encoded
+ * segment, goes through the Hono app, whose answer is the same (tested).
+ */
+export function fastResolve(request: Request, env: Env): Promise<Response> | undefined {
+  const { method, url } = request;
+  const isHead = method === "HEAD";
+  if (method !== "GET" && !isHead) return undefined;
+  const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+  if (pathStart < 0 || !url.startsWith(PREFIX, pathStart)) return undefined;
+  let end = url.indexOf("?", pathStart);
+  if (end < 0) end = url.length;
+  const file = url.slice(pathStart + PREFIX.length, end);
+  if (!file.endsWith(JSON_SUFFIX) || file.includes("/") || file.includes("%")) return undefined;
+  const answer = resolveRecord(env, file.slice(0, -JSON_SUFFIX.length), request.headers.get("if-none-match"));
+  return isHead ? answer.then((response) => new Response(null, response)) : answer;
+}
+
+export const passports = new Hono<{ Bindings: Env }>();
+
+passports.get("/:file", (c) => {
+  const file = c.req.param("file");
+  if (!file.endsWith(JSON_SUFFIX)) return c.notFound();
+  return resolveRecord(c.env, file.slice(0, -JSON_SUFFIX.length), c.req.header("if-none-match") ?? null);
 });

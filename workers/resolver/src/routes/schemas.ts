@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
-import { CORS_HEADERS, ifNoneMatch } from "../http.ts";
+import { CORS_ETAG_HEADERS, ifNoneMatch } from "../http.ts";
 import passportRecordSchema from "../schemas/passport-record.schema.json";
 
 export const schemas = new Hono<{ Bindings: Env }>();
@@ -16,7 +16,7 @@ const PASSPORT_RECORD_TEXT = JSON.stringify(passportRecordSchema);
 const PASSPORT_RECORD_ETAG = entityTag(PASSPORT_RECORD_TEXT);
 
 schemas.get("/passport-record.json", (c) => {
-  const headers = { ...CORS_HEADERS, ...cacheHeaders("short"), etag: PASSPORT_RECORD_ETAG };
+  const headers = { ...CORS_ETAG_HEADERS, ...cacheHeaders("short"), etag: PASSPORT_RECORD_ETAG };
   if (ifNoneMatch(c.req.header("if-none-match") ?? null, PASSPORT_RECORD_ETAG)) {
     return new Response(null, { status: 304, headers });
   }

@@ -5,6 +5,7 @@ export const PAGE_SECURITY_HEADERS: Record<string, string> = {
   "content-security-policy":
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff",
 };
 
 const STYLE = `

@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// `npm run bench [-- <target>... ] [--rounds N] [--seconds S] [--warmup S] [--connections C]`
+// Runs each named target (all of them when none is named) and prints paired ratios against its
+// baselines. A target is a module in ./targets exporting `description` and `run()`.
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { ensureH2load } from "./lib/h2load.mjs";
+import { printReport } from "./lib/report.mjs";
+
+const TARGETS = {
+  resolver: () => import("./targets/resolver.mjs"),
+};
+
+const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    rounds: { type: "string", default: "5" },
+    seconds: { type: "string", default: "4" },
+    warmup: { type: "string", default: "2" },
+    connections: { type: "string", default: "8" },
+    list: { type: "boolean", default: false },
+  },
+});
+
+if (values.list) {
+  for (const [name, load] of Object.entries(TARGETS)) console.log(`${name}: ${(await load()).description}`);
+  process.exit(0);
+}
+const unknown = positionals.filter((name) => !(name in TARGETS));
+if (unknown.length > 0) {
+  console.error(`unknown bench target ${unknown.join(", ")}; targets: ${Object.keys(TARGETS).join(", ")}`);
+  process.exit(64);
+}
+let h2loadVersion;
+try {
+  h2loadVersion = ensureH2load();
+} catch (error) {
+  console.error(error.message);
+  process.exit(69);
+}
+
+const options = {
+  rounds: Number(values.rounds),
+  seconds: Number(values.seconds),
+  warmup: Number(values.warmup),
+  connections: Number(values.connections),
+};
+const log = (message) => process.stderr.write(`[bench] ${message}\n`);
+log(
+  `${h2loadVersion}; ${options.rounds} alternating rounds of ${options.seconds} s, ${options.connections} connections`,
+);
+let missed = false;
+for (const name of positionals.length > 0 ? positionals : Object.keys(TARGETS)) {
+  const target = await TARGETS[name]();
+  const report = await target.run({ root, options, log });
+  missed = printReport(name, report, options) || missed;
+}
+process.exitCode = missed ? 1 : 0;

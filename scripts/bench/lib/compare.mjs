@@ -1,0 +1,66 @@
+// Paired comparison of each path with its own baseline: warm both up, then alternate the order in
+// every round (A B, B A, ...) and report the per-round ratios, so drift between rounds cancels out.
+import { load } from "./h2load.mjs";
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+export function spread(values) {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
+}
+
+function checkStatuses(label, result, expected) {
+  const unexpected = Object.keys(result.statuses).filter((status) => Number(status) !== expected);
+  if (result.errors > 0 || unexpected.length > 0 || result.requests === 0) {
+    throw new Error(
+      `${label}: expected only ${expected}, got ${JSON.stringify(result.statuses)} with ${result.errors} errors`,
+    );
+  }
+}
+
+/**
+ * `pairs`: [{ name, subject: { urls, headers?, status }, baseline: { name, urls, status } }].
+ * Returns, per pair, the raw runs and the spread of the subject/baseline ratios.
+ */
+export function comparePairs(pairs, { rounds, seconds, warmup, connections, log }) {
+  const run = (side, duration) => load({ urls: side.urls, headers: side.headers, seconds: duration, connections });
+  for (const pair of pairs) {
+    log(`warming up ${pair.name} and ${pair.baseline.name}`);
+    checkStatuses(pair.name, run(pair.subject, warmup), pair.subject.status);
+    checkStatuses(pair.baseline.name, run(pair.baseline, warmup), pair.baseline.status);
+  }
+  const runs = pairs.map(() => ({ subject: [], baseline: [] }));
+  for (let round = 0; round < rounds; round++) {
+    log(`round ${round + 1} of ${rounds}`);
+    pairs.forEach((pair, i) => {
+      const order = (round + i) % 2 === 0 ? ["subject", "baseline"] : ["baseline", "subject"];
+      for (const side of order) {
+        const result = run(pair[side], seconds);
+        checkStatuses(side === "subject" ? pair.name : pair.baseline.name, result, pair[side].status);
+        runs[i][side].push(result);
+      }
+    });
+  }
+  return pairs.map((pair, i) => {
+    const { subject, baseline } = runs[i];
+    const ratio = (key) => spread(subject.map((s, r) => s[key] / baseline[r][key]));
+    return {
+      name: pair.name,
+      baseline: pair.baseline.name,
+      subject: {
+        rps: spread(subject.map((s) => s.rps)),
+        p50: spread(subject.map((s) => s.p50)),
+        p99: spread(subject.map((s) => s.p99)),
+      },
+      reference: {
+        rps: spread(baseline.map((s) => s.rps)),
+        p50: spread(baseline.map((s) => s.p50)),
+        p99: spread(baseline.map((s) => s.p99)),
+      },
+      ratios: { rps: ratio("rps"), p50: ratio("p50"), p99: ratio("p99") },
+    };
+  });
+}

@@ -1,0 +1,44 @@
+// Prints a target's paired results as a table and says which targets were met.
+const fixed = (n, digits = 2) => n.toFixed(digits);
+const range = (s, digits = 2) => `${fixed(s.median, digits)} (${fixed(s.min, digits)}..${fixed(s.max, digits)})`;
+
+function table(rows) {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)));
+  return rows.map((row) => row.map((cell, c) => cell.padEnd(widths[c])).join("  ")).join("\n");
+}
+
+/** Returns true when any target was missed. */
+export function printReport(name, { results, bundle, targets }, options) {
+  let missed = false;
+  const rows = [
+    ["path", "baseline", "req/s", "baseline req/s", "req/s ratio", "p50 ms", "p50 ratio", "p99 ms", "p99 ratio", "met"],
+  ];
+  for (const r of results) {
+    const ok = r.ratios.rps.median >= targets.rps && r.ratios.p99.median <= targets.p99;
+    missed ||= !ok;
+    rows.push([
+      r.name,
+      r.baseline,
+      fixed(r.subject.rps.median, 0),
+      fixed(r.reference.rps.median, 0),
+      range(r.ratios.rps),
+      fixed(r.subject.p50.median, 3),
+      range(r.ratios.p50),
+      fixed(r.subject.p99.median, 3),
+      range(r.ratios.p99),
+      ok ? "yes" : "NO",
+    ]);
+  }
+  console.log(`\n${name}: medians over ${options.rounds} rounds; ratios are path/baseline, median (min..max)`);
+  console.log(table(rows));
+  console.log(`targets: req/s ratio >= ${targets.rps}, p99 ratio <= ${targets.p99}`);
+  if (bundle) {
+    const kib = (n) => `${fixed(n / 1024, 1)} KiB`;
+    const ok = bundle.gzip <= bundle.budget;
+    missed ||= !ok;
+    console.log(
+      `bundle: ${kib(bundle.raw)} raw, ${kib(bundle.gzip)} gzip (budget ${kib(bundle.budget)} gzip: ${ok ? "met" : "MISSED"})`,
+    );
+  }
+  return missed;
+}

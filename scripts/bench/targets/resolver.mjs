@@ -1,0 +1,132 @@
+// `npm run bench -- resolver`: the resolver bundle in workerd with seeded KV, each path against
+// its own baseline (see scripts/bench/README.md for the method and docs/resolver.md for targets).
+import { join } from "node:path";
+import { mintIdentityId, projectPublicRecord, sealRecord, snapshotKey } from "@passport/domain";
+import { comparePairs } from "../lib/compare.mjs";
+import { bundle, serve } from "../lib/workers.mjs";
+
+export const description = "resolver paths against a trivial Worker and a one-KV-get Worker; bundle size";
+
+const RECORDS = 1000;
+const GZIP_BUDGET = 60 * 1024;
+
+async function sampleRecord(n) {
+  const id = mintIdentityId();
+  const at = "2026-10-20T09:00:00.000Z";
+  const record = await sealRecord(
+    projectPublicRecord(
+      {
+        passport: {
+          id,
+          family: "api",
+          displayName: `Payments API ${n}`,
+          relationship: "responsible",
+          lifecycle: "active",
+          availability: "available",
+          environment: "production",
+          version: "2026.10.1",
+          stateAsOf: at,
+          recheckRequired: false,
+          duplicateOf: null,
+          recordVersion: 3,
+        },
+        organisation: { id: "org_bench", name: "Bench Organisation Ltd" },
+        parent: null,
+        bindings: [
+          { class: "endpoint", value: `https://api.example.com/payments/${n}`, label: "Public base URL", boundAt: at },
+          { class: "openapi", value: `https://api.example.com/payments/${n}/openapi.json`, label: null, boundAt: at },
+          {
+            class: "gateway",
+            value: `arn:aws:apigateway:eu-west-1::/restapis/a1b2c3d4e5/${n}`,
+            label: null,
+            boundAt: at,
+          },
+        ],
+        evidence: [
+          {
+            id: `ev_${n}`,
+            claim: "organisation.domain_control",
+            source: "DNS TXT record check",
+            scope: "api.example.com",
+            reference: "https://api.example.com/.well-known/passport",
+            observedAt: at,
+            freshUntil: "2027-01-20T09:00:00.000Z",
+            withdrawnAt: null,
+          },
+        ],
+        authority: [],
+      },
+      at,
+    ),
+  );
+  return { id, text: JSON.stringify(record), digest: record.digest };
+}
+
+export async function run({ root, options, log }) {
+  const outdir = join(root, ".bench", "resolver");
+  log("bundling the resolver with wrangler deploy --dry-run");
+  const built = bundle(root, { config: "wrangler.toml", outdir });
+  const server = await serve(
+    {
+      resolver: { modulePath: built.path, kv: "SNAPSHOTS", vars: { PUBLIC_BASE_URL: "http://127.0.0.1" } },
+      trivial: { modulePath: join(root, "workers/bench-baselines/trivial.js") },
+      kv: { modulePath: join(root, "workers/bench-baselines/kv-get.js"), kv: "KV" },
+    },
+    { compatibilityDate: "2026-10-15", compatibilityFlags: ["nodejs_compat"] },
+  );
+  try {
+    log(`seeding ${RECORDS} records into each KV namespace`);
+    const records = [];
+    for (let n = 0; n < RECORDS; n++) records.push(await sampleRecord(n));
+    const snapshots = await server.kv("resolver");
+    const baselineKv = await server.kv("kv");
+    for (const r of records) {
+      await snapshots.put(snapshotKey(r.id), r.text, { metadata: { digest: r.digest, record_version: 3 } });
+      await baselineKv.put(r.id, r.text);
+    }
+    const one = records[0];
+    const { resolver, trivial, kv } = server.urls;
+    const trivialBaseline = { name: "trivial 1 KB JSON", urls: [`${trivial}/`], status: 200 };
+    const kvOne = { name: "one KV get (same key)", urls: [`${kv}/${one.id}`], status: 200 };
+    const kvMany = { name: "one KV get (1000 keys)", urls: records.map((r) => `${kv}/${r.id}`), status: 200 };
+    const pairs = [
+      {
+        name: "200 one record, repeated",
+        subject: { urls: [`${resolver}/api/p/${one.id}.json`], status: 200 },
+        baseline: kvOne,
+      },
+      {
+        name: "200 spread over 1000 records",
+        subject: { urls: records.map((r) => `${resolver}/api/p/${r.id}.json`), status: 200 },
+        baseline: kvMany,
+      },
+      {
+        name: "404 well-formed unknown id",
+        subject: { urls: [`${resolver}/api/p/${mintIdentityId()}.json`], status: 404 },
+        baseline: kvOne,
+      },
+      {
+        name: "400 malformed id",
+        subject: { urls: [`${resolver}/api/p/${one.id.slice(0, -1)}x.json`], status: 400 },
+        baseline: trivialBaseline,
+      },
+      {
+        name: "304 conditional (If-None-Match)",
+        subject: {
+          urls: [`${resolver}/api/p/${one.id}.json`],
+          headers: { "if-none-match": `"${one.digest}"` },
+          status: 304,
+        },
+        baseline: kvOne,
+      },
+    ];
+    const results = comparePairs(pairs, { ...options, log });
+    return {
+      results,
+      bundle: { raw: built.raw, gzip: built.gzip, budget: GZIP_BUDGET },
+      targets: { rps: 0.9, p99: 1.2 },
+    };
+  } finally {
+    await server.close();
+  }
+}
