@@ -2,6 +2,7 @@
 // and the control plane with wrangler (local D1/KV persisted under .wrangler/state), seeds the
 // demo organisation and passports once, and prints what a newcomer needs to try it.
 import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEMO_ORGANISATION, developmentKeys, recordSigningKeys, root, signDevelopmentToken } from "./dev-auth.mjs";
@@ -10,6 +11,9 @@ const resolverPort = Number(process.env.RESOLVER_PORT ?? 8787);
 const controlPort = Number(process.env.CONTROL_PORT ?? 8788);
 const resolverUrl = `http://127.0.0.1:${resolverPort}`;
 const controlUrl = `http://127.0.0.1:${controlPort}`;
+// Next to the control plane by default, so a second `npm start` on other ports does not collide.
+const marketplacePort = Number(process.env.MARKETPLACE_PORT ?? controlPort + 2);
+const marketplaceUrl = `http://127.0.0.1:${marketplacePort}`;
 const persistTo = join(root, ".wrangler", "state");
 const seedFile = join(root, ".wrangler", "dev-auth", "demo-passports.json");
 const controlConfig = join(root, "workers", "control", "wrangler.toml");
@@ -152,7 +156,37 @@ localD1(
   ].join("; "),
 );
 
+// The marketplace handoff's secrets (docs/acquisition.md), made once and kept beside the dev keys.
+function marketplaceSecrets() {
+  const file = join(root, ".wrangler", "dev-auth", "marketplace.json");
+  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
+  const key = () => randomBytes(32).toString("base64");
+  const secrets = {
+    MARKETPLACE_TOKEN_HASH_KEY: key(),
+    MARKETPLACE_TOKEN_ENCRYPTION_KEY: key(),
+    MARKETPLACE_EVENTS_SECRET: key(),
+    MARKETPLACE_AWS_ACCESS_KEY_ID: "AKIDSIMULATOR0000000",
+    MARKETPLACE_AWS_SECRET_ACCESS_KEY: key(),
+  };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}
+
 const quiet = ["--log-level", "warn", "--show-interactive-dev-session=false", "--persist-to", persistTo];
+start("marketplace", [
+  "dev",
+  "-c",
+  join(root, "workers", "marketplace-sim", "wrangler.toml"),
+  "--ip",
+  "127.0.0.1",
+  "--port",
+  String(marketplacePort),
+  "--inspector-port",
+  "0",
+  "--var",
+  `FULFILLMENT_URL:${controlUrl}/marketplace/fulfill`,
+  ...quiet,
+]);
 start("resolver", [
   "dev",
   "-c",
@@ -183,11 +217,21 @@ start("control", [
   `RESOLVER_BASE_URL:${resolverUrl}`,
   "--var",
   `SIGNING_KEY:${JSON.stringify(signing.privateJwk)}`,
+  ...Object.entries({
+    ...marketplaceSecrets(),
+    MARKETPLACE_METERING_URL: `${marketplaceUrl}/`,
+    MARKETPLACE_ENTITLEMENT_URL: `${marketplaceUrl}/`,
+    DASHBOARD_ONBOARDING_URL: `${controlUrl}/onboarding`,
+  }).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ...quiet,
 ]);
 
 try {
-  await Promise.all([waitFor(`${resolverUrl}/health`), waitFor(`${controlUrl}/health`)]);
+  await Promise.all([
+    waitFor(`${resolverUrl}/health`),
+    waitFor(`${controlUrl}/health`),
+    waitFor(`${marketplaceUrl}/health`),
+  ]);
   const token = await signDevelopmentToken();
   const demo = await seed(token);
   const first = demo[0].identity_id;
@@ -213,6 +257,8 @@ Try:
     -d '{"family":"api","display_name":"My API","bindings":[{"class":"endpoint","value":"https://my-api-${exampleSuffix}.example.com"}]}'
 
   curl -s ${controlUrl}/v1/me -H "authorization: Bearer ${token}"
+
+Acquisition demo: open ${marketplaceUrl}/ (simulated marketplace), subscribe, and claim on the onboarding page with the token above (docs/acquisition.md).
 
 Press Ctrl-C to stop.`);
 } catch (error) {

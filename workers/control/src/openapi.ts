@@ -12,6 +12,7 @@ import {
   TransferRequest,
   UpdatePassportRequest,
 } from "./requests.ts";
+import { ClaimRequest } from "./marketplace/onboarding.ts";
 import { HistoryPage, PassportPage, PassportView } from "./views.ts";
 
 const Problem = z
@@ -61,6 +62,7 @@ const SCHEMAS = {
   TransferRequest,
   CreateOrganisationRequest,
   PutMemberRequest,
+  ClaimRequest,
 } as const;
 type SchemaName = keyof typeof SCHEMAS;
 
@@ -234,6 +236,19 @@ export const OPERATIONS: Operation[] = [
     summary: "Every change, oldest first",
     role: "viewer",
     response: "HistoryPage",
+  },
+  {
+    method: "get",
+    path: "/v1/acquisitions/{id}",
+    summary: "A marketplace acquisition's progress, stage by stage (before the claim: send X-Claim-Reference)",
+    role: "any member",
+  },
+  {
+    method: "post",
+    path: "/v1/acquisitions/{id}/claim",
+    summary: "Claim a completed marketplace acquisition with its single-use claim reference (docs/acquisition.md)",
+    role: "any member",
+    request: "ClaimRequest",
   },
 ];
 
