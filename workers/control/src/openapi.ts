@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ClaimRequest } from "./marketplace/onboarding.ts";
 import {
   AuthorityInput,
   BindingInput,
@@ -12,7 +13,6 @@ import {
   TransferRequest,
   UpdatePassportRequest,
 } from "./requests.ts";
-import { ClaimRequest } from "./marketplace/onboarding.ts";
 import { HistoryPage, PassportPage, PassportView } from "./views.ts";
 
 const Problem = z
