@@ -102,6 +102,19 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        // The Dashboard in Debian's Chromium against `npm start`'s local service, run by Node.
+        // `npm test` runs it after the rest through test/browser/run.mjs (skipped without Chromium).
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          environment: "node",
+          globalSetup: ["test/browser/global-setup.ts"],
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

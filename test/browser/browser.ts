@@ -1,0 +1,60 @@
+// Debian's Chromium driven by playwright-core (no downloaded browsers), headless, with a fresh
+// profile per launch.
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { root } from "./service.ts";
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const screenshots = join(root, "docs", "screenshots");
+
+export interface Browser {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+export async function launch(): Promise<Browser> {
+  const profile = mkdtempSync(join(tmpdir(), "passport-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 900 },
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Saves a full-page screenshot as docs/screenshots/{name}.png. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(screenshots, { recursive: true });
+  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
+}
+
+/** A development token, made exactly as `npm run token -- --sub ... --role ...` makes it. */
+export async function developmentToken(subject: string, role: string, organisation = "org_demo"): Promise<string> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ["scripts/token.mjs", "--sub", subject, "--role", role, "--org", organisation],
+    { cwd: root },
+  );
+  return stdout.trim();
+}

@@ -1,0 +1,15 @@
+import type { TestProject } from "vitest/node";
+import { type ServiceInfo, startService, stopService } from "./service.ts";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    service: ServiceInfo;
+  }
+}
+
+/** One local service for the whole browser suite; started once, stopped with SIGTERM. */
+export default async function setup(project: TestProject) {
+  const { info, child } = await startService();
+  project.provide("service", info);
+  return () => stopService(child);
+}

@@ -1,0 +1,90 @@
+// The local service exactly as `npm start` runs it (scripts/dev.mjs), on free ports, with a
+// private wrangler dev registry so its control plane can only reach its own resolver even when
+// another `npm start` runs on the same machine.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const root = join(import.meta.dirname, "..", "..");
+
+export interface ServiceInfo {
+  resolver: string;
+  control: string;
+  marketplace: string;
+  /** The owner token `npm start` prints. */
+  token: string;
+  demo: { id: string; family: string; name: string }[];
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, "close");
+  return port;
+}
+
+/** Starts `node scripts/dev.mjs` and reads what it prints for a newcomer. */
+export async function startService(): Promise<{ info: ServiceInfo; child: ChildProcess }> {
+  const [resolverPort, controlPort, marketplacePort] = [await freePort(), await freePort(), await freePort()];
+  const child = spawn(process.execPath, ["scripts/dev.mjs"], {
+    cwd: root,
+    env: {
+      ...process.env,
+      RESOLVER_PORT: String(resolverPort),
+      CONTROL_PORT: String(controlPort),
+      MARKETPLACE_PORT: String(marketplacePort),
+      WRANGLER_REGISTRY_PATH: mkdtempSync(join(tmpdir(), "passport-registry-")),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on("data", (chunk) => {
+        stdout += chunk;
+        if (stdout.includes("Press Ctrl-C to stop.")) resolve();
+      });
+      child.on("exit", (code) => reject(new Error(`scripts/dev.mjs exited with ${code}:\n${stderr.slice(-3000)}`)));
+    });
+  } catch (error) {
+    await stopService(child);
+    throw error;
+  }
+  const demo = [...stdout.matchAll(/^ {2}(psp_[0-9a-z]{26}) {2}(api|agent)\s+(.+)$/gm)].map((m) => ({
+    id: m[1] as string,
+    family: m[2] as string,
+    name: m[3] as string,
+  }));
+  const token = /Development token[^\n]*\n\s+(\S+)/.exec(stdout)?.[1];
+  if (!token || demo.length === 0) {
+    await stopService(child);
+    throw new Error(`could not read the start output:\n${stdout}`);
+  }
+  return {
+    child,
+    info: {
+      resolver: `http://127.0.0.1:${resolverPort}`,
+      control: `http://127.0.0.1:${controlPort}`,
+      marketplace: `http://127.0.0.1:${marketplacePort}`,
+      token,
+      demo,
+    },
+  };
+}
+
+/** SIGTERM, as Ctrl-C would; dev.mjs stops its wrangler children and exits. */
+export async function stopService(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  child.kill("SIGTERM");
+  await exited;
+}
