@@ -1,5 +1,6 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 import type { ResolverAdminApi } from "@passport/domain";
+import { isIdentityId } from "@passport/domain";
 import { app } from "./app.ts";
 import { purgeIdentity } from "./edge-cache.ts";
 import { fastResolve } from "./routes/passports.ts";
@@ -27,6 +28,7 @@ export default class Resolver extends WorkerEntrypoint<Env> {
 export class ResolverAdmin extends WorkerEntrypoint<Env> implements ResolverAdminApi {
   /** Drops every cached answer for one identity so the next request reads the new snapshot. */
   async purge(identityId: string): Promise<void> {
+    if (!isIdentityId(identityId)) throw new TypeError("purge needs a well-formed identity id");
     await this.ctx.exports.default.purgeIdentity(identityId);
   }
 }

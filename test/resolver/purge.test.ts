@@ -1,0 +1,49 @@
+import { exports } from "cloudflare:workers";
+import { identityCacheTag, mintIdentityId } from "@passport/domain";
+import { describe, expect, it } from "vitest";
+import { purgeIdentity } from "../../workers/resolver/src/edge-cache.ts";
+
+/** Stands in for Workers Caching's `ctx.cache`, which local workerd does not provide. */
+function recordingCache(result: CachePurgeResult) {
+  const calls: CachePurgeOptions[] = [];
+  const cache: CacheContext = {
+    purge: async (options) => {
+      calls.push(options);
+      return result;
+    },
+    invalidate: async () => result,
+  };
+  return { cache, calls };
+}
+
+describe("purging one identity", () => {
+  it("is reachable through the admin entry point the control plane binds to, and succeeds", async () => {
+    await expect(exports.ResolverAdmin.purge(mintIdentityId())).resolves.toBeUndefined();
+  });
+
+  it("refuses anything but a well-formed identity id", async () => {
+    const error = await exports.ResolverAdmin.purge("passport-*").then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(String(error)).toMatch(/well-formed identity id/);
+  });
+
+  it("drops exactly the identity's Cache-Tag, the one its answers carry", async () => {
+    const id = mintIdentityId();
+    const { cache, calls } = recordingCache({ success: true, errors: [] });
+    await purgeIdentity(cache, id);
+    expect(calls).toEqual([{ tags: [identityCacheTag(id)] }]);
+    const answer = await exports.default.fetch(`https://resolver.test/api/p/${id}.json`);
+    expect(answer.headers.get("cache-tag")).toBe(identityCacheTag(id));
+  });
+
+  it("throws when the platform refuses the purge, so the publisher keeps its outbox row and retries", async () => {
+    const { cache } = recordingCache({ success: false, errors: [{ code: 1134, message: "rate limited" }] });
+    await expect(purgeIdentity(cache, mintIdentityId())).rejects.toThrow(/refused \(1134: rate limited\)/);
+  });
+
+  it("has nothing to drop where the runtime keeps no edge cache", async () => {
+    await expect(purgeIdentity(undefined, mintIdentityId())).resolves.toBeUndefined();
+  });
+});
