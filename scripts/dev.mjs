@@ -221,7 +221,7 @@ start("control", [
     ...marketplaceSecrets(),
     MARKETPLACE_METERING_URL: `${marketplaceUrl}/`,
     MARKETPLACE_ENTITLEMENT_URL: `${marketplaceUrl}/`,
-    DASHBOARD_ONBOARDING_URL: `${controlUrl}/onboarding`,
+    DASHBOARD_ONBOARDING_URL: `${controlUrl}/dashboard/onboarding`,
   }).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ...quiet,
 ]);

@@ -18,13 +18,16 @@ export function signInLocation(pathAndQuery: string, reason?: "expired"): string
 /**
  * Pages behind sign-in: without a session the browser goes to the sign-in page and comes back;
  * with one, the caller's subject is read through `GET /v1/me`, so an expired or untrusted token
- * is found out here, once, by the API's own verification.
+ * is found out here, once, by the API's own verification. With `optional`, a visitor without a
+ * session passes through with no `viewer` set.
  */
-export function signedIn(fetchApi: ApiFetch): MiddlewareHandler<UiEnv> {
+export function signedIn(fetchApi: ApiFetch, options: { optional?: boolean } = {}): MiddlewareHandler<UiEnv> {
   return async (c, next) => {
     pageHeaders(c);
     const url = new URL(c.req.url);
     const session = currentSession(c);
+    // Optional: the page itself decides what a signed-out visitor sees (onboarding).
+    if (!session && options.optional) return next();
     if (!session) return c.redirect(signInLocation(url.pathname + url.search), 303);
     const api = dashboardApi(fetchApi, c.env, url.origin, session.token);
     const me = await api.call<{ subject: string }>("/v1/me");

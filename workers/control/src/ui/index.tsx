@@ -30,13 +30,13 @@ export function dashboardUi(fetchApi: ApiFetch) {
   ui.get("/", (c) => c.redirect("/dashboard/passports", 302));
   ui.get("/dashboard", (c) => c.redirect("/dashboard/passports", 302));
   ui.route("/dashboard", signInRoutes(fetchApi));
+  ui.route("/dashboard/onboarding", onboardingRoutes(fetchApi));
 
   const pages = new Hono<UiEnv>();
   pages.use("*", signedIn(fetchApi));
   pages.get("/passports", passportListPage);
   pages.get("/passports/:id", (c) => passportPage(c, c.req.param("id")));
   pages.route("/passports", passportActions);
-  pages.route("/onboarding", onboardingRoutes);
   ui.route("/dashboard", pages);
   return ui;
 }

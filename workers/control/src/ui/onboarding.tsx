@@ -1,5 +1,311 @@
-import { Hono } from "hono";
+import { PROBLEM_TYPE_BASE, type Problem } from "@passport/domain";
+import { type Context, Hono } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { STAGE_LABELS, STAGES, type Stage } from "../marketplace/stages.ts";
+import type { PassportView } from "../views.ts";
+import type { ApiFetch, ApiResult } from "./api.ts";
 import type { UiEnv } from "./context.ts";
+import { signedIn, signInLocation } from "./guard.tsx";
+import { Layout, ProblemMessage, Time } from "./layout.tsx";
+import { refuseForgedPost, sameOrigin } from "./session.ts";
 
-/** The onboarding page for a marketplace acquisition (spec 4.3 steps 9-10). */
-export const onboardingRoutes = new Hono<UiEnv>();
+type UiContext = Context<UiEnv>;
+
+/** What GET /v1/acquisitions/{id} answers (workers/control/src/marketplace/onboarding.ts). */
+interface Acquisition {
+  acquisition_id: string;
+  status: "received" | "processing" | "completed" | "failed";
+  next: "wait" | "claim" | "restart_setup" | "contact_support";
+  created_at: string;
+  updated_at: string;
+  stages: {
+    stage: string;
+    label: string;
+    status: string;
+    attempts: number;
+    outcome: string | null;
+    error: { code: string; message: string | null } | null;
+    at: string;
+  }[];
+  error: { stage: string; code: string | null; message: string | null; at: string } | null;
+  passport: { identity_id: string; family: string; outcome: string | null; resolver_url: string } | null;
+  claimed: boolean;
+  claimed_by_you: boolean;
+}
+
+const ACQUISITION_ID = /^acq_[A-Za-z0-9_-]{1,64}$/;
+const CLAIM_REFERENCE = /^clm_[A-Za-z0-9_-]{1,128}$/;
+const CLAIM_COOKIE_PATH = "/dashboard/onboarding";
+const CLAIM_TTL_SECONDS = 30 * 60;
+const REFRESH_SECONDS = 2;
+
+function claimCookieName(c: UiContext): string {
+  return new URL(c.req.url).protocol === "https:" ? "__Secure-passport-claim" : "passport-claim";
+}
+
+/**
+ * The claim reference arrives in the URL fragment, which never reaches a server; the page's
+ * script hands it over once and it is kept, HttpOnly, only for the onboarding pages.
+ */
+function claimReference(c: UiContext, acquisitionId: string): string | undefined {
+  const [id, reference] = (getCookie(c, claimCookieName(c)) ?? "").split("~");
+  return id === acquisitionId && reference && CLAIM_REFERENCE.test(reference) ? reference : undefined;
+}
+
+function onboardingPath(acquisitionId: string): string {
+  return `/dashboard/onboarding?${new URLSearchParams({ acquisition: acquisitionId })}`;
+}
+
+const NEXT_STEPS: Record<Acquisition["next"], string> = {
+  wait: "Nothing to do: this page follows set-up by itself.",
+  claim: "Set-up is complete. Claim the passport to manage it in the Dashboard.",
+  restart_setup:
+    'Return to the marketplace listing and choose "Set up your account" again. Nothing was duplicated; the same account and passport are found again.',
+  contact_support:
+    "Contact support with the acquisition id, the failed stage and the time shown here. Never send the registration token, and do not subscribe again to create a new identity.",
+};
+
+/** Where the claim reference is taken out of the fragment (with script) or pasted (without). */
+function ClaimReferenceForm(props: { acquisitionId: string }) {
+  return (
+    <form method="post" action="/dashboard/onboarding/reference" id="claim-stash" class="panel">
+      <input type="hidden" name="acquisition" value={props.acquisitionId} />
+      <label for="claim_reference">Claim reference</label>
+      <p class="hint" id="claim-reference-hint">
+        Filled in automatically from the link the marketplace sent you here with. Without JavaScript, paste the part
+        after <code>#claim=</code> in the address bar.
+      </p>
+      <input id="claim_reference" name="claim_reference" autocomplete="off" aria-describedby="claim-reference-hint" />
+      <p>
+        <button type="submit">Continue</button>
+      </p>
+    </form>
+  );
+}
+
+function StageList(props: { acquisition: Acquisition }) {
+  const reached = new Map(props.acquisition.stages.map((s) => [s.stage, s]));
+  const finished = props.acquisition.status === "failed";
+  return (
+    <ol class="stages" aria-label="Set-up stages">
+      {STAGES.map((stage: Stage) => {
+        const row = reached.get(stage);
+        const status = row?.status ?? (finished ? "not reached" : "pending");
+        return (
+          <li>
+            <strong>{row?.label ?? STAGE_LABELS[stage]}</strong>
+            <span class={`badge st-${status.replace(" ", "-")}`}>{status}</span>
+            {row ? (
+              <div class="detail">
+                {row.error?.message ?? row.outcome ?? ""}
+                {row.attempts > 1 ? ` (attempt ${row.attempts})` : ""} <Time at={row.at} />
+              </div>
+            ) : null}
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+function ClaimedPassport(props: { acquisition: Acquisition; passport?: PassportView; resolverBase: string }) {
+  const id = props.acquisition.passport?.identity_id;
+  if (!id) return null;
+  const { passport } = props;
+  return (
+    <section class="panel" aria-labelledby="passport-heading">
+      <h2 id="passport-heading">Your API passport</h2>
+      <dl class="facts">
+        <dt>Identity id</dt>
+        <dd>
+          <code id="identity-id">{id}</code>{" "}
+          <button type="button" class="secondary small" data-copy="identity-id" hidden>
+            Copy id
+          </button>
+        </dd>
+        {passport ? (
+          <>
+            <dt>Family</dt>
+            <dd>{passport.family === "api" ? "API passport" : "Agent passport"}</dd>
+            <dt>Organisation</dt>
+            <dd>
+              {passport.organisation.name} <code>{passport.organisation.id}</code>
+            </dd>
+            <dt>State</dt>
+            <dd>
+              <span class={`badge s-${passport.state.lifecycle}`}>{passport.state.lifecycle}</span> as of{" "}
+              <Time at={passport.state.as_of} />
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      <p>Confirm it is the passport you meant, then re-check it in the resolver (what anyone else sees):</p>
+      <ul>
+        <li>
+          <a href={`/dashboard/passports/${id}`}>Open it in the Dashboard</a>
+        </li>
+        <li>
+          <a href={`${props.resolverBase}/p/${id}`}>Resolver proof page</a>
+        </li>
+        <li>
+          <a href={`${props.resolverBase}/api/p/${id}.json`}>Machine-readable record (JSON)</a>
+        </li>
+      </ul>
+    </section>
+  );
+}
+
+async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?: Problem) {
+  const viewer = c.get("viewer");
+  const reference = claimReference(c, acquisitionId);
+  if (!viewer) {
+    // Take the reference out of the fragment first, then sign in and come back.
+    if (reference) return c.redirect(signInLocation(onboardingPath(acquisitionId)), 303);
+    return c.html(
+      <Layout title="Set up your API passport">
+        <h1>Set up your API passport</h1>
+        <ClaimReferenceForm acquisitionId={acquisitionId} />
+        <p>
+          <a href={signInLocation(onboardingPath(acquisitionId))}>Sign in</a> to follow set-up and claim your passport.
+        </p>
+      </Layout>,
+    );
+  }
+  const api = c.get("api");
+  const found = await api.call<Acquisition>(`/v1/acquisitions/${encodeURIComponent(acquisitionId)}`, {
+    headers: reference ? { "x-claim-reference": reference } : {},
+  });
+  if (!found.ok) {
+    return c.html(
+      <Layout title="Set up your API passport" viewer={viewer}>
+        <h1>Set up your API passport</h1>
+        <ProblemMessage problem={found.problem} />
+        {reference ? (
+          <p>The claim reference may have expired (it lasts 30 minutes) or been used already.</p>
+        ) : (
+          <ClaimReferenceForm acquisitionId={acquisitionId} />
+        )}
+      </Layout>,
+      found.problem.status as 404,
+    );
+  }
+  const acquisition = found.body;
+  const running = acquisition.status === "received" || acquisition.status === "processing";
+  const passport: ApiResult<PassportView> | undefined =
+    acquisition.claimed_by_you && acquisition.passport
+      ? await api.call<PassportView>(`/v1/passports/${acquisition.passport.identity_id}`)
+      : undefined;
+  const failedStage = acquisition.error?.stage as Stage | undefined;
+
+  return c.html(
+    <Layout title="Set up your API passport" viewer={viewer} noscriptRefresh={running ? REFRESH_SECONDS : undefined}>
+      <h1>Set up your API passport</h1>
+      <div data-refresh-root data-outcome={acquisition.status}>
+        <p>
+          Acquisition <code>{acquisition.acquisition_id}</code>, started <Time at={acquisition.created_at} />.
+        </p>
+        {running ? (
+          <p class="notice" role="status" data-refresh={String(REFRESH_SECONDS)}>
+            Setting up… this page updates by itself.
+          </p>
+        ) : null}
+        {acquisition.status === "failed" && acquisition.error ? (
+          <div class="problem" role="alert" id="failure">
+            <p>
+              <strong>Set-up failed at “{failedStage ? STAGE_LABELS[failedStage] : acquisition.error.stage}”.</strong>{" "}
+              {acquisition.error.message}
+            </p>
+            <p>
+              When: <Time at={acquisition.error.at} />
+            </p>
+            <p>
+              <strong>What to do next:</strong> {NEXT_STEPS[acquisition.next]}
+            </p>
+          </div>
+        ) : null}
+        <StageList acquisition={acquisition} />
+        {acquisition.status === "completed" && !acquisition.claimed ? (
+          <form method="post" action="/dashboard/onboarding/claim" class="panel" id="claim">
+            <h2>Claim your passport</h2>
+            <p>
+              {NEXT_STEPS.claim} You are signed in as <code>{viewer.subject}</code>; the marketplace account and its
+              passport will be managed by this sign-in.
+            </p>
+            <input type="hidden" name="csrf" value={viewer.csrf} />
+            <input type="hidden" name="acquisition" value={acquisition.acquisition_id} />
+            {claimProblem ? <ProblemMessage problem={claimProblem} id="claim-problem" /> : null}
+            <button type="submit">Claim this passport</button>
+          </form>
+        ) : null}
+        {acquisition.claimed && !acquisition.claimed_by_you ? (
+          <p class="panel">
+            This acquisition was claimed by another sign-in. Ask one of the account's owners to add you.
+          </p>
+        ) : null}
+        {acquisition.claimed_by_you ? (
+          <ClaimedPassport
+            acquisition={acquisition}
+            passport={passport?.ok ? passport.body : undefined}
+            resolverBase={c.env.RESOLVER_BASE_URL}
+          />
+        ) : null}
+      </div>
+    </Layout>,
+    claimProblem ? (claimProblem.status as 400) : 200,
+  );
+}
+
+/** The onboarding page a marketplace buyer lands on (spec 4.3 steps 9-10). */
+export function onboardingRoutes(fetchApi: ApiFetch) {
+  const routes = new Hono<UiEnv>();
+  routes.use("*", signedIn(fetchApi, { optional: true }));
+
+  routes.get("/", (c) => {
+    const id = c.req.query("acquisition") ?? "";
+    if (!ACQUISITION_ID.test(id)) return c.redirect("/dashboard/passports", 303);
+    return onboardingPage(c, id);
+  });
+
+  routes.post("/reference", async (c) => {
+    const form = await c.req.formData();
+    const id = String(form.get("acquisition") ?? "");
+    const reference = String(form.get("claim_reference") ?? "").trim();
+    if (!sameOrigin(c) || !ACQUISITION_ID.test(id)) return c.text("Refused.", 403);
+    if (CLAIM_REFERENCE.test(reference)) {
+      setCookie(c, claimCookieName(c), `${id}~${reference}`, {
+        path: CLAIM_COOKIE_PATH,
+        httpOnly: true,
+        secure: new URL(c.req.url).protocol === "https:",
+        sameSite: "Lax",
+        maxAge: CLAIM_TTL_SECONDS,
+      });
+    }
+    return c.redirect(onboardingPath(id), 303);
+  });
+
+  routes.post("/claim", async (c) => {
+    const form = await c.req.formData();
+    const id = String(form.get("acquisition") ?? "");
+    if (!ACQUISITION_ID.test(id)) return c.redirect("/dashboard/passports", 303);
+    const session = c.get("session");
+    if (!session) return c.redirect(signInLocation(onboardingPath(id)), 303);
+    const refused = await refuseForgedPost(c, session, form);
+    if (refused) {
+      return onboardingPage(c, id, {
+        type: `${PROBLEM_TYPE_BASE}forbidden`,
+        title: "Form refused",
+        status: 403,
+        detail: refused,
+      });
+    }
+    const claimed = await c.get("api").call<Acquisition>(`/v1/acquisitions/${encodeURIComponent(id)}/claim`, {
+      method: "POST",
+      body: { claim_reference: claimReference(c, id) ?? "" },
+    });
+    if (!claimed.ok) return onboardingPage(c, id, claimed.problem);
+    deleteCookie(c, claimCookieName(c), { path: CLAIM_COOKIE_PATH });
+    return c.redirect(onboardingPath(id), 303);
+  });
+
+  return routes;
+}

@@ -75,6 +75,9 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
   const retired = passport.state.lifecycle === "retired";
   const canEdit = !retired && role !== undefined && RANK[role] >= RANK.editor;
   const canAdmin = !retired && role !== undefined && RANK[role] >= RANK.admin;
+  // A refused post from someone who is not shown that form (a viewer's forged post) gets its
+  // message at the top, since there is no form to put it beside.
+  const failedFormShown = failure ? (failure.form === "lifecycle" ? canAdmin : canEdit) : false;
   const ctx: FormContext = { passport, csrf: viewer.csrf, failure };
   const resolverBase = c.env.RESOLVER_BASE_URL;
   const done = DONE_MESSAGES[c.req.query("done") ?? ""];
@@ -93,7 +96,8 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
           {done} Published as record version {passport.record_version}; the resolver serves it now.
         </div>
       ) : null}
-      {failure ? (
+      {failure && !failedFormShown ? <ProblemMessage problem={failure.problem} id={`${failure.form}-problem`} /> : null}
+      {failure && failedFormShown ? (
         <p class="problem" role="alert">
           <strong>The change was not made.</strong> See the message beside the form below.{" "}
           <a href={`#${failure.form}-problem`}>Go to the message</a>

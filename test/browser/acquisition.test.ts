@@ -1,0 +1,119 @@
+// A marketplace buyer's browser from the listing's "Set up your account" form post to a claimed
+// API passport the resolver serves (spec 4.3), against the simulated marketplace `npm start` runs.
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { type Browser, developmentToken, launch, screenshot } from "./browser.ts";
+
+const service = inject("service");
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  browser = await launch();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+beforeEach(async () => {
+  await browser.context.clearCookies();
+  page = await browser.context.newPage();
+  return () => page.close();
+});
+
+const unique = () => crypto.randomUUID().slice(0, 8);
+
+/** The buyer subscribes on the simulated listing; the browser follows the handoff to onboarding. */
+async function subscribe(scenario: string): Promise<string> {
+  await page.goto(`${service.marketplace}/`);
+  await page.locator("#scenario").selectOption(scenario);
+  await page.getByRole("button", { name: /Subscribe/ }).click();
+  await page.waitForURL((url) => url.pathname === "/dashboard/sign-in");
+  const next = new URL(page.url()).searchParams.get("next") ?? "";
+  const acquisition = new URLSearchParams(next.split("?")[1]).get("acquisition");
+  expect(acquisition).toMatch(/^acq_/);
+  // The claim reference travelled in the fragment and is now out of the address bar.
+  expect(page.url()).not.toContain("claim=");
+  return acquisition as string;
+}
+
+async function signInAsNewBuyer(): Promise<string> {
+  const subject = `buyer-${unique()}`;
+  await page.getByLabel("Development token").fill(await developmentToken(subject, "owner", `org_buyer_${unique()}`));
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname === "/dashboard/onboarding");
+  return subject;
+}
+
+describe("marketplace acquisition in Chromium", () => {
+  it("goes from the marketplace form post to a claimed passport the resolver serves", async () => {
+    // The marketplace throttles customer resolution once, so set-up takes a retry.
+    const acquisition = await subscribe("throttle");
+    const subject = await signInAsNewBuyer();
+    expect(new URL(page.url()).searchParams.get("acquisition")).toBe(acquisition);
+
+    // The page follows set-up by itself (in place, without reloading) until the claim step appears.
+    let navigations = 0;
+    page.on("framenavigated", () => navigations++);
+    const runningAtFirst = (await page.locator("[data-refresh]").count()) > 0;
+    if (runningAtFirst) await screenshot(page, "onboarding-progress");
+    const claim = page.getByRole("button", { name: "Claim this passport" });
+    await claim.waitFor({ timeout: 30_000 });
+    if (runningAtFirst) expect(navigations).toBe(0);
+    expect(await page.locator(".stages li", { hasText: "Customer identification" }).textContent()).toContain(
+      "(attempt 2)",
+    );
+    const stages = await page.locator(".stages li strong").allTextContents();
+    expect(stages.slice(0, 3)).toEqual([
+      "Registration-token handoff",
+      "Customer identification",
+      "Acquisition activation (entitlement)",
+    ]);
+    expect(await page.locator(".stages li .badge").allTextContents()).toEqual([
+      ...Array(7).fill("succeeded"),
+      "pending",
+    ]);
+    expect(await page.locator("#claim").textContent()).toContain(subject);
+    await screenshot(page, "onboarding-claim");
+
+    await claim.click();
+    await page.waitForURL((url) => url.pathname === "/dashboard/onboarding");
+    const id = (await page.locator("#identity-id").textContent()) ?? "";
+    expect(id).toMatch(/^psp_/);
+    expect(await page.locator(".stages li .badge").last().textContent()).toBe("succeeded");
+    const machine = page.getByRole("link", { name: "Machine-readable record (JSON)" });
+    expect(await machine.getAttribute("href")).toBe(`${service.resolver}/api/p/${id}.json`);
+    expect(await page.getByRole("link", { name: "Resolver proof page" }).getAttribute("href")).toBe(
+      `${service.resolver}/p/${id}`,
+    );
+    await screenshot(page, "onboarding-done");
+
+    // Spec 4.3 step 10: the resolver returns the passport, of the API family.
+    const record = (await (await fetch(`${service.resolver}/api/p/${id}.json`)).json()) as {
+      family: string;
+      state: { lifecycle: string };
+    };
+    expect(record).toMatchObject({ family: "api", state: { lifecycle: "active" } });
+
+    // Step 9: the Dashboard shows the intended identity, and the buyer now owns its organisation.
+    await page.getByRole("link", { name: "Open it in the Dashboard" }).click();
+    expect(await page.locator("#identity-id").textContent()).toBe(id);
+    expect(await page.locator("dd", { hasText: /^owner$/ }).count()).toBe(1);
+  });
+
+  it("shows a failed stage with its visible error, time and what to do next", async () => {
+    const acquisition = await subscribe("expired");
+    await signInAsNewBuyer();
+    const failure = page.locator("#failure");
+    await failure.waitFor({ timeout: 30_000 });
+    const text = (await failure.textContent()) ?? "";
+    expect(text).toContain("Set-up failed at “Customer identification”");
+    expect(text).toContain("The registration token expired before set-up could use it.");
+    expect(text).toContain('Return to the marketplace listing and choose "Set up your account" again.');
+    expect(await failure.locator("time").getAttribute("datetime")).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(await page.locator("main").textContent()).toContain(acquisition);
+    expect(await page.getByRole("button", { name: "Claim this passport" }).count()).toBe(0);
+    await screenshot(page, "onboarding-failed");
+  });
+});
