@@ -1,6 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
+import type { Body } from "../support/api.ts";
 
 describe("OpenAPI document", () => {
   it("is served without a token and describes every /v1 route the app serves", async () => {
@@ -20,7 +21,7 @@ describe("OpenAPI document", () => {
 
   it("generates request schemas from the zod definitions", async () => {
     const response = await exports.default.fetch("http://control.test/openapi.json");
-    const { components } = await response.json<{ components: { schemas: Record<string, any> } }>();
+    const { components } = await response.json<{ components: { schemas: Body } }>();
     const create = components.schemas.CreatePassportRequest;
     expect(create.required).toEqual(["family"]);
     expect(create.properties.family.enum).toEqual(["api", "agent"]);

@@ -3,6 +3,10 @@ import { developmentToken, freshOrganisation } from "./tokens.ts";
 
 export type Role = "owner" | "admin" | "editor" | "viewer";
 
+/** A JSON response body; tests read it field by field and assert on the values. */
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are explored ad hoc in assertions
+export type Body = Record<string, any>;
+
 /** A caller of the Dashboard API with a development token. */
 export class Caller {
   constructor(
@@ -40,20 +44,20 @@ export class Caller {
     });
   }
 
-  async json<T = Record<string, any>>(method: string, path: string, body?: unknown, expected = 200): Promise<T> {
+  async json<T = Body>(method: string, path: string, body?: unknown, expected = 200): Promise<T> {
     const response = await this.request(method, path, body);
     const text = await response.text();
     if (response.status !== expected) throw new Error(`${method} ${path}: ${response.status} ${text}`);
     return JSON.parse(text) as T;
   }
 
-  createPassport(body: Record<string, unknown> = {}): Promise<Record<string, any>> {
+  createPassport(body: Record<string, unknown> = {}): Promise<Body> {
     return this.json("POST", "/v1/passports", { family: "api", organisation_id: this.organisation, ...body }, 201);
   }
 }
 
 /** The public record as the resolver serves it right now. */
-export async function resolve(identityId: string): Promise<{ status: number; record: Record<string, any> }> {
+export async function resolve(identityId: string): Promise<{ status: number; record: Body }> {
   const response = await env.TEST_RESOLVER.fetch(`http://resolver.test/api/p/${identityId}.json`);
   return { status: response.status, record: await response.json() };
 }
