@@ -36,7 +36,7 @@ describe("the resolver cannot write", () => {
         fc.constantFrom(...ids, ...unpublished),
         fc.constantFrom(...METHODS),
         fc.constantFrom("/api/p/{id}.json", "/p/{id}", "/api/p/{id}", "/{id}", `/${marker}/{id}`, "/health"),
-        headersArbitrary,
+        headersArbitrary(),
         async (id, method, template, headers) => {
           const hasBody = method !== "GET" && method !== "HEAD";
           const body = JSON.stringify({

@@ -33,6 +33,7 @@ const segment = (known: readonly string[]) =>
 /** Paths that often hit real routes and often miss them, with odd encodings and query strings. */
 export function pathArbitrary(known: readonly string[]): fc.Arbitrary<string> {
   const routed = fc.oneof(
+    ...(known.length > 0 ? [fc.constantFrom(...known).map((id) => `/api/p/${id}.json`)] : []),
     idCandidate(known).map((id) => `/api/p/${id}.json`),
     idCandidate(known).map((id) => `/p/${id}`),
     fc.constantFrom("/", "/health", "/schemas/passport-record.json", "/p", "/api/p/"),
@@ -64,8 +65,16 @@ const headerValue = fc.oneof(
   fc.constantFrom('"sha-256:abc"', "*", 'W/"x", "y"', "https://app.example", "GET"),
 );
 
-/** Arbitrary request headers (names and values a client can put on the wire). */
-export const headersArbitrary = fc.dictionary(headerName, headerValue, { maxKeys: 6 });
+/**
+ * Arbitrary request headers (names and values a client can put on the wire); half of them carry
+ * an `If-None-Match` that often names one of `etags`.
+ */
+export function headersArbitrary(etags: readonly string[] = []): fc.Arbitrary<Record<string, string>> {
+  const plain = fc.dictionary(headerName, headerValue, { maxKeys: 6 });
+  const tag = etags.length > 0 ? fc.oneof(fc.constantFrom(...etags), headerValue) : headerValue;
+  const conditional = fc.tuple(plain, tag).map(([headers, value]) => ({ ...headers, "if-none-match": value }));
+  return fc.oneof(plain, conditional);
+}
 
 /** Arbitrary bodies for methods that may carry one. */
 export const bodyArbitrary = fc.option(fc.oneof(fc.string({ maxLength: 200 }), fc.json()), { nil: undefined });
