@@ -10,6 +10,7 @@ import { printReport } from "./lib/report.mjs";
 
 const TARGETS = {
   resolver: () => import("./targets/resolver.mjs"),
+  control: () => import("./targets/control.mjs"),
 };
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));

@@ -22,11 +22,12 @@ function checkStatuses(label, result, expected) {
 }
 
 /**
- * `pairs`: [{ name, subject: { urls, headers?, status }, baseline: { name, urls, status } }].
+ * `pairs`: [{ name, subject: { urls, headers?, body?, status }, baseline: { name, urls, headers?, body?, status } }].
  * Returns, per pair, the raw runs and the spread of the subject/baseline ratios.
  */
 export function comparePairs(pairs, { rounds, seconds, warmup, connections, log }) {
-  const run = (side, duration) => load({ urls: side.urls, headers: side.headers, seconds: duration, connections });
+  const run = (side, duration) =>
+    load({ urls: side.urls, headers: side.headers, body: side.body, seconds: duration, connections });
   for (const pair of pairs) {
     log(`warming up ${pair.name} and ${pair.baseline.name}`);
     checkStatuses(pair.name, run(pair.subject, warmup), pair.subject.status);

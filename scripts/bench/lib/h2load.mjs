@@ -24,14 +24,20 @@ function percentile(sorted, p) {
 
 /**
  * One timed load run over HTTP/1.1 with one load thread (it shares two cores with workerd).
- * `urls` are used round-robin. Returns req/s, latency percentiles in ms, and status counts.
+ * `urls` are used round-robin; a `body` makes every request a POST of that body. Returns req/s,
+ * latency percentiles in ms, and status counts.
  */
-export function load({ urls, seconds, connections, headers = {} }) {
+export function load({ urls, seconds, connections, headers = {}, body }) {
   const dir = mkdtempSync(join(tmpdir(), "h2load-"));
   try {
     const logFile = join(dir, "requests.log");
     const args = ["--h1", "-t1", `-c${connections}`, "-m1", `-D${seconds}`, `--log-file=${logFile}`];
     for (const [name, value] of Object.entries(headers)) args.push("-H", `${name}: ${value}`);
+    if (body !== undefined) {
+      const bodyFile = join(dir, "body");
+      writeFileSync(bodyFile, body);
+      args.push("-d", bodyFile);
+    }
     if (urls.length === 1) args.push(urls[0]);
     else {
       const input = join(dir, "urls.txt");

@@ -14,7 +14,7 @@ export function printReport(name, { results, bundle, targets }, options) {
     ["path", "baseline", "req/s", "baseline req/s", "req/s ratio", "p50 ms", "p50 ratio", "p99 ms", "p99 ratio", "met"],
   ];
   for (const r of results) {
-    const ok = r.ratios.rps.median >= targets.rps && r.ratios.p99.median <= targets.p99;
+    const ok = !targets || (r.ratios.rps.median >= targets.rps && r.ratios.p99.median <= targets.p99);
     missed ||= !ok;
     rows.push([
       r.name,
@@ -26,12 +26,16 @@ export function printReport(name, { results, bundle, targets }, options) {
       range(r.ratios.p50),
       fixed(r.subject.p99.median, 3),
       range(r.ratios.p99),
-      ok ? "yes" : "NO",
+      targets ? (ok ? "yes" : "NO") : "-",
     ]);
   }
   console.log(`\n${name}: medians over ${options.rounds} rounds; ratios are path/baseline, median (min..max)`);
   console.log(table(rows));
-  console.log(`targets: req/s ratio >= ${targets.rps}, p99 ratio <= ${targets.p99}`);
+  console.log(
+    targets
+      ? `targets: req/s ratio >= ${targets.rps}, p99 ratio <= ${targets.p99}`
+      : "no target set: reported for comparison",
+  );
   if (bundle) {
     const kib = (n) => `${fixed(n / 1024, 1)} KiB`;
     const ok = bundle.gzip <= bundle.budget;

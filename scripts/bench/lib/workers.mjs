@@ -22,7 +22,8 @@ export function bundle(root, { config, outdir }) {
 
 /**
  * Starts one workerd with the given Workers, each on its own direct socket on 127.0.0.1, and
- * returns their base URLs. `workers`: name -> { modulePath, kv?: binding name, vars? }.
+ * returns their base URLs. `workers`: name -> { modulePath, kv?: binding name, vars?, bindings? }, where
+ * `bindings` are extra bindings in Miniflare's shape (D1, service bindings to the other Workers).
  */
 export async function serve(workers, { compatibilityDate, compatibilityFlags = [] }) {
   const mf = new Miniflare({
@@ -39,6 +40,7 @@ export async function serve(workers, { compatibilityDate, compatibilityFlags = [
         env: {
           ...(worker.kv ? { [worker.kv]: { type: "kv", id: `${name}-kv` } } : {}),
           ...Object.fromEntries(Object.entries(worker.vars ?? {}).map(([k, v]) => [k, { type: "json", value: v }])),
+          ...worker.bindings,
         },
       },
       dev: { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] },
@@ -49,6 +51,7 @@ export async function serve(workers, { compatibilityDate, compatibilityFlags = [
   return {
     urls,
     kv: (name) => mf.getKVNamespace(workers[name].kv, name),
+    d1: (name, binding) => mf.getD1Database(binding, name),
     close: () => mf.dispose(),
   };
 }
