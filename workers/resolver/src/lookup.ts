@@ -1,22 +1,15 @@
-import { type IdentityIdDefect, identityIdDefect } from "@passport/domain";
 import { readSnapshot, type Snapshot } from "./snapshots.ts";
 
 /**
- * What the resolver knows about a candidate id. `unavailable` is kept apart from `unknown`:
+ * What the resolver knows about a well-formed id. `unavailable` is kept apart from `unknown`:
  * failing to read proof is not proof that the identity does not exist (spec 7).
  */
-export type Lookup =
-  | { kind: "malformed"; defect: IdentityIdDefect }
-  | { kind: "unknown" }
-  | { kind: "unavailable" }
-  | { kind: "found"; snapshot: Snapshot };
+export type Lookup = { kind: "unknown" } | { kind: "unavailable" } | { kind: "found"; snapshot: Snapshot };
 
-/** Classifies the id before any storage access, then reads its snapshot once. */
-export async function lookUp(kv: KVNamespace, candidate: string): Promise<Lookup> {
-  const defect = identityIdDefect(candidate);
-  if (defect) return { kind: "malformed", defect };
+/** Reads the snapshot of an id already known to be well-formed (`identityIdDefect` first). */
+export async function lookUp(kv: KVNamespace, identityId: string): Promise<Lookup> {
   try {
-    const snapshot = await readSnapshot(kv, candidate);
+    const snapshot = await readSnapshot(kv, identityId);
     return snapshot ? { kind: "found", snapshot } : { kind: "unknown" };
   } catch (error) {
     console.error(JSON.stringify({ level: "error", event: "snapshot_read_failed", message: String(error) }));

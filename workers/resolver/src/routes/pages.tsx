@@ -1,5 +1,6 @@
 import {
   describeIdentityIdDefect,
+  identityIdDefect,
   type PassportRecord,
   PROBLEM_TYPE_BASE,
   PROBLEMS,
@@ -40,16 +41,16 @@ pages.get("/p", (c) => {
 
 pages.get("/p/:id", async (c) => {
   const identityId = c.req.param("id");
+  const defect = identityIdDefect(identityId);
+  if (defect) {
+    return problemPage(
+      "malformed-identity-id",
+      `This is not a well-formed identity id: ${describeIdentityIdDefect(defect)}.`,
+      cacheHeaders("stable"),
+    );
+  }
   const found = await lookUp(c.env.SNAPSHOTS, identityId);
   switch (found.kind) {
-    case "malformed":
-      return problemPage(
-        "malformed-identity-id",
-        `This is not a well-formed identity id: ${describeIdentityIdDefect(found.defect)}.`,
-        {
-          ...cacheHeaders("stable"),
-        },
-      );
     case "unknown":
       return problemPage("identity-not-found", NOT_FOUND_DETAIL, cacheHeaders("identity", identityId));
     case "unavailable":

@@ -2,6 +2,7 @@ import {
   describeIdentityIdDefect,
   type IdentityIdDefect,
   identityCacheTag,
+  identityIdDefect,
   type ProblemKind,
   problem,
 } from "@passport/domain";
@@ -28,15 +29,21 @@ const RECORD_HEADERS = { ...NOT_MODIFIED_HEADERS, "content-type": "application/j
 
 /**
  * `GET {base}/api/p/{identity_id}.json`: the published record as stored, or the problem that says
- * why not. One KV read at most; HEAD is answered by the same code without a body.
+ * why not. A malformed id is answered at once, without storage; otherwise one KV read. HEAD is
+ * answered by the same code without a body.
  */
-export async function resolveRecord(env: Env, identityId: string, ifNoneMatchHeader: string | null) {
+export function resolveRecord(env: Env, identityId: string, request: Request): Response | Promise<Response> {
+  const defect = identityIdDefect(identityId);
+  if (defect) {
+    const answer = MALFORMED[defect];
+    return new Response(answer.text, { status: answer.status, headers: answer.headers });
+  }
+  return resolveWellFormed(env, identityId, request);
+}
+
+async function resolveWellFormed(env: Env, identityId: string, request: Request) {
   const found = await lookUp(env.SNAPSHOTS, identityId);
   switch (found.kind) {
-    case "malformed": {
-      const answer = MALFORMED[found.defect];
-      return new Response(answer.text, { status: answer.status, headers: answer.headers });
-    }
     case "unknown":
       return new Response(NOT_FOUND.text, {
         status: NOT_FOUND.status,
@@ -49,7 +56,7 @@ export async function resolveRecord(env: Env, identityId: string, ifNoneMatchHea
   const tag = identityCacheTag(identityId);
   if (!metadata) return new Response(body, { headers: { ...RECORD_HEADERS, "cache-tag": tag } });
   const etag = `"${metadata.digest}"`;
-  if (ifNoneMatch(ifNoneMatchHeader, etag)) {
+  if (ifNoneMatch(request.headers.get("if-none-match"), etag)) {
     return new Response(null, { status: 304, headers: { ...NOT_MODIFIED_HEADERS, "cache-tag": tag, etag } });
   }
   return new Response(body, { headers: { ...RECORD_HEADERS, "cache-tag": tag, etag } });
@@ -63,7 +70,7 @@ const PREFIX = "/api/p/";
  * `/api/p/{segment}.json` GET and HEAD requests; anything else, including a percent-encoded
  * segment, goes through the Hono app, whose answer is the same (tested).
  */
-export function fastResolve(request: Request, env: Env): Promise<Response> | undefined {
+export function fastResolve(request: Request, env: Env): Response | Promise<Response> | undefined {
   const { method, url } = request;
   const isHead = method === "HEAD";
   if (method !== "GET" && !isHead) return undefined;
@@ -73,8 +80,9 @@ export function fastResolve(request: Request, env: Env): Promise<Response> | und
   if (end < 0) end = url.length;
   const file = url.slice(pathStart + PREFIX.length, end);
   if (!file.endsWith(JSON_SUFFIX) || file.includes("/") || file.includes("%")) return undefined;
-  const answer = resolveRecord(env, file.slice(0, -JSON_SUFFIX.length), request.headers.get("if-none-match"));
-  return isHead ? answer.then((response) => new Response(null, response)) : answer;
+  const answer = resolveRecord(env, file.slice(0, -JSON_SUFFIX.length), request);
+  if (!isHead) return answer;
+  return answer instanceof Response ? new Response(null, answer) : answer.then((r) => new Response(null, r));
 }
 
 export const passports = new Hono<{ Bindings: Env }>();
@@ -82,5 +90,5 @@ export const passports = new Hono<{ Bindings: Env }>();
 passports.get("/:file", (c) => {
   const file = c.req.param("file");
   if (!file.endsWith(JSON_SUFFIX)) return c.notFound();
-  return resolveRecord(c.env, file.slice(0, -JSON_SUFFIX.length), c.req.header("if-none-match") ?? null);
+  return resolveRecord(c.env, file.slice(0, -JSON_SUFFIX.length), c.req.raw);
 });
