@@ -74,7 +74,11 @@ export default defineConfig({
                     compatibilityDate: "2026-10-15",
                     compatibilityFlags: ["nodejs_compat"],
                     kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
-                    bindings: { PUBLIC_BASE_URL: "http://resolver.test" },
+                    bindings: {
+                      PUBLIC_BASE_URL: "http://resolver.test",
+                      SIGNING_JWKS: signingJwks,
+                      ENVELOPE_REQUIRED_CLAIMS: JSON.stringify(["agent.operator_identity", "agent.manifest_control"]),
+                    },
                   },
                 ],
               },

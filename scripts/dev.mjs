@@ -89,10 +89,26 @@ async function api(token, method, path, body) {
     body: body ? JSON.stringify(body) : undefined,
   });
   const json = await response.json();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  if (!response.ok) {
+    throw Object.assign(new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`), { problem: json });
+  }
   return json;
 }
 
+/** Creates a demo passport, or finds the one an earlier start made (the id is never re-minted). */
+async function demoPassport(token, { evidence = [], ...passport }) {
+  try {
+    const view = await api(token, "POST", "/v1/passports", { organisation_id: DEMO_ORGANISATION, ...passport });
+    for (const item of evidence) await api(token, "POST", `/v1/passports/${view.identity_id}/evidence`, item);
+    return view;
+  } catch (error) {
+    const existing = error.problem?.existing_identity_id;
+    if (!existing) throw error;
+    return api(token, "GET", `/v1/passports/${existing}`);
+  }
+}
+
+const DEMO_MANIFEST = "https://agents.demo.example/support/agent-card.json";
 const DEMO_PASSPORTS = [
   {
     family: "api",
@@ -114,7 +130,15 @@ const DEMO_PASSPORTS = [
     family: "agent",
     display_name: "Demo Support Agent",
     environment: "production",
-    bindings: [{ class: "manifest", value: "https://agents.demo.example/support/agent-card.json" }],
+    bindings: [{ class: "manifest", value: DEMO_MANIFEST }],
+    // The claims the resolver's envelope requires (ENVELOPE_REQUIRED_CLAIMS), so its envelope is current.
+    evidence: ["agent.operator_identity", "agent.manifest_control"].map((claim) => ({
+      claim,
+      source: "Demo seed",
+      scope: "agents.demo.example",
+      observed_at: "2026-10-15T00:00:00Z",
+      fresh_until: "2030-01-01T00:00:00Z",
+    })),
   },
 ];
 
@@ -126,7 +150,7 @@ async function seed(token) {
   }
   const created = [];
   for (const passport of DEMO_PASSPORTS) {
-    const view = await api(token, "POST", "/v1/passports", { organisation_id: DEMO_ORGANISATION, ...passport });
+    const view = await demoPassport(token, passport);
     created.push({ identity_id: view.identity_id, display_name: view.display_name, family: view.family });
   }
   writeFileSync(seedFile, JSON.stringify(created, null, 2));
@@ -197,6 +221,8 @@ start("resolver", [
   String(resolverPort),
   "--var",
   `SIGNING_JWKS:${JSON.stringify({ keys: [signing.publicJwk] })}`,
+  "--var",
+  `PUBLIC_BASE_URL:${resolverUrl}`,
   ...quiet,
 ]);
 start("control", [
@@ -257,6 +283,8 @@ Try:
     -d '{"family":"api","display_name":"My API","bindings":[{"class":"endpoint","value":"https://my-api-${exampleSuffix}.example.com"}]}'
 
   curl -s ${controlUrl}/v1/me -H "authorization: Bearer ${token}"
+
+  curl -s "${resolverUrl}/api/agent-envelope?target=${encodeURIComponent(DEMO_MANIFEST)}"
 
 Acquisition demo: open ${marketplaceUrl}/ (simulated marketplace), subscribe, and claim on the onboarding page with the token above (docs/acquisition.md).
 

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { ENVELOPE_VERSION } from "./envelope.ts";
+import { AgentActionEnvelope } from "./envelope-schema.ts";
 import { IdentityId, PassportRecord, RECORD_FORMAT_VERSION } from "./record.ts";
 
 /** Stable identifier of the published record schema; it names the format version, not a host. */
@@ -29,6 +31,24 @@ export function passportRecordJsonSchema(): Record<string, unknown> {
     title: "Passport record",
     description:
       "The public passport record served by the resolver at {base}/api/p/{identity_id}.json. Members whose information is absent are omitted, never null.",
+    ...schema,
+  };
+}
+
+export const AGENT_ACTION_ENVELOPE_SCHEMA_ID = `urn:svc:passport:schema:agent-action-envelope:${ENVELOPE_VERSION}`;
+
+/**
+ * JSON Schema (draft 2020-12) of the agent action envelope (spec 2.4), generated from the zod
+ * `AgentActionEnvelope`. Additional properties are allowed, as the spec says.
+ */
+export function agentActionEnvelopeJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(AgentActionEnvelope, { target: "draft-2020-12", unrepresentable: "throw" });
+  return {
+    $schema: schema.$schema,
+    $id: AGENT_ACTION_ENVELOPE_SCHEMA_ID,
+    title: "Agent action envelope",
+    description:
+      "Read-only routing object for an agent manifest, served at {base}/api/agent-envelope?target=…. It grants nothing; local policy decides.",
     ...schema,
   };
 }

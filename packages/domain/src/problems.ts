@@ -6,6 +6,7 @@ export const PROBLEM_TYPE_BASE = "urn:svc:passport:problem:";
 
 export const PROBLEMS = {
   "malformed-identity-id": { status: 400, title: "Malformed identity id" },
+  "invalid-envelope-target": { status: 400, title: "Invalid envelope target" },
   "identity-not-found": { status: 404, title: "Identity not found" },
   "route-not-found": { status: 404, title: "No such route" },
   "method-not-allowed": { status: 405, title: "Method not allowed" },

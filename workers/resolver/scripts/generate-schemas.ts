@@ -4,10 +4,17 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { passportRecordJsonSchema } from "@passport/domain";
+import { agentActionEnvelopeJsonSchema, passportRecordJsonSchema } from "@passport/domain";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const out = join(here, "..", "src", "schemas", "passport-record.schema.json");
-writeFileSync(out, `${JSON.stringify(passportRecordJsonSchema(), null, 2)}\n`);
-const formatted = spawnSync("pnpm", ["exec", "biome", "format", "--write", out], { stdio: "inherit" });
+const outputs = {
+  "passport-record.schema.json": passportRecordJsonSchema(),
+  "agent-action-envelope.schema.json": agentActionEnvelopeJsonSchema(),
+};
+const files = Object.entries(outputs).map(([name, schema]) => {
+  const out = join(here, "..", "src", "schemas", name);
+  writeFileSync(out, `${JSON.stringify(schema, null, 2)}\n`);
+  return out;
+});
+const formatted = spawnSync("pnpm", ["exec", "biome", "format", "--write", ...files], { stdio: "inherit" });
 process.exit(formatted.status ?? 1);

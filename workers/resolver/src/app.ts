@@ -2,9 +2,14 @@ import { problem } from "@passport/domain";
 import { Hono } from "hono";
 import { cacheHeaders } from "./edge-cache.ts";
 import { ALLOWED_METHODS, CORS_HEADERS, PREFLIGHT_HEADERS, problemAnswer } from "./http.ts";
+import { envelope } from "./routes/envelope.ts";
+import { feed } from "./routes/feed.ts";
+import { guidance } from "./routes/guidance.tsx";
+import { history } from "./routes/history.ts";
 import { pages } from "./routes/pages.tsx";
 import { passports } from "./routes/passports.ts";
 import { schemas } from "./routes/schemas.ts";
+import { signing } from "./routes/signing.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -12,6 +17,11 @@ const HEALTH_HEADERS = { ...CORS_HEADERS, ...cacheHeaders("none"), "content-type
 
 app.get("/health", () => new Response('{"status":"ok"}', { headers: HEALTH_HEADERS }));
 app.route("/api/p", passports);
+app.route("/api/p", history);
+app.route("/api", feed);
+app.route("/.well-known", signing);
+app.route("/api/agent-envelope", envelope);
+app.route("/guidance", guidance);
 app.route("/schemas", schemas);
 app.route("/", pages);
 

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
 import { CORS_ETAG_HEADERS, ifNoneMatch } from "../http.ts";
+import agentActionEnvelopeSchema from "../schemas/agent-action-envelope.schema.json";
 import passportRecordSchema from "../schemas/passport-record.schema.json";
 
 export const schemas = new Hono<{ Bindings: Env }>();
@@ -12,13 +13,16 @@ function entityTag(text: string): string {
   return `"fnv1a-${(hash >>> 0).toString(16)}-${text.length}"`;
 }
 
-const PASSPORT_RECORD_TEXT = JSON.stringify(passportRecordSchema);
-const PASSPORT_RECORD_ETAG = entityTag(PASSPORT_RECORD_TEXT);
+/** Serves one generated JSON Schema document with its entity tag. */
+function serveSchema(path: string, document: unknown): void {
+  const text = JSON.stringify(document);
+  const etag = entityTag(text);
+  schemas.get(path, (c) => {
+    const headers = { ...CORS_ETAG_HEADERS, ...cacheHeaders("short"), etag };
+    if (ifNoneMatch(c.req.header("if-none-match") ?? null, etag)) return new Response(null, { status: 304, headers });
+    return new Response(text, { headers: { ...headers, "content-type": "application/schema+json" } });
+  });
+}
 
-schemas.get("/passport-record.json", (c) => {
-  const headers = { ...CORS_ETAG_HEADERS, ...cacheHeaders("short"), etag: PASSPORT_RECORD_ETAG };
-  if (ifNoneMatch(c.req.header("if-none-match") ?? null, PASSPORT_RECORD_ETAG)) {
-    return new Response(null, { status: 304, headers });
-  }
-  return new Response(PASSPORT_RECORD_TEXT, { headers: { ...headers, "content-type": "application/schema+json" } });
-});
+serveSchema("/passport-record.json", passportRecordSchema);
+serveSchema("/agent-action-envelope.json", agentActionEnvelopeSchema);

@@ -1,0 +1,282 @@
+import { env } from "cloudflare:workers";
+import { Validator } from "@cfworker/json-schema";
+import { manifestIndexPrefix, mintIdentityId } from "@passport/domain";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type Body, Caller } from "../support/api.ts";
+
+const RESOLVER = "http://resolver.test";
+let validator: Validator;
+let schema: Body;
+
+beforeAll(async () => {
+  const response = await env.TEST_RESOLVER.fetch(`${RESOLVER}/schemas/agent-action-envelope.json`);
+  expect(response.status).toBe(200);
+  schema = await response.json();
+  validator = new Validator(schema as never, "2020-12", false);
+});
+
+async function envelopeFor(target: string) {
+  const response = await env.TEST_RESOLVER.fetch(`${RESOLVER}/api/agent-envelope?target=${encodeURIComponent(target)}`);
+  const body = await response.json<Body>();
+  if (response.status === 200) expect(validator.validate(body).errors).toEqual([]);
+  return { status: response.status, headers: response.headers, body };
+}
+
+const manifestUrl = () => `https://agents.example.com/${crypto.randomUUID()}/agent-card.json`;
+const evidence = (claim: string, freshUntil = "2099-01-01T00:00:00Z", observedAt = "2026-11-01T00:00:00Z") => ({
+  claim,
+  source: "control-plane check",
+  scope: "this agent's manifest host",
+  observed_at: observedAt,
+  fresh_until: freshUntil,
+});
+
+/** An agent passport with the given manifest and both required claims evidenced. */
+async function currentAgent(caller: Caller, manifest = manifestUrl()) {
+  const agent = await caller.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
+  const path = `/v1/passports/${agent.identity_id}/evidence`;
+  await caller.json("POST", path, evidence("agent.operator_identity"));
+  await caller.json("POST", path, evidence("agent.manifest_control"));
+  return { id: agent.identity_id as string, manifest };
+}
+
+describe("agent action envelope", () => {
+  let admin: Caller;
+  beforeAll(async () => {
+    admin = await Caller.create("admin");
+  });
+
+  it("a current agent with fresh evidence for every required claim → view_resolver_proof", async () => {
+    const { id, manifest } = await currentAgent(admin);
+    for (const target of [manifest, id]) {
+      const { status, headers, body } = await envelopeFor(target);
+      expect(status).toBe(200);
+      expect(body).toMatchObject({
+        type: "svc.agent_action_envelope",
+        subject: { target, target_type: "agent_manifest" },
+        posture: "current",
+        result: "proof_current",
+        missing_evidence: [],
+        recommended_path: "view_resolver_proof",
+        resolver_url: `${RESOLVER}/p/${id}`,
+        machine_json_url: `${RESOLVER}/api/p/${id}.json`,
+        identity_id: id,
+        local_policy_decides: true,
+        recheck_before_reliance: true,
+        no_safety_or_approval_inference: true,
+        verifier_writes_truth: false,
+        verifier_activates_proof: false,
+        verifier_marks_bound: false,
+      });
+      expect(body.authority_boundary).toMatch(/grants no authority/);
+      expect(body.actions).toContainEqual({
+        label: expect.any(String),
+        kind: "recheck",
+        url: `${RESOLVER}/api/p/${id}.json`,
+      });
+      expect(headers.get("cache-tag")).toBe(`passport-${id}`);
+      expect(headers.get("cache-control")).toContain("max-age");
+    }
+  });
+
+  it("missing evidence → improve_resolver_posture naming the missing claims", async () => {
+    const manifest = manifestUrl();
+    const agent = await admin.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
+    await admin.json("POST", `/v1/passports/${agent.identity_id}/evidence`, evidence("agent.operator_identity"));
+    const { body } = await envelopeFor(manifest);
+    expect(body).toMatchObject({
+      posture: "incomplete",
+      result: "missing_evidence",
+      missing_evidence: ["agent.manifest_control"],
+      recommended_path: "improve_resolver_posture",
+    });
+  });
+
+  it("stale evidence → improve_resolver_posture naming the stale claim", async () => {
+    const manifest = manifestUrl();
+    const agent = await admin.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
+    const path = `/v1/passports/${agent.identity_id}/evidence`;
+    await admin.json("POST", path, evidence("agent.operator_identity"));
+    await admin.json("POST", path, evidence("agent.manifest_control", "2020-06-01T00:00:00Z", "2020-01-01T00:00:00Z"));
+    const { body } = await envelopeFor(manifest);
+    expect(body).toMatchObject({
+      result: "stale_evidence",
+      missing_evidence: ["agent.manifest_control"],
+      stale_evidence: ["agent.manifest_control"],
+      recommended_path: "improve_resolver_posture",
+    });
+  });
+
+  it("reactivated and not yet re-checked → improve_resolver_posture", async () => {
+    const { id, manifest } = await currentAgent(admin);
+    await admin.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "suspended" });
+    await admin.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "active" });
+    expect((await envelopeFor(manifest)).body).toMatchObject({
+      result: "recheck_required",
+      recommended_path: "improve_resolver_posture",
+    });
+  });
+
+  for (const lifecycle of ["suspended", "revoked"] as const) {
+    it(`${lifecycle} → repair_resolver_posture`, async () => {
+      const { id, manifest } = await currentAgent(admin);
+      await admin.json("PATCH", `/v1/passports/${id}/state`, { lifecycle });
+      expect((await envelopeFor(manifest)).body).toMatchObject({
+        posture: "needs_repair",
+        result: `lifecycle_${lifecycle}`,
+        recommended_path: "repair_resolver_posture",
+        identity_id: id,
+      });
+    });
+  }
+
+  it("retired → repair_resolver_posture by id; its manifest is no longer claimed", async () => {
+    const { id, manifest } = await currentAgent(admin);
+    await admin.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "retired" });
+    expect((await envelopeFor(id)).body).toMatchObject({
+      result: "lifecycle_retired",
+      recommended_path: "repair_resolver_posture",
+    });
+    expect((await envelopeFor(manifest)).body).toMatchObject({ result: "not_found", identity_id: null });
+  });
+
+  it("degraded → repair_resolver_posture", async () => {
+    const { id, manifest } = await currentAgent(admin);
+    await admin.json("PATCH", `/v1/passports/${id}/state`, { availability: "degraded" });
+    expect((await envelopeFor(manifest)).body).toMatchObject({
+      result: "availability_degraded",
+      recommended_path: "repair_resolver_posture",
+    });
+  });
+
+  it("a manifest the passport no longer binds (index behind the record) → repair_resolver_posture", async () => {
+    const { id } = await currentAgent(admin);
+    const elsewhere = manifestUrl();
+    // The index is written after the snapshot; an entry left behind looks like this.
+    await env.SNAPSHOTS.put(`${await manifestIndexPrefix(elsewhere)}${id}`, id);
+    expect((await envelopeFor(elsewhere)).body).toMatchObject({
+      result: "binding_mismatch",
+      recommended_path: "repair_resolver_posture",
+    });
+  });
+
+  it("a manifest claimed by two passports → repair_resolver_posture, never picking one", async () => {
+    const manifest = manifestUrl();
+    await currentAgent(admin, manifest);
+    await currentAgent(await Caller.create("admin"), manifest);
+    const { body } = await envelopeFor(manifest);
+    expect(body).toMatchObject({
+      result: "ambiguous_target",
+      recommended_path: "repair_resolver_posture",
+      identity_id: null,
+    });
+    expect(body.resolver_url).toBeNull();
+  });
+
+  it("not an agent passport → view_developer_guidance", async () => {
+    const api = await admin.createPassport({ family: "api" });
+    expect((await envelopeFor(api.identity_id)).body).toMatchObject({
+      result: "family_mismatch",
+      recommended_path: "view_developer_guidance",
+      machine_json_url: `${RESOLVER}/api/p/${api.identity_id}.json`,
+    });
+  });
+
+  it("an unknown target → view_developer_guidance with no fabricated identity", async () => {
+    for (const target of [manifestUrl(), mintIdentityId()]) {
+      const { status, body } = await envelopeFor(target);
+      expect(status).toBe(200);
+      expect(body).toMatchObject({
+        posture: "no_passport",
+        result: "not_found",
+        recommended_path: "view_developer_guidance",
+        resolver_url: null,
+        machine_json_url: null,
+        identity_id: null,
+      });
+      expect(body.actions.map((a: Body) => a.kind)).toContain("recheck");
+    }
+  });
+
+  it("answers bad targets with problem+json and writes nothing", async () => {
+    const { keys: before } = await env.SNAPSHOTS.list();
+    for (const target of [
+      "",
+      "not a url",
+      "ftp://agents.example.com/card.json",
+      "https://user:pw@a.example.com/c.json",
+      "psp_123",
+    ]) {
+      const response = await env.TEST_RESOLVER.fetch(
+        `${RESOLVER}/api/agent-envelope?target=${encodeURIComponent(target)}`,
+      );
+      expect(response.status).toBe(400);
+      expect(response.headers.get("content-type")).toBe("application/problem+json");
+      expect((await response.json<Body>()).type).toBe("urn:svc:passport:problem:invalid-envelope-target");
+    }
+    const post = await env.TEST_RESOLVER.fetch(`${RESOLVER}/api/agent-envelope?target=x`, { method: "POST" });
+    expect(post.status).toBe(405);
+    const { keys: after } = await env.SNAPSHOTS.list();
+    expect(after.length).toBe(before.length);
+  });
+});
+
+describe("the served envelope schema, checked against spec table 2.4", () => {
+  const required = [
+    "type",
+    "version",
+    "subject",
+    "posture",
+    "result",
+    "missing_evidence",
+    "recommended_path",
+    "actions",
+    "authority_boundary",
+    "local_policy_decides",
+    "recheck_before_reliance",
+    "no_safety_or_approval_inference",
+    "verifier_writes_truth",
+    "verifier_activates_proof",
+    "verifier_marks_bound",
+  ];
+
+  it("requires exactly the spec's required fields, with their types and constants", () => {
+    expect([...schema.required].sort()).toEqual([...required].sort());
+    const p = schema.properties;
+    expect(p.type).toMatchObject({ type: "string", const: "svc.agent_action_envelope" });
+    expect(p.version.type).toBe("string");
+    expect(p.subject.required.sort()).toEqual(["target", "target_type"]);
+    expect(p.subject.properties.target.type).toBe("string");
+    expect(p.subject.properties.target_type).toMatchObject({ type: "string", const: "agent_manifest" });
+    expect(p.posture.type).toBe("string");
+    expect(p.result.type).toBe("string");
+    expect(p.missing_evidence).toMatchObject({ type: "array", items: { type: "string" } });
+    expect(p.recommended_path.enum).toEqual([
+      "view_resolver_proof",
+      "improve_resolver_posture",
+      "repair_resolver_posture",
+      "view_developer_guidance",
+    ]);
+    const action = p.actions.items;
+    expect(action.required.sort()).toEqual(["kind", "label"]);
+    expect(action.properties.label.type).toBe("string");
+    expect(action.properties.kind.enum).toEqual(["route", "recheck"]);
+    expect(action.required).not.toContain("url");
+    for (const nullableString of [action.properties.url, p.resolver_url, p.machine_json_url]) {
+      expect([...nullableString.type].sort()).toEqual(["null", "string"]);
+    }
+    for (const optional of ["resolver_url", "machine_json_url", "ops_action_url", "developer_guidance_url"]) {
+      expect(schema.required).not.toContain(optional);
+    }
+    expect(p.ops_action_url.type).toBe("string");
+    expect(p.developer_guidance_url.type).toBe("string");
+    expect(p.authority_boundary.type).toBe("string");
+    for (const constant of ["local_policy_decides", "recheck_before_reliance", "no_safety_or_approval_inference"]) {
+      expect(p[constant]).toMatchObject({ type: "boolean", const: true });
+    }
+    for (const constant of ["verifier_writes_truth", "verifier_activates_proof", "verifier_marks_bound"]) {
+      expect(p[constant]).toMatchObject({ type: "boolean", const: false });
+    }
+    expect(schema.additionalProperties).not.toBe(false);
+  });
+});
