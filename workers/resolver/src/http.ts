@@ -9,6 +9,11 @@ export const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
  */
 export const CORS_HEADERS: Record<string, string> = { "access-control-allow-origin": "*" };
 export const CORS_ETAG_HEADERS: Record<string, string> = { ...CORS_HEADERS, "access-control-expose-headers": "ETag" };
+/** A record answer also exposes its detached signature (docs/signing.md) to script. */
+export const CORS_RECORD_HEADERS: Record<string, string> = {
+  ...CORS_HEADERS,
+  "access-control-expose-headers": "ETag, Passport-Signature",
+};
 
 /** The preflight answer for a browser that wants to send `If-None-Match` from script. */
 export const PREFLIGHT_HEADERS: Record<string, string> = {
@@ -47,4 +52,16 @@ export function ifNoneMatch(header: string | null, etag: string): boolean {
     if (tag === "*" || tag === etag || (tag.startsWith("W/") && tag.slice(2) === etag)) return true;
   }
   return false;
+}
+
+/**
+ * FNV-1a over a text: a cheap, stable entity tag for a document that changes only with a deploy or
+ * a configuration change (not a content digest; nothing relies on it beyond revalidation).
+ * @example
+ * textEntityTag('{"keys":[]}'); // '"fnv1a-…-11"'
+ */
+export function textEntityTag(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return `"fnv1a-${(hash >>> 0).toString(16)}-${text.length}"`;
 }

@@ -8,7 +8,7 @@ import {
 } from "@passport/domain";
 import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
-import { CORS_ETAG_HEADERS, ifNoneMatch, problemHeaders } from "../http.ts";
+import { CORS_RECORD_HEADERS, ifNoneMatch, problemHeaders } from "../http.ts";
 import { lookUp, NOT_FOUND_DETAIL, UNAVAILABLE_DETAIL } from "../lookup.ts";
 
 const JSON_SUFFIX = ".json";
@@ -24,7 +24,7 @@ const MALFORMED = Object.fromEntries(
 ) as Record<IdentityIdDefect, ReturnType<typeof prepared>>;
 const NOT_FOUND = prepared("identity-not-found", NOT_FOUND_DETAIL, cacheHeaders("identity"));
 const UNAVAILABLE = prepared("unavailable", UNAVAILABLE_DETAIL, { ...cacheHeaders("none"), "retry-after": "5" });
-const NOT_MODIFIED_HEADERS = { ...CORS_ETAG_HEADERS, ...cacheHeaders("identity") };
+const NOT_MODIFIED_HEADERS = { ...CORS_RECORD_HEADERS, ...cacheHeaders("identity") };
 const RECORD_HEADERS = { ...NOT_MODIFIED_HEADERS, "content-type": "application/json; charset=utf-8" };
 
 /**
@@ -59,7 +59,12 @@ async function resolveWellFormed(env: Env, identityId: string, request: Request)
   if (ifNoneMatch(request.headers.get("if-none-match"), etag)) {
     return new Response(null, { status: 304, headers: { ...NOT_MODIFIED_HEADERS, "cache-tag": tag, etag } });
   }
-  return new Response(body, { headers: { ...RECORD_HEADERS, "cache-tag": tag, etag } });
+  // The signature travels beside the body so the bytes a consumer parses stay exactly as published.
+  const signature = metadata.signature;
+  const headers = signature
+    ? { ...RECORD_HEADERS, "cache-tag": tag, etag, "passport-signature": signature }
+    : { ...RECORD_HEADERS, "cache-tag": tag, etag };
+  return new Response(body, { headers });
 }
 
 const PREFIX = "/api/p/";
