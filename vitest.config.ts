@@ -21,7 +21,26 @@ export default defineConfig({
   test: {
     projects: [
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            // The deployable bundle beside the Worker under test, so tests reach ResolverAdmin's
+            // RPC hop into the public entry point exactly as the control plane does.
+            miniflare: {
+              serviceBindings: { TEST_RESOLVER_ADMIN: { name: "resolver-bundle", entrypoint: "ResolverAdmin" } },
+              workers: [
+                {
+                  name: "resolver-bundle",
+                  modules: true,
+                  scriptPath: buildWorker(root, "wrangler.toml", "resolver"),
+                  compatibilityDate: "2026-10-15",
+                  compatibilityFlags: ["nodejs_compat"],
+                  kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
+                },
+              ],
+            },
+          }),
+        ],
         test: { name: "resolver", include: ["test/resolver/**/*.test.ts", "test/domain/**/*.test.ts"] },
       },
       {

@@ -1,4 +1,4 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { identityCacheTag, mintIdentityId } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { purgeIdentity } from "../../workers/resolver/src/edge-cache.ts";
@@ -18,11 +18,12 @@ function recordingCache(result: CachePurgeResult) {
 
 describe("purging one identity", () => {
   it("is reachable through the admin entry point the control plane binds to, and succeeds", async () => {
-    await expect(exports.ResolverAdmin.purge(mintIdentityId())).resolves.toBeUndefined();
+    // Through the deployable bundle: ResolverAdmin.purge -> RPC into the public entry point.
+    await expect(env.TEST_RESOLVER_ADMIN.purge(mintIdentityId())).resolves.toBeUndefined();
   });
 
   it("refuses anything but a well-formed identity id", async () => {
-    const error = await exports.ResolverAdmin.purge("passport-*").then(
+    const error = await env.TEST_RESOLVER_ADMIN.purge("passport-*").then(
       () => undefined,
       (reason: unknown) => reason,
     );

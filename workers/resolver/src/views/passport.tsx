@@ -1,18 +1,11 @@
-import type { BindingClass, LifecycleStatus, PassportRecord, PublicEvidence } from "@passport/domain";
+import {
+  BINDING_CLASS_LABELS as BINDING_LABELS,
+  type BindingClass,
+  type LifecycleStatus,
+  type PassportRecord,
+  type PublicEvidence,
+} from "@passport/domain";
 import { Layout } from "./layout.tsx";
-
-const BINDING_LABELS: Record<BindingClass, string> = {
-  endpoint: "Endpoint / base URL",
-  gateway: "Gateway / provider id",
-  openapi: "OpenAPI / description",
-  service: "Service / workload",
-  environment: "Environment / version",
-  repository: "Repository",
-  documentation: "Documentation",
-  manifest: "Agent manifest",
-  mcp_surface: "MCP / API surface",
-  package: "Package",
-};
 
 // Consumer guidance of spec 3, shown beside the state it applies to.
 const LIFECYCLE_GUIDANCE: Record<LifecycleStatus, string> = {

@@ -1,0 +1,6 @@
+declare namespace Cloudflare {
+  interface Env {
+    /** The bundled resolver's admin entry point, bound as the control plane binds it. */
+    TEST_RESOLVER_ADMIN: Fetcher & { purge(identityId: string): Promise<void> };
+  }
+}
