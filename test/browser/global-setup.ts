@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { type ServiceInfo, startService, stopService } from "./service.ts";
+import { type ServiceInfo, startService, stopService } from "../local-service.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -6,6 +6,7 @@ export * from "./history.ts";
 export * from "./identity-id.ts";
 export * from "./json-schema.ts";
 export * from "./jws.ts";
+export * from "./labels.ts";
 export * from "./lifecycle.ts";
 export * from "./problems.ts";
 export * from "./projection.ts";

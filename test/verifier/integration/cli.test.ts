@@ -1,84 +1,25 @@
 // The issue's second "Done when": the local service started exactly as `npm start` starts it,
 // then the `passport` CLI, run by Node as a user runs it, against its demo data.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { once } from "node:events";
-import { createServer } from "node:net";
+import { type ChildProcess, execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mintIdentityId } from "../../../packages/domain/src/identity-id.ts";
 
-const root = join(import.meta.dirname, "..", "..", "..");
+import { freePort, root, type ServiceInfo, startService, stopService } from "../../local-service.ts";
+
 const bin = join(root, "packages", "verifier", "src", "cli", "bin.ts");
 const run = promisify(execFile);
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, "close");
-  return port;
-}
-
-interface Started {
-  child: ChildProcess;
-  resolver: string;
-  control: string;
-  token: string;
-  demo: { id: string; family: string; name: string }[];
-}
-
-/** Starts `node scripts/dev.mjs` on free ports and reads what it prints for a newcomer. */
-async function startService(): Promise<Started> {
-  const [resolverPort, controlPort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, ["scripts/dev.mjs"], {
-    cwd: root,
-    env: { ...process.env, RESOLVER_PORT: String(resolverPort), CONTROL_PORT: String(controlPort) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  spawned = child;
-  let stdout = "";
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on("data", (chunk) => {
-      stdout += chunk;
-      if (stdout.includes("Press Ctrl-C to stop.")) resolve();
-    });
-    child.on("exit", (code) => reject(new Error(`npm start's script exited with ${code}:\n${stderr.slice(-2000)}`)));
-  });
-  const demo = [...stdout.matchAll(/^ {2}(psp_[0-9a-z]{26}) {2}(api|agent)\s+(.+)$/gm)].map((m) => ({
-    id: m[1] as string,
-    family: m[2] as string,
-    name: m[3] as string,
-  }));
-  const token = /Development token[^\n]*\n\s+(\S+)/.exec(stdout)?.[1];
-  if (!token || demo.length === 0) throw new Error(`could not read the start output:\n${stdout}`);
-  return {
-    child,
-    resolver: `http://127.0.0.1:${resolverPort}`,
-    control: `http://127.0.0.1:${controlPort}`,
-    token,
-    demo,
-  };
-}
-
-let service: Started;
-/** Set as soon as the service process exists, so it is stopped even when starting it failed. */
-let spawned: ChildProcess | undefined;
+let service: ServiceInfo;
+let child: ChildProcess | undefined;
 
 beforeAll(async () => {
-  service = await startService();
+  ({ info: service, child } = await startService());
 });
 
 afterAll(async () => {
-  if (!spawned || spawned.exitCode !== null || spawned.signalCode !== null) return;
-  const exited = once(spawned, "exit");
-  spawned.kill("SIGTERM");
-  await exited;
+  if (child) await stopService(child);
 });
 
 /** Runs the CLI the way its `bin` runs it; returns exit code and output. */

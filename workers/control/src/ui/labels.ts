@@ -1,17 +1,6 @@
 import type { BindingClass, LifecycleStatus } from "@passport/domain";
 
-export const BINDING_LABELS: Record<BindingClass, string> = {
-  endpoint: "Endpoint / base URL",
-  gateway: "Gateway / provider id",
-  openapi: "OpenAPI / description",
-  service: "Service / workload",
-  environment: "Environment / version",
-  repository: "Repository",
-  documentation: "Documentation",
-  manifest: "Agent manifest",
-  mcp_surface: "MCP / API surface",
-  package: "Package reference",
-};
+export { BINDING_CLASS_LABELS as BINDING_LABELS } from "@passport/domain";
 
 /** The verb on the button that moves a passport into each lifecycle status. */
 export const TRANSITION_VERBS: Record<LifecycleStatus, string> = {

@@ -1,4 +1,4 @@
-// The local service exactly as `npm start` runs it (scripts/dev.mjs), on free ports, with a
+// Node-side tests (browser, CLI integration): the local service exactly as `npm start` runs it (scripts/dev.mjs), on free ports, with a
 // private wrangler dev registry so its control plane can only reach its own resolver even when
 // another `npm start` runs on the same machine.
 import { type ChildProcess, spawn } from "node:child_process";
@@ -8,7 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export const root = join(import.meta.dirname, "..", "..");
+export const root = join(import.meta.dirname, "..");
 
 export interface ServiceInfo {
   resolver: string;
@@ -19,7 +19,8 @@ export interface ServiceInfo {
   demo: { id: string; family: string; name: string }[];
 }
 
-async function freePort(): Promise<number> {
+/** A port on 127.0.0.1 that nothing listens on right now. */
+export async function freePort(): Promise<number> {
   const server = createServer().listen(0, "127.0.0.1");
   await once(server, "listening");
   const { port } = server.address() as { port: number };

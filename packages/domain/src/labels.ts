@@ -1,0 +1,15 @@
+import type { BindingClass } from "./record.ts";
+
+/** How the binding classes of spec 2.2 are named for people, on the proof page and the Dashboard. */
+export const BINDING_CLASS_LABELS: Record<BindingClass, string> = {
+  endpoint: "Endpoint / base URL",
+  gateway: "Gateway / provider id",
+  openapi: "OpenAPI / description",
+  service: "Service / workload",
+  environment: "Environment / version",
+  repository: "Repository",
+  documentation: "Documentation",
+  manifest: "Agent manifest",
+  mcp_surface: "MCP / API surface",
+  package: "Package reference",
+};
