@@ -17,8 +17,8 @@ const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    rounds: { type: "string", default: "5" },
-    seconds: { type: "string", default: "4" },
+    rounds: { type: "string", default: "7" },
+    seconds: { type: "string", default: "3" },
     warmup: { type: "string", default: "2" },
     connections: { type: "string", default: "8" },
     list: { type: "boolean", default: false },
