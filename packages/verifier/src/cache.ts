@@ -1,8 +1,15 @@
+import type { Proof } from "./outcome.ts";
 import type { PassportRecordView } from "./record.ts";
 
 /** One cached resolver answer. Times are milliseconds since the epoch. */
 export interface CacheEntry {
   record: PassportRecordView;
+  /**
+   * What was established about the record when it was read; the verifier keeps only records whose
+   * proof held. An entry without it, or checked with fewer keys than a verifier needs, is not
+   * reused by that verifier.
+   */
+  proof?: Proof;
   etag?: string;
   /** When the resolver last answered for this copy (200 or 304). */
   confirmedAt: number;

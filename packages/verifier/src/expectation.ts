@@ -1,4 +1,4 @@
-import type { OrganisationExpectation, RequiredBinding } from "./outcome.ts";
+import type { OrganisationExpectation, RequiredBinding, SeenVersion } from "./outcome.ts";
 import type { AvailabilitySignal, Lifecycle } from "./record.ts";
 
 /** Spec 4.1 freshness table. */
@@ -43,6 +43,10 @@ export interface Expectation {
   /** Maximum age of the copy of the record the decision uses. */
   maxAge?: Duration;
   signal?: AbortSignal;
+  /** Also check the published history's chain up to this record (see `ResolveOptions.history`). */
+  history?: boolean;
+  /** A version seen before, which the record must not be older than (see `ResolveOptions.seen`). */
+  seen?: SeenVersion;
 }
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };

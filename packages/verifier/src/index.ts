@@ -1,4 +1,5 @@
 export { copyAge, isFresh, RecordCache } from "./cache.ts";
+export { canonicalJson } from "./canonical.ts";
 export { evaluate, formatAge } from "./checks.ts";
 export { type AgentActionEnvelope, type EnvelopeResult, envelopeProblem, fetchEnvelope } from "./envelope.ts";
 export {
@@ -9,9 +10,20 @@ export {
   type EvidenceRequirement,
   type Expectation,
 } from "./expectation.ts";
+export { fetchHistory, type HistoryAnswer } from "./history.ts";
 export { cacheDirectives, type FetchLike } from "./http.ts";
 export { describeIdentityIdDefect, type IdentityIdDefect, identityIdDefect } from "./identity-id.ts";
+export { base64urlDecode, base64urlEncode, canonicalDigest, type SignatureCheck, verifyDetachedJws } from "./jws.ts";
+export { type JwkSet, KeyRing, type PublicJwk } from "./keys.ts";
 export * from "./outcome.ts";
+export {
+  checkHistory,
+  checkRecordProof,
+  compareWithSeen,
+  type HistoryEntryView,
+  type ProofCheck,
+  type ProofFinding,
+} from "./proof.ts";
 export type * from "./record.ts";
 export { type PassportRecordView, parseRecord } from "./record.ts";
 export { coveredBy, redactUrl, sameBindingValue } from "./url-match.ts";

@@ -14,6 +14,9 @@ export const OUTCOME_CLASSES = [
   "stale",
   "state_not_operative",
   "network_failure",
+  "signature_invalid",
+  "unknown_key",
+  "history_broken",
 ] as const;
 export type OutcomeClass = (typeof OUTCOME_CLASSES)[number];
 
@@ -56,12 +59,36 @@ interface FindingBase<K extends OutcomeClass> {
   relied_on: ReliedOn;
 }
 
+/**
+ * How far the record's authenticity was established (docs/signing.md). `digest` is always
+ * recomputed; the signature is checked only against keys the caller configured, and the history
+ * only when asked for.
+ */
+export interface Proof {
+  digest: "verified";
+  /** `verified` with `kid`; `absent` when the answer carried none and none was required; `not_checked` without trusted keys. */
+  signature: "verified" | "absent" | "not_checked";
+  kid?: string;
+  /** `verified`: the published history chains to this record and every entry's signature holds; `chain_only`: the same without trusted keys. */
+  history: "verified" | "chain_only" | "not_checked";
+  /** The version seen before that this record was compared with (the caller's `seen`, or the verifier's cached copy). */
+  compared_with?: SeenVersion;
+}
+
+/** A record version seen before, to detect an older record replayed as current. */
+export interface SeenVersion {
+  record_version: number;
+  digest: string;
+}
+
 interface Common<Ok extends boolean> {
   ok: Ok;
   identity_id: string;
   identity_is_not_authorization: true;
   authorization_note: typeof IDENTITY_IS_NOT_AUTHORIZATION;
   source?: ProofSource;
+  /** Present once a record was read and its proof checked. */
+  proof?: Proof;
   /** Every failed check, in order of precedence; the outcome is the first. Empty for `ok` and for failures before a record was read. */
   findings: Finding[];
 }
@@ -147,8 +174,52 @@ export interface StateNotOperativeFinding extends FindingBase<"state_not_operati
   problems: string[];
 }
 
+/** Why a record's signature or digest does not hold. */
+export type SignatureProblem = "missing" | "malformed" | "mismatch" | "digest_mismatch";
+
+export interface SignatureInvalidFinding extends FindingBase<"signature_invalid"> {
+  kind: SignatureProblem;
+  /** The key id the signature names, when it could be read. */
+  kid?: string;
+  /** For `digest_mismatch`: the digest the record states and the one its content has. */
+  stated_digest?: string;
+  computed_digest?: string;
+}
+
+export interface UnknownKeyFinding extends FindingBase<"unknown_key"> {
+  /** The key id that signed it, which the configured key set does not list. */
+  kid: string;
+  trusted_kids: string[];
+  /** What the unknown key signed: the record, or one history entry (`record_version` says which). */
+  signed: "record" | "history_entry";
+  record_version?: number;
+}
+
+/**
+ * How the chain of published versions fails: `rollback` (the record is older than a version
+ * already seen or published), `fork` (two different records for one version), `gap` (a version is
+ * missing from the history, so the chain of previous digests breaks), `not_in_history` (the record's
+ * version is not listed yet), `entry_signature_invalid` (a history entry's own signature fails).
+ */
+export type HistoryProblem = "rollback" | "fork" | "gap" | "not_in_history" | "entry_signature_invalid";
+
+export interface HistoryBrokenFinding extends FindingBase<"history_broken"> {
+  kind: HistoryProblem;
+  /** The version at which the chain breaks. */
+  at_version: number;
+  /** What the chain needed there and what was found (digests), where that applies. */
+  expected?: string;
+  actual?: string;
+  /** Where the contradiction comes from. */
+  against: "published_history" | "seen_version";
+  detail: string;
+}
+
 /** A failed check on a resolved record. */
 export type Finding =
+  | SignatureInvalidFinding
+  | UnknownKeyFinding
+  | HistoryBrokenFinding
   | FamilyMismatchFinding
   | OrganisationMismatchFinding
   | EnvironmentOrVersionMismatchFinding
@@ -164,6 +235,11 @@ export interface BindingMismatch extends BindingMismatchFinding, Common<false> {
 export interface MissingEvidence extends MissingEvidenceFinding, Common<false> {}
 export interface Stale extends StaleFinding, Common<false> {}
 export interface StateNotOperative extends StateNotOperativeFinding, Common<false> {}
+export interface SignatureInvalid extends SignatureInvalidFinding, Common<false> {}
+export interface UnknownKey extends UnknownKeyFinding, Common<false> {}
+export interface HistoryBroken extends HistoryBrokenFinding, Common<false> {}
+/** The proof failures: the record's contents are not evaluated, because they cannot be relied on. */
+export type ProofFailure = SignatureInvalid | UnknownKey | HistoryBroken;
 
 export type NetworkFailureKind = "timeout" | "network" | "server_error" | "unexpected_response" | "aborted";
 
@@ -189,7 +265,8 @@ export type VerifyOutcome =
   | MissingEvidence
   | Stale
   | StateNotOperative
-  | NetworkFailure;
+  | NetworkFailure
+  | ProofFailure;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 

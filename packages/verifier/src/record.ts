@@ -65,6 +65,8 @@ export interface PassportRecordView {
   authority?: RecordAuthority[];
   record_version?: number;
   published_at?: string;
+  /** The digest of the previously published version; absent for the first (docs/signing.md). */
+  previous_digest?: string;
   digest?: string;
 }
 
@@ -130,7 +132,13 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
   const top = pick(
     json,
     { identity_id: "string", family: "string" },
-    { display_name: "string", record_version: "number", published_at: "string", digest: "string" },
+    {
+      display_name: "string",
+      record_version: "number",
+      published_at: "string",
+      previous_digest: "string",
+      digest: "string",
+    },
     "",
   );
   if (!top.ok) return top;

@@ -1,6 +1,7 @@
 import { type CacheEntry, copyAge, isFresh, RecordCache } from "./cache.ts";
 import { evaluate } from "./checks.ts";
 import { CONSEQUENCES, type Consequence, type Duration, type Expectation, requireDuration } from "./expectation.ts";
+import { fetchHistory } from "./history.ts";
 import {
   ageSeconds,
   cacheDirectives,
@@ -11,15 +12,20 @@ import {
   readProblem,
 } from "./http.ts";
 import { describeIdentityIdDefect, identityIdDefect } from "./identity-id.ts";
+import { type JwkSet, KeyRing } from "./keys.ts";
 import {
   type MalformedId,
   type NetworkFailure,
   type NetworkFailureKind,
   type NotFound,
   outcome,
+  type Proof,
+  type ProofFailure,
   type ProofSource,
+  type SeenVersion,
   type VerifyOutcome,
 } from "./outcome.ts";
+import { checkHistory, checkRecordProof, compareWithSeen, type ProofFinding } from "./proof.ts";
 import { type PassportRecordView, parseRecord } from "./record.ts";
 
 export const PROBLEM_TYPE_BASE = "urn:svc:passport:problem:";
@@ -39,12 +45,35 @@ export interface VerifierOptions {
   cache?: RecordCache | false;
   /** The clock, in milliseconds since the epoch; default `Date.now`. */
   now?: () => number;
+  /**
+   * The public keys trusted to sign records: a JWK Set, or the http(s) URL of one that you choose
+   * (re-read when its `Cache-Control: max-age` runs out, default 300 s). Never taken from the
+   * answer being verified. Without it, signatures are not checked and `proof.signature` is
+   * `not_checked`.
+   */
+  jwks?: JwkSet | string;
+  /**
+   * A record without a signature fails as `signature_invalid` (kind `missing`). Needs `jwks`;
+   * default `true` when `jwks` is given.
+   */
+  requireSignature?: boolean;
 }
 
 export interface ResolveOptions {
   consequence?: Consequence;
   maxAge?: Duration;
   signal?: AbortSignal;
+  /**
+   * Also read the passport's published history and check that it chains, signed, from the first
+   * version to the record served (one request per 1000 versions). Default `false`.
+   */
+  history?: boolean;
+  /**
+   * A version of this passport seen before (kept by the caller): a record older than it, or a
+   * different record for the same version, fails as `history_broken`. The verifier's cache is
+   * used the same way.
+   */
+  seen?: SeenVersion;
 }
 
 /** A record the resolver returned (or the cache held, within the resolver's own freshness lifetime). */
@@ -54,9 +83,17 @@ export interface Resolved {
   identity_id: string;
   record: PassportRecordView;
   source: ProofSource;
+  proof: Proof;
 }
 
-export type ResolveResult = Resolved | NotFound | MalformedId | NetworkFailure;
+export type ResolveResult = Resolved | NotFound | MalformedId | NetworkFailure | ProofFailure;
+
+const DEFAULT_JWKS_MAX_AGE_SECONDS = 300;
+
+type TrustedKeys =
+  | { kind: "none" }
+  | { kind: "pinned"; ring: KeyRing }
+  | { kind: "url"; url: string; ring?: KeyRing; expiresAt: number };
 
 /**
  * The reference consumer: resolves passports and runs the pre-call check of spec 4.6.
@@ -75,6 +112,8 @@ export class Verifier {
   readonly #http: HttpPolicy;
   readonly #cache: RecordCache | undefined;
   readonly #now: () => number;
+  readonly #keys: TrustedKeys;
+  readonly #requireSignature: boolean;
 
   constructor(options: VerifierOptions) {
     if (!URL.canParse(options.resolver) || !/^https?:$/.test(new URL(options.resolver).protocol)) {
@@ -89,6 +128,19 @@ export class Verifier {
     };
     this.#cache = options.cache === false ? undefined : (options.cache ?? new RecordCache());
     this.#now = options.now ?? Date.now;
+    const { jwks } = options;
+    if (typeof jwks === "string") {
+      if (!URL.canParse(jwks) || !/^https?:$/.test(new URL(jwks).protocol)) {
+        throw new TypeError(`jwks: "${jwks}" is not an http(s) URL`);
+      }
+      this.#keys = { kind: "url", url: jwks, expiresAt: 0 };
+    } else {
+      this.#keys = jwks === undefined ? { kind: "none" } : { kind: "pinned", ring: new KeyRing(jwks) };
+    }
+    this.#requireSignature = options.requireSignature ?? jwks !== undefined;
+    if (this.#requireSignature && jwks === undefined) {
+      throw new TypeError("requireSignature needs trusted keys: pass jwks (a JWK Set or its URL)");
+    }
   }
 
   /** The address of a passport's public record at this resolver. */
@@ -131,7 +183,13 @@ export class Verifier {
       });
     }
 
-    const cached = this.#cache?.get(url);
+    const keys = await this.#trustedKeys(identityId, options.signal);
+    if (keys && !(keys instanceof KeyRing)) return keys;
+
+    const stored = this.#cache?.get(url);
+    // A shared cache may hold a copy checked with other keys, or none: such a copy is not reused,
+    // though it still counts as a version seen before.
+    const cached = stored && this.#acceptable(stored, keys) ? stored : undefined;
     const now = this.#now();
     if (
       cached &&
@@ -139,7 +197,8 @@ export class Verifier {
       isFresh(cached, now) &&
       (maxAge === undefined || copyAge(cached, now) <= maxAge)
     ) {
-      return resolved(identityId, cached, url, now, { from_cache: true, revalidated: false, attempts: 0 });
+      const how = { from_cache: true, revalidated: false, attempts: 0 };
+      return this.#confirm(identityId, cached, undefined, url, now, how, keys, options);
     }
 
     const headers: Record<string, string> = { accept: "application/json" };
@@ -161,10 +220,16 @@ export class Verifier {
 
     if (response.status === 304 && cached) {
       await response.body?.cancel();
-      const entry: CacheEntry = { ...cached, ...freshness };
+      const entry: CacheEntry = {
+        ...cached,
+        ...freshness,
+        proof: { ...(cached.proof as Proof), history: "not_checked" },
+      };
       if (directives.maxAge === undefined) delete entry.maxAge;
-      this.#store(url, entry, directives.noStore);
-      return resolved(identityId, entry, url, confirmedAt, { from_cache: false, revalidated: true, attempts });
+      const how = { from_cache: false, revalidated: true, attempts };
+      const result = await this.#confirm(identityId, entry, undefined, url, confirmedAt, how, keys, options);
+      if (result.outcome === "resolved") this.#store(url, entry, directives.noStore);
+      return result;
     }
 
     if (response.status === 200) {
@@ -190,10 +255,23 @@ export class Verifier {
             : `the resolver's answer is not a usable passport record: ${parsed.problem}`,
         });
       }
+      const how = { from_cache: false, revalidated: false, attempts };
       const etag = response.headers.get("etag");
-      const entry: CacheEntry = { record: parsed.value, ...(etag ? { etag } : {}), ...freshness };
-      this.#store(url, entry, directives.noStore);
-      return resolved(identityId, entry, url, confirmedAt, { from_cache: false, revalidated: false, attempts });
+      const signature = response.headers.get("passport-signature");
+      const check = await checkRecordProof(
+        json as Record<string, unknown>,
+        parsed.value,
+        signature,
+        keys,
+        this.#requireSignature,
+      );
+      const partial = { record: parsed.value, ...(etag ? { etag } : {}), ...freshness };
+      if (!check.ok) return proofFailure(identityId, check.finding, source(partial, url, confirmedAt, how));
+      const entry: CacheEntry = { ...partial, proof: check.proof };
+      const result = await this.#confirm(identityId, entry, stored, url, confirmedAt, how, keys, options);
+      // A record that fails its proof never replaces the copy it was compared with.
+      if (result.outcome === "resolved") this.#store(url, entry, directives.noStore);
+      return result;
     }
 
     const problem = await readProblem(response);
@@ -247,15 +325,122 @@ export class Verifier {
       ...(expectation.consequence ? { consequence: expectation.consequence } : {}),
       ...(expectation.maxAge !== undefined ? { maxAge: expectation.maxAge } : {}),
       ...(expectation.signal ? { signal: expectation.signal } : {}),
+      ...(expectation.history ? { history: true } : {}),
+      ...(expectation.seen ? { seen: expectation.seen } : {}),
     });
     if (result.outcome !== "resolved") return result;
-    return evaluate(result.record, expectation, result.source, this.#now());
+    return { ...evaluate(result.record, expectation, result.source, this.#now()), proof: result.proof };
+  }
+
+  /**
+   * The proof checks that follow a record's own: against versions seen before (the caller's and
+   * the cached copy it replaces), then, when asked for, against the published history. Fills
+   * `entry.proof` with what was established.
+   */
+  async #confirm(
+    identityId: string,
+    entry: CacheEntry,
+    replaced: CacheEntry | undefined,
+    url: string,
+    now: number,
+    how: Pick<ProofSource, "from_cache" | "revalidated" | "attempts">,
+    keys: KeyRing | undefined,
+    options: ResolveOptions,
+  ): Promise<ResolveResult> {
+    const seen: SeenVersion[] = [];
+    if (options.seen) seen.push(options.seen);
+    const before = replaced?.proof ? replaced.record : undefined;
+    if (before?.record_version !== undefined && before.digest !== undefined && before !== entry.record) {
+      seen.push({ record_version: before.record_version, digest: before.digest });
+    }
+    const fail = (finding: ProofFinding) => proofFailure(identityId, finding, source(entry, url, now, how));
+    for (const version of seen) {
+      const finding = compareWithSeen(entry.record, version);
+      if (finding) return fail(finding);
+    }
+    const newest = seen.reduce<SeenVersion | undefined>(
+      (a, b) => (a && a.record_version >= b.record_version ? a : b),
+      undefined,
+    );
+    if (newest) entry.proof = { ...(entry.proof as Proof), compared_with: newest };
+    const proof = entry.proof as Proof;
+    if (options.history && proof.history === "not_checked") {
+      const answer = await fetchHistory(this.resolver, identityId, this.#http, options.signal);
+      if (!answer.ok) {
+        const { ok: _, url: historyUrl, ...failure } = answer;
+        return networkFailure(identityId, historyUrl, failure);
+      }
+      const finding = await checkHistory(entry.record, answer.entries, keys, seen);
+      if (finding) return fail(finding);
+      entry.proof = { ...(entry.proof as Proof), history: keys ? "verified" : "chain_only" };
+    }
+    return resolved(identityId, entry, url, now, how);
+  }
+
+  /** True when a cached copy was checked as this verifier requires, with a key it still trusts. */
+  #acceptable(entry: CacheEntry, keys: KeyRing | undefined): boolean {
+    const proof = entry.proof;
+    if (!proof) return false;
+    if (!keys) return true;
+    if (proof.signature === "verified") return proof.kid !== undefined && keys.key(proof.kid) !== undefined;
+    return proof.signature === "absent" && !this.#requireSignature;
+  }
+
+  /** The trusted key ring: pinned, or read from the caller's URL when its copy has expired. */
+  async #trustedKeys(identityId: string, signal?: AbortSignal): Promise<KeyRing | undefined | NetworkFailure> {
+    const keys = this.#keys;
+    if (keys.kind === "none") return undefined;
+    if (keys.kind === "pinned") return keys.ring;
+    const now = this.#now();
+    if (keys.ring && now < keys.expiresAt) return keys.ring;
+    const answer = await fetchWithRetry(keys.url, { headers: { accept: "application/json" } }, this.#http, signal);
+    const failed = (detail: string, status?: number) =>
+      networkFailure(identityId, keys.url, {
+        kind: "unexpected_response",
+        attempts: answer.attempts,
+        ...(status ? { status } : {}),
+        detail: `the trusted keys at ${keys.url} could not be read: ${detail}`,
+      });
+    if (!answer.ok) {
+      const { ok: _, problemType, ...failure } = answer;
+      return networkFailure(identityId, keys.url, {
+        ...failure,
+        detail: `the trusted keys at ${keys.url} could not be read: ${failure.detail}`,
+      });
+    }
+    if (answer.response.status !== 200) {
+      await answer.response.body?.cancel();
+      return failed(`HTTP ${answer.response.status}`, answer.response.status);
+    }
+    try {
+      keys.ring = new KeyRing(await answer.response.json());
+    } catch (error) {
+      return failed(error instanceof Error ? error.message : "not a JWK Set", 200);
+    }
+    const maxAge = cacheDirectives(answer.response.headers.get("cache-control")).maxAge;
+    keys.expiresAt = now + (maxAge ?? DEFAULT_JWKS_MAX_AGE_SECONDS) * 1000;
+    return keys.ring;
   }
 
   #store(url: string, entry: CacheEntry, noStore: boolean): void {
     if (noStore) this.#cache?.delete(url);
     else this.#cache?.set(url, entry);
   }
+}
+
+function source(
+  entry: Pick<CacheEntry, "confirmedAt" | "ageAtConfirmation" | "etag">,
+  url: string,
+  now: number,
+  how: Pick<ProofSource, "from_cache" | "revalidated" | "attempts">,
+): ProofSource {
+  return {
+    url,
+    fetched_at: new Date(entry.confirmedAt).toISOString(),
+    age_seconds: copyAge(entry, now),
+    ...(entry.etag ? { etag: entry.etag } : {}),
+    ...how,
+  };
 }
 
 function resolved(
@@ -270,14 +455,14 @@ function resolved(
     ok: true,
     identity_id: identityId,
     record: entry.record,
-    source: {
-      url,
-      fetched_at: new Date(entry.confirmedAt).toISOString(),
-      age_seconds: copyAge(entry, now),
-      ...(entry.etag ? { etag: entry.etag } : {}),
-      ...how,
-    },
+    source: source(entry, url, now, how),
+    proof: { ...(entry.proof as Proof) },
   };
+}
+
+/** A record whose proof failed: the finding is the outcome, and its contents are not evaluated. */
+function proofFailure(identityId: string, finding: ProofFinding, from: ProofSource): ProofFailure {
+  return outcome<ProofFailure>({ ...finding, identity_id: identityId, source: from, findings: [finding] });
 }
 
 const NETWORK_REASONS: Record<NetworkFailureKind, string> = {

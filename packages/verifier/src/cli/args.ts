@@ -1,16 +1,16 @@
 import { CONSEQUENCES, type Consequence, durationSeconds, type Expectation } from "../expectation.ts";
-import type { RequiredBinding } from "../outcome.ts";
+import type { RequiredBinding, SeenVersion } from "../outcome.ts";
 
 /** Exit codes; documented in the package README and docs/verifier.md. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, network: 3 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, network: 3, proof: 4 } as const;
 
 export class UsageError extends Error {
   override name = "UsageError";
 }
 
 export const USAGE = `Usage:
-  passport resolve <identity-id> [--resolver URL] [--json]
-  passport verify <identity-id> [expectations] [--resolver URL] [--json]
+  passport resolve <identity-id> [proof options] [--resolver URL] [--json]
+  passport verify <identity-id> [expectations] [proof options] [--resolver URL] [--json]
   passport envelope <agent-manifest-url | identity-id> [--resolver URL] [--json]
   passport help
 
@@ -27,6 +27,13 @@ Expectations (verify):
   --consequence lower|changing|higher   spec 4.1 freshness policy (default: lower)
   --max-age DURATION             maximum age of the record copy, e.g. 30s, 5m
 
+Proof (resolve, verify):
+  --jwks FILE|URL                the public keys you trust to sign records (a JWK Set file, or a URL
+                                 you choose); without it signatures are not checked
+  --require-signature            fail when a record is unsigned (implied by --jwks; needs it)
+  --history                      also check the published history chains to the record
+  --seen VERSION:DIGEST          a version seen before; an older record served as current fails
+
 Common:
   --resolver URL                 resolver base URL (default: $PASSPORT_RESOLVER or http://127.0.0.1:8787)
   --timeout DURATION             per attempt (default 5s)
@@ -35,7 +42,8 @@ Common:
 
 Durations: seconds, or a number with s, m, h or d (90s, 15m, 12h, 30d).
 Exit codes: 0 ok, 1 verification failed (or not found / malformed id), 2 usage error,
-            3 network failure (could not fetch proof; not evidence against the identity).`;
+            3 network failure (could not fetch proof; not evidence against the identity),
+            4 proof failed (signature_invalid, unknown_key, history_broken).`;
 
 export type Command =
   | { command: "help" }
@@ -46,6 +54,9 @@ export interface Common {
   json: boolean;
   timeoutMs: number;
   retries: number;
+  /** A JWK Set file path or an http(s) URL. */
+  jwks?: string;
+  requireSignature: boolean;
 }
 
 const OPTIONS = {
@@ -62,6 +73,10 @@ const OPTIONS = {
   availability: "string",
   consequence: "string",
   "max-age": "string",
+  jwks: "string",
+  "require-signature": "boolean",
+  history: "boolean",
+  seen: "string",
   timeout: "string",
   retries: "string",
   help: "boolean",
@@ -150,6 +165,19 @@ function evidenceRequirement(value: string): { claim: string; maxAge?: number } 
   return { claim: value };
 }
 
+const PROOF_OPTIONS = ["jwks", "require-signature", "history", "seen"] as const;
+
+/** `VERSION:DIGEST`, for example `3:sha-256:Qx…`. */
+function seenVersion(value: string): SeenVersion {
+  const colon = value.indexOf(":");
+  const version = Number(value.slice(0, colon));
+  const digest = value.slice(colon + 1);
+  if (colon < 1 || !Number.isInteger(version) || version < 1 || !/^sha-256:[A-Za-z0-9_-]{43}$/.test(digest)) {
+    throw new UsageError(`--seen: "${value}" is not VERSION:DIGEST (e.g. 3:sha-256:…)`);
+  }
+  return { record_version: version, digest };
+}
+
 function bindingRequirement(value: string): RequiredBinding {
   const eq = value.indexOf("=");
   const cls = eq < 0 ? value : value.slice(0, eq);
@@ -178,6 +206,13 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     const misplaced = VERIFY_ONLY.find((name) => values[name] !== undefined);
     if (misplaced) throw new UsageError(`--${misplaced} applies to verify only`);
   }
+  if (command === "envelope") {
+    const misplaced = PROOF_OPTIONS.find((name) => values[name] !== undefined);
+    if (misplaced) throw new UsageError(`--${misplaced} applies to resolve and verify only`);
+  }
+  if (values["require-signature"] && values.jwks === undefined) {
+    throw new UsageError("--require-signature needs --jwks: the keys you trust to sign records");
+  }
   if (command === "envelope" && !target.toLowerCase().startsWith("psp_") && !/^https?:\/\//.test(target)) {
     throw new UsageError("envelope needs an http(s) agent manifest URL or an identity id");
   }
@@ -194,6 +229,8 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     json: values.json ?? false,
     timeoutMs: values.timeout === undefined ? 5000 : duration(values.timeout, "--timeout") * 1000,
     retries,
+    ...(values.jwks !== undefined ? { jwks: values.jwks } : {}),
+    requireSignature: values["require-signature"] ?? values.jwks !== undefined,
   };
 
   const expectation: Expectation = {};
@@ -221,5 +258,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     expectation.consequence = values.consequence as Consequence;
   }
   if (values["max-age"] !== undefined) expectation.maxAge = duration(values["max-age"], "--max-age");
+  if (values.history) expectation.history = true;
+  if (values.seen !== undefined) expectation.seen = seenVersion(values.seen);
   return { command, target, common, expectation };
 }

@@ -1,6 +1,6 @@
 import { formatAge } from "../checks.ts";
 import type { EnvelopeResult } from "../envelope.ts";
-import type { ProofSource, ReliedOn, VerifyOutcome } from "../outcome.ts";
+import type { Proof, ProofSource, ReliedOn, VerifyOutcome } from "../outcome.ts";
 import type { PassportRecordView } from "../record.ts";
 import type { ResolveResult } from "../verifier.ts";
 
@@ -21,6 +21,24 @@ function source(s: ProofSource | undefined): string[] {
   return [`  Proof:      ${s.url} (${how}, copy age ${formatAge(s.age_seconds)})`];
 }
 
+function proof(p: Proof | undefined): string[] {
+  if (!p) return [];
+  const signature =
+    p.signature === "verified"
+      ? `signature verified (key ${p.kid})`
+      : p.signature === "absent"
+        ? "no signature sent"
+        : "signature not checked (no trusted keys: pass --jwks)";
+  const history =
+    p.history === "verified"
+      ? "history verified"
+      : p.history === "chain_only"
+        ? "history chains (entry signatures not checked)"
+        : "history not checked (--history)";
+  const compared = p.compared_with ? `; not older than version ${p.compared_with.record_version}` : "";
+  return [`  Integrity:  digest verified; ${signature}; ${history}${compared}`];
+}
+
 function relied(relied_on: ReliedOn): string[] {
   const all = lines(relied_on);
   return all.length === 0 ? [] : ["  Relied on:", ...all.map((l) => `    ${l}`)];
@@ -36,6 +54,25 @@ function extra(result: VerifyOutcome): string[] {
       return [`  Resolver:   ${result.resolver_url}`];
     case "ok":
       return result.unchecked.length > 0 ? [`  Not checked: ${result.unchecked.join(", ")}`] : [];
+    case "signature_invalid":
+      return [
+        `  Problem:    ${result.kind}${result.kid ? ` (key ${result.kid})` : ""}`,
+        ...(result.computed_digest
+          ? [`  Digest:     stated ${result.stated_digest ?? "(none)"}, content ${result.computed_digest}`]
+          : []),
+      ];
+    case "unknown_key":
+      return [
+        `  Key:        ${result.kid} signed the ${result.signed === "record" ? "record" : `history entry for version ${result.record_version}`}`,
+        `  Trusted:    ${result.trusted_kids.join(", ") || "(none)"}`,
+      ];
+    case "history_broken":
+      return [
+        `  Problem:    ${result.kind} at version ${result.at_version} (against the ${result.against === "seen_version" ? "version seen before" : "published history"})`,
+        ...(result.expected !== undefined
+          ? [`  Expected:   ${result.expected}`, `  Found:      ${result.actual}`]
+          : []),
+      ];
     default: {
       const others = result.findings.slice(1).map((f) => `    ${f.outcome}: ${f.reason}`);
       return others.length > 0 ? ["  Also failed:", ...others] : [];
@@ -51,6 +88,7 @@ export function formatVerify(result: VerifyOutcome): string {
     `  Next step:  ${result.next_step}`,
     ...extra(result),
     ...relied(result.relied_on),
+    ...proof(result.proof),
     ...source(result.source),
     `  ${result.authorization_note}`,
   ].join("\n");
@@ -89,7 +127,12 @@ function record(r: PassportRecordView): string[] {
 /** A readable summary of a resolution. */
 export function formatResolve(result: ResolveResult): string {
   if (result.outcome !== "resolved") return formatVerify(result);
-  return [`FOUND  ${result.identity_id}`, ...record(result.record), ...source(result.source)].join("\n");
+  return [
+    `FOUND  ${result.identity_id}`,
+    ...record(result.record),
+    ...proof(result.proof),
+    ...source(result.source),
+  ].join("\n");
 }
 
 /** A readable summary of an envelope request. */

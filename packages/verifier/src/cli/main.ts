@@ -1,5 +1,6 @@
 import { fetchEnvelope } from "../envelope.ts";
 import type { FetchLike } from "../http.ts";
+import { type JwkSet, KeyRing } from "../keys.ts";
 import type { OutcomeClass } from "../outcome.ts";
 import { Verifier } from "../verifier.ts";
 import { EXIT, parseCommand, USAGE, UsageError } from "./args.ts";
@@ -10,12 +11,34 @@ export interface Io {
   stderr: (text: string) => void;
   env: Record<string, string | undefined>;
   fetch?: FetchLike;
+  /** Reads a local file (for `--jwks FILE`); absent where there is no file system. */
+  readFile?: (path: string) => Promise<string>;
 }
 
 function exitFor(outcome: OutcomeClass | "resolved" | "envelope" | "envelope_unavailable"): number {
   if (outcome === "ok" || outcome === "resolved" || outcome === "envelope") return EXIT.ok;
   if (outcome === "network_failure" || outcome === "envelope_unavailable") return EXIT.network;
+  if (outcome === "signature_invalid" || outcome === "unknown_key" || outcome === "history_broken") return EXIT.proof;
   return EXIT.failed;
+}
+
+/** `--jwks`: an http(s) URL is handed to the verifier as is; anything else is a JWK Set file. */
+async function trustedKeys(value: string, io: Io): Promise<JwkSet | string> {
+  if (/^https?:\/\//i.test(value)) return value;
+  if (!io.readFile) throw new UsageError("--jwks: no file system here; give the key set's URL");
+  let text: string;
+  try {
+    text = await io.readFile(value);
+  } catch {
+    throw new UsageError(`--jwks: cannot read ${value}`);
+  }
+  try {
+    const set = JSON.parse(text) as JwkSet;
+    if (new KeyRing(set).kids.length === 0) throw new TypeError("no usable key");
+    return set;
+  } catch (error) {
+    throw new UsageError(`--jwks: ${value} is not a JWK Set with an EC P-256 key (${(error as Error).message})`);
+  }
 }
 
 /**
@@ -37,10 +60,16 @@ export async function run(argv: string[], io: Io): Promise<number> {
       retries: common.retries,
       cache: false,
       ...(io.fetch ? { fetch: io.fetch } : {}),
+      ...(common.jwks !== undefined ? { jwks: await trustedKeys(common.jwks, io) } : {}),
+      requireSignature: common.requireSignature,
     });
     const print = (value: unknown, text: string) => io.stdout(common.json ? JSON.stringify(value, null, 2) : text);
     if (command.command === "resolve") {
-      const result = await verifier.resolve(target, { consequence: "changing" });
+      const result = await verifier.resolve(target, {
+        consequence: "changing",
+        ...(expectation.history ? { history: true } : {}),
+        ...(expectation.seen ? { seen: expectation.seen } : {}),
+      });
       print(result, formatResolve(result));
       return exitFor(result.outcome);
     }

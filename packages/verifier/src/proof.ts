@@ -1,0 +1,283 @@
+import { canonicalDigest, verifyDetachedJws } from "./jws.ts";
+import type { KeyRing } from "./keys.ts";
+import type {
+  HistoryBrokenFinding,
+  HistoryProblem,
+  Proof,
+  ReliedOn,
+  SeenVersion,
+  SignatureInvalidFinding,
+  SignatureProblem,
+  UnknownKeyFinding,
+} from "./outcome.ts";
+import type { PassportRecordView } from "./record.ts";
+
+export type ProofFinding = SignatureInvalidFinding | UnknownKeyFinding | HistoryBrokenFinding;
+export type ProofCheck = { ok: true; proof: Proof } | { ok: false; finding: ProofFinding };
+
+/** One entry of a passport's published history, as served (docs/signing.md). */
+export interface HistoryEntryView {
+  identity_id: string;
+  record_version: number;
+  digest: string;
+  previous_digest?: string;
+  published_at: string;
+  change_kinds: string[];
+  signature: string;
+}
+
+/** The members a proof decision relies on: which version of which record was judged. */
+export function proofReliedOn(record: PassportRecordView): ReliedOn {
+  const relied: ReliedOn = { identity_id: record.identity_id };
+  if (record.record_version !== undefined) relied.record_version = record.record_version;
+  if (record.digest !== undefined) relied.digest = record.digest;
+  if (record.previous_digest !== undefined) relied.previous_digest = record.previous_digest;
+  return relied;
+}
+
+const SIGNATURE_REASONS: Record<SignatureProblem, string> = {
+  missing: "The resolver's answer carries no Passport-Signature, and a signature is required.",
+  malformed: "The record's Passport-Signature is not a detached ES256 JWS.",
+  mismatch: "The record's signature does not match its content: the record or its signature was altered.",
+  digest_mismatch: "The record's content does not match its own digest: the record was altered after publication.",
+};
+
+function signatureInvalid(
+  record: PassportRecordView,
+  kind: SignatureProblem,
+  extra: Partial<SignatureInvalidFinding> = {},
+): ProofFinding {
+  return {
+    outcome: "signature_invalid",
+    next_step: "deny",
+    reason: `${SIGNATURE_REASONS[kind]} Do not rely on it; fetch it again from the official resolver over a path you trust, and report it if it persists.`,
+    relied_on: proofReliedOn(record),
+    kind,
+    ...extra,
+  };
+}
+
+function unknownKey(
+  record: PassportRecordView,
+  kid: string,
+  keys: KeyRing,
+  signed: UnknownKeyFinding["signed"],
+  version?: number,
+): ProofFinding {
+  const what = signed === "record" ? "The record" : `The history entry for version ${version}`;
+  return {
+    outcome: "unknown_key",
+    next_step: "challenge",
+    reason: `${what} is signed with key ${kid}, which your trusted keys (${keys.kids.join(", ") || "none"}) do not list. If the service rotated its keys, update your pinned key set from a source you trust; if the key was retired, what it signed is no longer to be relied on.`,
+    relied_on: proofReliedOn(record),
+    kid,
+    trusted_kids: keys.kids,
+    signed,
+    ...(version !== undefined ? { record_version: version } : {}),
+  };
+}
+
+const HISTORY_STEPS: Record<HistoryProblem, HistoryBrokenFinding["next_step"]> = {
+  rollback: "re-resolve",
+  not_in_history: "re-resolve",
+  fork: "deny",
+  gap: "deny",
+  entry_signature_invalid: "deny",
+};
+
+function historyBroken(
+  record: PassportRecordView,
+  kind: HistoryProblem,
+  at: number,
+  against: HistoryBrokenFinding["against"],
+  detail: string,
+  digests: { expected?: string; actual?: string } = {},
+): ProofFinding {
+  const advice =
+    HISTORY_STEPS[kind] === "re-resolve"
+      ? "Re-resolve from the official resolver (a cache may briefly serve an older copy); if it persists, do not rely on it."
+      : "Do not rely on this passport's proof; report it to the service.";
+  return {
+    outcome: "history_broken",
+    next_step: HISTORY_STEPS[kind],
+    reason: `The chain of published versions is broken: ${detail}. ${advice}`,
+    relied_on: proofReliedOn(record),
+    kind,
+    at_version: at,
+    ...digests,
+    against,
+    detail,
+  };
+}
+
+/**
+ * Checks a record as served: its digest against its canonical JSON, then its detached signature
+ * against the trusted keys (when any are configured).
+ * @example
+ * const check = await checkRecordProof(json, parsed, response.headers.get("passport-signature"), ring, true);
+ * if (!check.ok) check.finding.outcome; // "signature_invalid" | "unknown_key"
+ */
+export async function checkRecordProof(
+  raw: Record<string, unknown>,
+  record: PassportRecordView,
+  signature: string | null,
+  keys: KeyRing | undefined,
+  requireSignature: boolean,
+): Promise<ProofCheck> {
+  const { digest: stated, ...content } = raw;
+  const computed = await canonicalDigest(content);
+  if (stated !== computed) {
+    return {
+      ok: false,
+      finding: signatureInvalid(record, "digest_mismatch", {
+        ...(typeof stated === "string" ? { stated_digest: stated } : {}),
+        computed_digest: computed,
+      }),
+    };
+  }
+  if (!keys) return { ok: true, proof: { digest: "verified", signature: "not_checked", history: "not_checked" } };
+  if (!signature) {
+    if (requireSignature) return { ok: false, finding: signatureInvalid(record, "missing") };
+    return { ok: true, proof: { digest: "verified", signature: "absent", history: "not_checked" } };
+  }
+  const check = await verifyDetachedJws(signature, raw, keys);
+  if (check.valid) {
+    return { ok: true, proof: { digest: "verified", signature: "verified", kid: check.kid, history: "not_checked" } };
+  }
+  if (check.reason === "unknown_key")
+    return { ok: false, finding: unknownKey(record, check.kid ?? "", keys, "record") };
+  return { ok: false, finding: signatureInvalid(record, check.reason, check.kid ? { kid: check.kid } : {}) };
+}
+
+/**
+ * Compares a record with a version seen before: an older version served as current is a rollback,
+ * a different record for the same version a fork. A newer version passes (the history check, when
+ * asked for, shows whether it descends from the one seen).
+ */
+export function compareWithSeen(record: PassportRecordView, seen: SeenVersion): ProofFinding | undefined {
+  const version = record.record_version;
+  if (version === undefined) return undefined;
+  if (version < seen.record_version) {
+    return historyBroken(
+      record,
+      "rollback",
+      version,
+      "seen_version",
+      `version ${version} was served as current after version ${seen.record_version} had been seen`,
+      { expected: seen.digest, actual: record.digest ?? "" },
+    );
+  }
+  if (version === seen.record_version && record.digest !== seen.digest) {
+    return historyBroken(
+      record,
+      "fork",
+      version,
+      "seen_version",
+      `version ${version} was seen before with a different digest`,
+      { expected: seen.digest, actual: record.digest ?? "" },
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Checks a passport's published history against the record served as current: every entry's
+ * signature (with trusted keys), an unbroken chain of previous digests from the first published
+ * version, the record as the last entry, and each version seen before on the chain.
+ */
+export async function checkHistory(
+  record: PassportRecordView,
+  entries: HistoryEntryView[],
+  keys: KeyRing | undefined,
+  seen: SeenVersion[],
+): Promise<ProofFinding | undefined> {
+  if (keys) {
+    for (const { signature, ...entry } of entries) {
+      const check = await verifyDetachedJws(signature, entry, keys);
+      if (check.valid) continue;
+      if (check.reason === "unknown_key") {
+        return unknownKey(record, check.kid ?? "", keys, "history_entry", entry.record_version);
+      }
+      return historyBroken(
+        record,
+        "entry_signature_invalid",
+        entry.record_version,
+        "published_history",
+        `the history entry for version ${entry.record_version} fails its signature`,
+      );
+    }
+  }
+  let previous: HistoryEntryView | undefined;
+  for (const entry of entries) {
+    if (previous && entry.record_version <= previous.record_version) {
+      return historyBroken(
+        record,
+        "fork",
+        entry.record_version,
+        "published_history",
+        `the history lists version ${entry.record_version} after version ${previous.record_version}`,
+      );
+    }
+    if (entry.previous_digest !== previous?.digest) {
+      return historyBroken(
+        record,
+        "gap",
+        entry.record_version,
+        "published_history",
+        previous
+          ? `version ${entry.record_version} follows a version with digest ${entry.previous_digest ?? "(none)"}, but the history lists version ${previous.record_version} (${previous.digest}) before it`
+          : `the history starts at version ${entry.record_version}, which follows a version the history does not list`,
+        { expected: previous?.digest ?? "(none)", actual: entry.previous_digest ?? "(none)" },
+      );
+    }
+    previous = entry;
+  }
+  for (const version of seen) {
+    const listed = entries.find((e) => e.record_version === version.record_version);
+    if (!listed || listed.digest !== version.digest) {
+      return historyBroken(
+        record,
+        listed ? "fork" : "gap",
+        version.record_version,
+        "seen_version",
+        listed
+          ? `the history lists version ${version.record_version} with a different digest from the one seen before`
+          : `version ${version.record_version}, seen before, is missing from the history`,
+        { expected: version.digest, actual: listed?.digest ?? "(none)" },
+      );
+    }
+  }
+  const version = record.record_version ?? 0;
+  const mine = entries.find((e) => e.record_version === version);
+  const last = entries.at(-1);
+  if (!mine) {
+    return historyBroken(
+      record,
+      "not_in_history",
+      version,
+      "published_history",
+      `version ${version} is not in the published history${last ? ` (its newest entry is version ${last.record_version})` : ""}`,
+    );
+  }
+  if (mine.digest !== record.digest || mine.previous_digest !== record.previous_digest) {
+    return historyBroken(
+      record,
+      "fork",
+      version,
+      "published_history",
+      `the history lists a different record for version ${version}`,
+      { expected: mine.digest, actual: record.digest ?? "" },
+    );
+  }
+  if (last && last !== mine) {
+    return historyBroken(
+      record,
+      "rollback",
+      version,
+      "published_history",
+      `version ${version} was served as current, but the history lists version ${last.record_version} after it`,
+      { expected: last.digest, actual: record.digest ?? "" },
+    );
+  }
+  return undefined;
+}
