@@ -1,6 +1,5 @@
 import {
   BINDING_CLASS_LABELS as BINDING_LABELS,
-  type BindingClass,
   type LifecycleStatus,
   type PassportRecord,
   type PublicEvidence,
