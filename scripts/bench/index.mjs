@@ -11,6 +11,7 @@ import { printReport } from "./lib/report.mjs";
 const TARGETS = {
   resolver: () => import("./targets/resolver.mjs"),
   control: () => import("./targets/control.mjs"),
+  verifier: () => import("./targets/verifier.mjs"),
 };
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
