@@ -127,7 +127,7 @@ export default defineConfig({
       },
       {
         // The Dashboard in Debian's Chromium against `npm start`'s local service, run by Node.
-        // `npm test` runs it after the rest through test/browser/run.mjs (skipped without Chromium).
+        // `npm test` runs it on its own, before the other suites, through test/browser/run.mjs (skipped without Chromium).
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],

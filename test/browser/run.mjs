@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm test`'s browser step: the Dashboard's end-to-end tests in Debian's Chromium. They run
-// after the other suites (they start the whole local service), and only where Chromium is
+// on their own, before the workerd suites (they start the whole local service), and only where Chromium is
 // installed; otherwise this says so plainly and succeeds.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
