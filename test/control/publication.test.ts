@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { historyPrefix } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
 import { drainOutbox } from "../../workers/control/src/publish.ts";
@@ -87,5 +88,22 @@ describe("publication", () => {
     expect(await outboxRow(id)).toBeNull();
     const history = await owner.json("GET", `/v1/passports/${id}/history`);
     expect(history.items.map((e: { record_version: number }) => e.record_version)).toEqual([1, 2, 3]);
+  });
+
+  it("keeps the published history free of gaps when a publication failed before the next change", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport();
+    expect((await withFailingKv(owner, "PATCH", `/v1/passports/${id}`, { display_name: "Lost write" })).status).toBe(
+      200,
+    );
+    await owner.json("PATCH", `/v1/passports/${id}`, { display_name: "Next change" });
+    const { keys } = await env.SNAPSHOTS.list<{ record_version: number; digest: string; previous_digest?: string }>({
+      prefix: historyPrefix(id),
+    });
+    const entries = keys.map((key) => key.metadata);
+    expect(entries.map((e) => e?.record_version)).toEqual([1, 2, 3]);
+    expect(entries[1]?.previous_digest).toBe(entries[0]?.digest);
+    expect(entries[2]?.previous_digest).toBe(entries[1]?.digest);
+    expect((await resolve(id)).record.previous_digest).toBe(entries[1]?.digest);
   });
 });

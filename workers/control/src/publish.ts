@@ -15,7 +15,13 @@ import {
 import { and, asc, eq, lte } from "drizzle-orm";
 import { type Database, database } from "./db/client.ts";
 import { loadAggregate } from "./db/passports.ts";
-import { changeKindsBetween, lastPublication, type PublicationRow, recordPublication } from "./db/publications.ts";
+import {
+  changeKindsBetween,
+  lastPublication,
+  markWritten,
+  type PublicationRow,
+  recordPublication,
+} from "./db/publications.ts";
 import { outbox, publishedManifests } from "./db/schema.ts";
 import { signDetached } from "./signing.ts";
 
@@ -35,6 +41,9 @@ export async function publishPassport(env: PublishEnv, identityId: string): Prom
   const version = aggregate.passport.recordVersion;
   const last = await lastPublication(db, identityId);
   const republish = last?.recordVersion === version;
+  // The new version chains to `last`; if last's entries never reached KV (its publication failed
+  // before the next change), write them first, or the published history would have a gap.
+  if (last && !republish && !last.writtenAt) await putHistoryAndFeed(env, db, last);
   const previousDigest = republish ? (last.previousDigest ?? undefined) : last?.digest;
   const publishedAt = republish ? last.publishedAt : new Date().toISOString();
   const record = PassportRecord.parse(await sealRecord(projectPublicRecord(aggregate, publishedAt, previousDigest)));
@@ -51,15 +60,18 @@ export async function publishPassport(env: PublishEnv, identityId: string): Prom
   const signature = await signDetached(env.SIGNING_KEY, canonicalBytes(record));
   const metadata: SnapshotMetadata = { digest: record.digest, record_version: version, signature };
   await env.SNAPSHOTS.put(snapshotKey(identityId), JSON.stringify(record), { metadata });
-  await putHistoryAndFeed(env, publication);
+  await putHistoryAndFeed(env, db, publication);
   await syncManifestIndex(env, db, record);
   await (env.RESOLVER as unknown as ResolverAdminApi).purge(identityId);
   await db.delete(outbox).where(and(eq(outbox.passportId, identityId), lte(outbox.recordVersion, version)));
   return record;
 }
 
-/** Writes the signed history entry and the feed entry of one publication (docs/signing.md). */
-async function putHistoryAndFeed(env: PublishEnv, publication: PublicationRow): Promise<void> {
+/**
+ * Writes the signed history entry and the feed entry of one publication (docs/signing.md), then
+ * records in D1 that they are written.
+ */
+async function putHistoryAndFeed(env: PublishEnv, db: Database, publication: PublicationRow): Promise<void> {
   const entry: HistoryEntry = {
     identity_id: publication.passportId,
     record_version: publication.recordVersion,
@@ -80,6 +92,7 @@ async function putHistoryAndFeed(env: PublishEnv, publication: PublicationRow): 
     published_at: entry.published_at,
   };
   await env.SNAPSHOTS.put(feedKey(publication.seq), JSON.stringify(feedEntry), { metadata: feedEntry });
+  await markWritten(db, publication.seq, new Date().toISOString());
 }
 
 /**

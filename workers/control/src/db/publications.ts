@@ -26,7 +26,10 @@ export async function changeKindsBetween(db: Database, passportId: string, after
 }
 
 /** Records a publication once; a retry of the same version returns the row written first. */
-export async function recordPublication(db: Database, row: Omit<PublicationRow, "seq">): Promise<PublicationRow> {
+export async function recordPublication(
+  db: Database,
+  row: Omit<PublicationRow, "seq" | "writtenAt">,
+): Promise<PublicationRow> {
   await db.insert(publications).values(row).onConflictDoNothing();
   const [stored] = await db
     .select()
@@ -34,4 +37,9 @@ export async function recordPublication(db: Database, row: Omit<PublicationRow, 
     .where(and(eq(publications.passportId, row.passportId), eq(publications.recordVersion, row.recordVersion)));
   if (!stored) throw new Error("publication row vanished");
   return stored;
+}
+
+/** Records that a publication's history and feed entries are in KV. */
+export async function markWritten(db: Database, seq: number, at: string): Promise<void> {
+  await db.update(publications).set({ writtenAt: at }).where(eq(publications.seq, seq));
 }

@@ -171,6 +171,8 @@ export const publications = sqliteTable(
     previousDigest: text("previous_digest"),
     publishedAt: text("published_at").notNull(),
     changeKinds: text("change_kinds", { mode: "json" }).$type<string[]>().notNull(),
+    /** When its history and feed entries were confirmed written to KV; null until then. */
+    writtenAt: text("written_at"),
   },
   (t) => [uniqueIndex("publications_passport_version").on(t.passportId, t.recordVersion)],
 );

@@ -1,0 +1,1 @@
+ALTER TABLE `publications` ADD `written_at` text;
