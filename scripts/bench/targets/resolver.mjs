@@ -1,8 +1,9 @@
 // `npm run bench -- resolver`: the resolver bundle in workerd with seeded KV, each path against
 // its own baseline (see scripts/bench/README.md for the method and docs/resolver.md for targets).
 import { join } from "node:path";
-import { mintIdentityId, projectPublicRecord, sealRecord, snapshotKey } from "@passport/domain";
+import { mintIdentityId, snapshotKey } from "@passport/domain";
 import { comparePairs } from "../lib/compare.mjs";
+import { sampleRecord } from "../lib/records.mjs";
 import { bundle, serve } from "../lib/workers.mjs";
 
 export const description = "resolver paths against a trivial Worker and a one-KV-get Worker; bundle size";
@@ -13,56 +14,9 @@ const GZIP_BUDGET = 60 * 1024;
 // the real size (ES256 header with a kid, 64-byte signature) so the header costs what it will.
 const SIGNATURE = `${Buffer.from('{"alg":"ES256","kid":"es256-bench000","typ":"passport+jws"}').toString("base64url")}..${"A".repeat(86)}`;
 
-async function sampleRecord(n) {
-  const id = mintIdentityId();
-  const at = "2026-10-20T09:00:00.000Z";
-  const record = await sealRecord(
-    projectPublicRecord(
-      {
-        passport: {
-          id,
-          family: "api",
-          displayName: `Payments API ${n}`,
-          relationship: "responsible",
-          lifecycle: "active",
-          availability: "available",
-          environment: "production",
-          version: "2026.10.1",
-          stateAsOf: at,
-          recheckRequired: false,
-          duplicateOf: null,
-          recordVersion: 3,
-        },
-        organisation: { id: "org_bench", name: "Bench Organisation Ltd" },
-        parent: null,
-        bindings: [
-          { class: "endpoint", value: `https://api.example.com/payments/${n}`, label: "Public base URL", boundAt: at },
-          { class: "openapi", value: `https://api.example.com/payments/${n}/openapi.json`, label: null, boundAt: at },
-          {
-            class: "gateway",
-            value: `arn:aws:apigateway:eu-west-1::/restapis/a1b2c3d4e5/${n}`,
-            label: null,
-            boundAt: at,
-          },
-        ],
-        evidence: [
-          {
-            id: `ev_${n}`,
-            claim: "organisation.domain_control",
-            source: "DNS TXT record check",
-            scope: "api.example.com",
-            reference: "https://api.example.com/.well-known/passport",
-            observedAt: at,
-            freshUntil: "2027-01-20T09:00:00.000Z",
-            withdrawnAt: null,
-          },
-        ],
-        authority: [],
-      },
-      at,
-    ),
-  );
-  return { id, text: JSON.stringify(record), digest: record.digest };
+async function seededRecord(n) {
+  const record = await sampleRecord(n);
+  return { id: record.identity_id, text: JSON.stringify(record), digest: record.digest };
 }
 
 export async function run({ root, options, log }) {
@@ -80,7 +34,7 @@ export async function run({ root, options, log }) {
   try {
     log(`seeding ${RECORDS} records into each KV namespace`);
     const records = [];
-    for (let n = 0; n < RECORDS; n++) records.push(await sampleRecord(n));
+    for (let n = 0; n < RECORDS; n++) records.push(await seededRecord(n));
     const snapshots = await server.kv("resolver");
     const baselineKv = await server.kv("kv");
     for (const r of records) {

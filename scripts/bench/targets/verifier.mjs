@@ -3,58 +3,16 @@
 // same resolution without keys (the digest is recomputed either way), and the proof check alone
 // compared with parsing the record. Answers come from memory, so only the verifier's work counts.
 import { performance } from "node:perf_hooks";
-import { canonicalBytes, mintIdentityId, projectPublicRecord, sealRecord } from "@passport/domain";
+import { canonicalBytes } from "@passport/domain";
 import { CompactSign, exportJWK, generateKeyPair } from "jose";
 import { checkRecordProof, KeyRing, parseRecord, Verifier } from "../../../packages/verifier/src/index.ts";
 import { spread } from "../lib/compare.mjs";
+import { sampleRecord } from "../lib/records.mjs";
 
 export const description = "verifier proof checks per record (signature, digest) against verification without keys";
 
 const RECORDS = 200;
 const RESOLVER = "https://resolver.bench";
-
-async function sampleRecord(n) {
-  const at = "2026-10-20T09:00:00.000Z";
-  const passport = {
-    id: mintIdentityId(),
-    family: "api",
-    displayName: `Payments API ${n}`,
-    relationship: "responsible",
-    lifecycle: "active",
-    availability: "available",
-    environment: "production",
-    version: "2026.10.1",
-    stateAsOf: at,
-    recheckRequired: false,
-    duplicateOf: null,
-    recordVersion: 3,
-  };
-  const bindings = [
-    { class: "endpoint", value: `https://api.example.com/payments/${n}`, label: "Public base URL", boundAt: at },
-    { class: "openapi", value: `https://api.example.com/payments/${n}/openapi.json`, label: null, boundAt: at },
-  ];
-  const evidence = [
-    {
-      id: `ev_${n}`,
-      claim: "organisation.domain_control",
-      source: "DNS TXT record check",
-      scope: "api.example.com",
-      reference: "https://api.example.com/.well-known/passport",
-      observedAt: at,
-      freshUntil: "2027-01-20T09:00:00.000Z",
-      withdrawnAt: null,
-    },
-  ];
-  const aggregate = {
-    passport,
-    organisation: { id: "org_bench", name: "Bench Organisation Ltd" },
-    parent: null,
-    bindings,
-    evidence,
-    authority: [],
-  };
-  return sealRecord(projectPublicRecord(aggregate, at, `sha-256:${"A".repeat(43)}`));
-}
 
 async function signed(records) {
   const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
@@ -90,7 +48,9 @@ async function measure(op, records, seconds) {
 
 export async function run({ options, log }) {
   log(`signing ${RECORDS} sample records`);
-  const { jwks, records } = await signed(await Promise.all(Array.from({ length: RECORDS }, (_, n) => sampleRecord(n))));
+  const { jwks, records } = await signed(
+    await Promise.all(Array.from({ length: RECORDS }, (_, n) => sampleRecord(n, `sha-256:${"A".repeat(43)}`))),
+  );
   const byUrl = new Map(records.map((r) => [`${RESOLVER}/api/p/${r.id}.json`, r]));
   const fetch = async (url) => {
     const r = byUrl.get(url);
