@@ -1,25 +1,13 @@
 // A marketplace buyer's browser from the listing's "Set up your account" form post to a claimed
 // API passport the resolver serves (spec 4.3), against the simulated marketplace `npm start` runs.
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { type Browser, developmentToken, launch, screenshot } from "./browser.ts";
+import { describe, expect, inject, it } from "vitest";
+import { developmentToken, pagePerTest, screenshot } from "./browser.ts";
 
 const service = inject("service");
-let browser: Browser;
 let page: Page;
-
-beforeAll(async () => {
-  browser = await launch();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
-
-beforeEach(async () => {
-  await browser.context.clearCookies();
-  page = await browser.context.newPage();
-  return () => page.close();
+pagePerTest((fresh) => {
+  page = fresh;
 });
 
 const unique = () => crypto.randomUUID().slice(0, 8);

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import { root } from "../local-service.ts";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -57,4 +58,29 @@ export async function developmentToken(subject: string, role: string, organisati
     { cwd: root },
   );
   return stdout.trim();
+}
+
+/**
+ * The lifecycle every browser test file uses: one browser for the file, and for each test a fresh
+ * page with no cookies, handed to `use` and closed afterwards. Returns the file's browser.
+ */
+export function pagePerTest(use: (page: Page) => void): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launch();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  beforeEach(async () => {
+    if (!browser) throw new Error("the browser did not start");
+    await browser.context.clearCookies();
+    const page = await browser.context.newPage();
+    use(page);
+    return () => page.close();
+  });
+  return () => {
+    if (!browser) throw new Error("the browser did not start");
+    return browser;
+  };
 }

@@ -4,26 +4,13 @@ import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { type Browser, developmentToken, launch, screenshot } from "./browser.ts";
+import { describe, expect, inject, it } from "vitest";
+import { developmentToken, pagePerTest, screenshot } from "./browser.ts";
 
 const service = inject("service");
-let browser: Browser;
 let page: Page;
-
-beforeAll(async () => {
-  browser = await launch();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
-
-beforeEach(async () => {
-  await browser.context.clearCookies();
-  page = await browser.context.newPage();
-  page.setViewportSize({ width: 1280, height: 900 });
-  return () => page.close();
+const browser = pagePerTest((fresh) => {
+  page = fresh;
 });
 
 const unique = () => crypto.randomUUID().slice(0, 8);
@@ -89,7 +76,7 @@ describe("Dashboard in Chromium", () => {
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL((url) => url.pathname === "/dashboard/passports");
     expect(await page.locator("header").textContent()).toContain("dev-owner");
-    const cookies = await browser.context.cookies(service.control);
+    const cookies = await browser().context.cookies(service.control);
     const session = cookies.find((c) => c.name === "passport-session");
     expect(session).toMatchObject({ httpOnly: true, sameSite: "Lax" });
     await screenshot(page, "passports");
