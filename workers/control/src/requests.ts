@@ -47,6 +47,13 @@ function noCredentials<T extends Record<string, unknown>>(value: T, ctx: z.Refin
   }
 }
 
+/** Why a binding class cannot be bound to a passport of `family`, or undefined when it can. */
+export function bindingClassRefusal(family: Family, bindingClass: BindingClass): string | undefined {
+  return BINDING_CLASSES_BY_FAMILY[family].includes(bindingClass)
+    ? undefined
+    : `${bindingClass} bindings are not available to ${family} passports`;
+}
+
 export const BindingInput = z
   .object({ class: BindingClass, value: Text(2048), label: Text(200).optional() })
   .strict()
@@ -74,13 +81,8 @@ export const CreatePassportRequest = z
   .strict()
   .superRefine((body, ctx) => {
     body.bindings.forEach((binding, index) => {
-      if (!BINDING_CLASSES_BY_FAMILY[body.family].includes(binding.class)) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["bindings", index, "class"],
-          message: `${binding.class} bindings are not available to ${body.family} passports`,
-        });
-      }
+      const refusal = bindingClassRefusal(body.family, binding.class);
+      if (refusal) ctx.addIssue({ code: "custom", path: ["bindings", index, "class"], message: refusal });
     });
   });
 export type CreatePassportRequest = z.infer<typeof CreatePassportRequest>;

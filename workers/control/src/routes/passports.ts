@@ -1,6 +1,5 @@
 import {
   allowedTransitions,
-  BINDING_CLASSES_BY_FAMILY,
   canTransition,
   isReactivation,
   mintIdentityId,
@@ -10,6 +9,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { Hono } from "hono";
 import { requireMembership } from "../access.ts";
 import type { AppEnv } from "../context.ts";
+import type { Database } from "../db/client.ts";
 import { membershipIn, membershipsOf } from "../db/organisations.ts";
 import { createPassportStatements, historyOf, listPassports, passportsWithBinding } from "../db/passports.ts";
 import { authority, bindings, evidence } from "../db/schema.ts";
@@ -20,6 +20,7 @@ import { publishOrDefer } from "../publish.ts";
 import {
   AuthorityInput,
   BindingInput,
+  bindingClassRefusal,
   CreatePassportRequest,
   EvidenceInput,
   ListPassportsQuery,
@@ -35,7 +36,7 @@ export const passports = new Hono<AppEnv>();
 
 /** Refuses a primary binding already held by another active passport of the family (spec 1.6). */
 async function refuseDuplicates(
-  c: Parameters<typeof visiblePassport>[0],
+  db: Database,
   organisationId: string,
   family: "api" | "agent",
   candidates: { class: string; value: string }[],
@@ -43,7 +44,7 @@ async function refuseDuplicates(
 ): Promise<void> {
   const primary = PRIMARY_BINDING_CLASS[family];
   const values = candidates.filter((b) => b.class === primary).map((b) => b.value);
-  const clashes = (await passportsWithBinding(c.get("db"), organisationId, family, primary, values)).filter(
+  const clashes = (await passportsWithBinding(db, organisationId, family, primary, values)).filter(
     (p) => p.id !== exceptId,
   );
   const [clash] = clashes;
@@ -61,7 +62,7 @@ passports.post("/", jsonBody(CreatePassportRequest), async (c) => {
   const body = c.req.valid("json");
   const membership = await requireMembership(db, subject, body.organisation_id, "editor");
   if (!body.distinct_object_reason) {
-    await refuseDuplicates(c, membership.organisationId, body.family, body.bindings);
+    await refuseDuplicates(db, membership.organisationId, body.family, body.bindings);
   }
   const id = mintIdentityId();
   await db.batch(
@@ -121,10 +122,11 @@ passports.patch("/:id", jsonBody(UpdatePassportRequest), (c) =>
 passports.post("/:id/bindings", jsonBody(BindingInput), (c) =>
   applyChange(c, c.req.param("id"), "editor", async (passport) => {
     const binding = c.req.valid("json");
-    if (!BINDING_CLASSES_BY_FAMILY[passport.family].includes(binding.class)) {
+    const refusal = bindingClassRefusal(passport.family, binding.class);
+    if (refusal) {
       throw new HttpProblem("invalid-request", {
-        detail: `${binding.class} bindings are not available to ${passport.family} passports.`,
-        errors: [{ path: "class", message: `not available to ${passport.family} passports` }],
+        detail: `${refusal}.`,
+        errors: [{ path: "class", message: refusal }],
       });
     }
     const db = c.get("db");
@@ -141,7 +143,7 @@ passports.post("/:id/bindings", jsonBody(BindingInput), (c) =>
         binding_id: existing.id,
       });
     }
-    await refuseDuplicates(c, passport.organisationId, passport.family, [binding], passport.id);
+    await refuseDuplicates(db, passport.organisationId, passport.family, [binding], passport.id);
     const id = crypto.randomUUID();
     const at = new Date().toISOString();
     return {
