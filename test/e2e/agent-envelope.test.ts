@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
-import { manifestIndexPrefix, mintIdentityId } from "@passport/domain";
+import { manifestIndexPrefix, mintIdentityId, snapshotKey } from "@passport/domain";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Body, Caller } from "../support/api.ts";
 
@@ -198,8 +198,7 @@ describe("agent action envelope", () => {
     }
   });
 
-  it("answers bad targets with problem+json and writes nothing", async () => {
-    const { keys: before } = await env.SNAPSHOTS.list();
+  it("answers bad targets with problem+json", async () => {
     for (const target of [
       "",
       "not a url",
@@ -216,8 +215,37 @@ describe("agent action envelope", () => {
     }
     const post = await env.TEST_RESOLVER.fetch(`${RESOLVER}/api/agent-envelope?target=x`, { method: "POST" });
     expect(post.status).toBe(405);
-    const { keys: after } = await env.SNAPSHOTS.list();
-    expect(after.length).toBe(before.length);
+  });
+
+  it("writes nothing, whatever it is asked", async () => {
+    const manifest = manifestUrl();
+    const id = mintIdentityId();
+    const { id: agent, manifest: claimed } = await currentAgent(admin);
+    const watched = [
+      await manifestIndexPrefix(manifest),
+      await manifestIndexPrefix(claimed),
+      snapshotKey(id),
+      snapshotKey(agent),
+    ];
+    const state = async () =>
+      JSON.stringify(
+        await Promise.all(
+          watched.map(async (prefix) => {
+            const { keys } = await env.SNAPSHOTS.list({ prefix });
+            return Promise.all(keys.map(async (key) => [key.name, await env.SNAPSHOTS.get(key.name)]));
+          }),
+        ),
+      );
+    const before = await state();
+    for (const target of [manifest, id, claimed, agent]) {
+      for (const method of ["GET", "HEAD", "POST", "PUT", "DELETE"]) {
+        await env.TEST_RESOLVER.fetch(`${RESOLVER}/api/agent-envelope?target=${encodeURIComponent(target)}`, {
+          method,
+          ...(method === "GET" || method === "HEAD" ? {} : { body: "{}" }),
+        });
+      }
+    }
+    expect(await state()).toBe(before);
   });
 });
 

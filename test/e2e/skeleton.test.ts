@@ -11,8 +11,10 @@ async function createApiPassport(token: string, body: unknown) {
   });
 }
 
-async function passportCount(): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS count FROM passports").first<{ count: number }>();
+async function passportsNamed(name: string): Promise<number> {
+  const row = await env.DB.prepare("SELECT count(*) AS count FROM passports WHERE display_name = ?")
+    .bind(name)
+    .first<{ count: number }>();
   return row?.count ?? 0;
 }
 
@@ -44,14 +46,14 @@ describe("create, publish, resolve", () => {
   });
 
   it("refuses a request without a token and creates nothing", async () => {
-    const before = await passportCount();
+    const name = `Unauthenticated ${crypto.randomUUID()}`;
     const response = await exports.default.fetch("http://control.test/v1/passports", {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ family: "api" }),
+      body: JSON.stringify({ family: "api", display_name: name }),
     });
     expect(response.status).toBe(401);
     expect(response.headers.get("content-type")).toBe("application/problem+json");
-    expect(await passportCount()).toBe(before);
+    expect(await passportsNamed(name)).toBe(0);
   });
 });
