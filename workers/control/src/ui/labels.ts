@@ -1,4 +1,4 @@
-import type { BindingClass, LifecycleStatus } from "@passport/domain";
+import type { LifecycleStatus } from "@passport/domain";
 
 export { BINDING_CLASS_LABELS as BINDING_LABELS } from "@passport/domain";
 
