@@ -170,7 +170,9 @@ export async function parseSubscriptionChange(
   }
   if (body && typeof body === "object" && "Type" in body) {
     const envelope = SnsEnvelope.safeParse(body);
-    if (!envelope.success) throw new EventRejected("The SNS envelope is missing MessageId or Message.");
+    if (!envelope.success) {
+      throw new EventRejected("The SNS envelope is missing MessageId or Message, or a field is too long.");
+    }
     if (envelope.data.Type !== "Notification") {
       throw new EventRejected(
         `SNS ${envelope.data.Type} is not handled here: subscribe a queue and relay notifications (docs/acquisition.md).`,
