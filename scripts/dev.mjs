@@ -247,6 +247,7 @@ start("control", [
     ...marketplaceSecrets(),
     MARKETPLACE_METERING_URL: `${marketplaceUrl}/`,
     MARKETPLACE_ENTITLEMENT_URL: `${marketplaceUrl}/`,
+    MARKETPLACE_SNS_CERT_ORIGIN: marketplaceUrl,
     DASHBOARD_ONBOARDING_URL: `${controlUrl}/dashboard/onboarding`,
   }).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ...quiet,

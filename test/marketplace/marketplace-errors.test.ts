@@ -95,6 +95,17 @@ describe("non-retryable marketplace errors fail the acquisition at that stage an
     });
     await nothingCreatedFor(account);
   });
+
+  it("an entitlement whose expiry cannot be read counts as no entitlement", async () => {
+    const { account, acquisitionId, message } = await handoffFor({ scenario: "unreadable-expiry" });
+    expect(await deliver(message)).toMatchObject({ acked: true, retried: false });
+    expect(await acquisitionState(acquisitionId)).toMatchObject({
+      status: "failed",
+      failed_stage: "activation",
+      error_code: "NotEntitled",
+    });
+    await nothingCreatedFor(account);
+  });
 });
 
 describe("retryable marketplace errors are retried with backoff", () => {

@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { deliver, freshAccountId, handoff, holdingsOf, subscribe } from "./support.ts";
+import { acquisitionState, deliver, freshAccountId, handoff, holdingsOf, subscribe } from "./support.ts";
 
 function postEvent(
   body: unknown,
@@ -20,6 +20,23 @@ async function customerStatus(key: string) {
   )
     .bind(key)
     .first<{ status: string; last_event: string; marketplace_account_id: string | null }>();
+}
+
+/**
+ * An SNS Notification envelope signed by the simulator, as SNS signs one. The simulator names its
+ * own origin in SigningCertURL, so it is asked at the origin the control plane trusts in development.
+ */
+async function signedEnvelope(
+  message: Record<string, unknown>,
+  options: { timestamp?: string; signature_version?: "1" | "2" } = {},
+): Promise<Record<string, string>> {
+  const response = await env.MARKETPLACE_SIM.fetch(`${env.MARKETPLACE_SNS_CERT_ORIGIN}/sim/sns/notifications`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message, ...options }),
+  });
+  expect(response.status).toBe(201);
+  return response.json();
 }
 
 /** A completed acquisition: the agreement, its account and its passport exist. */
@@ -123,15 +140,10 @@ describe("POST /marketplace/events", () => {
   it("accepts legacy SNS notifications in both key spellings", async () => {
     const { registration } = await acquired({ legacy: true });
     const key = `legacy:${registration.customer_identifier}:prod-passport-api`;
-    const envelope = (message: Record<string, string>, offsetMs: number) => ({
-      Type: "Notification",
-      MessageId: crypto.randomUUID(),
-      TopicArn: "arn:aws:sns:us-east-1:287250355862:aws-mp-subscription-notification-prodpassportapi",
-      Message: JSON.stringify(message),
-      Timestamp: new Date(Date.now() + offsetMs).toISOString(),
-    });
+    const envelope = (message: Record<string, string>, offsetMs: number) =>
+      signedEnvelope(message, { timestamp: new Date(Date.now() + offsetMs).toISOString() });
 
-    const pending = envelope(
+    const pending = await envelope(
       {
         action: "unsubscribe-pending",
         "customer-identifier": registration.customer_identifier as string,
@@ -143,7 +155,7 @@ describe("POST /marketplace/events", () => {
     expect((await postEvent(pending, undefined, "text/plain; charset=UTF-8")).status).toBe(200);
     expect((await customerStatus(key))?.status).toBe("unsubscribe_pending");
 
-    const success = envelope(
+    const success = await envelope(
       {
         action: "unsubscribe-success",
         CustomerIdentifier: registration.customer_identifier as string,
@@ -154,7 +166,7 @@ describe("POST /marketplace/events", () => {
     expect(await (await postEvent(success)).json()).toMatchObject({ status: "ended", duplicate: false });
     expect((await customerStatus(key))?.status).toBe("ended");
 
-    const entitlementUpdated = envelope(
+    const entitlementUpdated = await envelope(
       {
         action: "entitlement-updated",
         "customer-identifier": registration.customer_identifier as string,
@@ -172,5 +184,110 @@ describe("POST /marketplace/events", () => {
     const confirmation = await postEvent({ Type: "SubscriptionConfirmation", MessageId: "m", Message: "{}" });
     expect(confirmation.status).toBe(400);
     expect(await confirmation.json()).toMatchObject({ type: "urn:svc:passport:problem:invalid-request" });
+  });
+
+  it("clamps an event dated far ahead to its receive time, so it cannot outrank later checks", async () => {
+    const account = freshAccountId();
+    const licenseArn = `arn:aws:license-manager::${account}:license:l-future`;
+    const before = Date.now();
+    const future = agreementEvent(
+      "Purchase Agreement Ended - Manufacturer",
+      account,
+      licenseArn,
+      "2099-01-01T00:00:00Z",
+    );
+    const answer = await (await postEvent(future)).json<{ status: string; occurred_at: string }>();
+    expect(answer.status).toBe("ended");
+    expect(Date.parse(answer.occurred_at)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(answer.occurred_at)).toBeLessThanOrEqual(Date.now());
+    expect((await customerStatus(`license:${account}:${licenseArn}`))?.status).toBe("ended");
+
+    // The same agreement can still be acquired afterwards: the event no longer reads as "2099".
+    const registration = await subscribe({ customer_aws_account_id: account, license_arn: licenseArn });
+    const { acquisitionId, message } = await handoff(registration.registration_token);
+    expect(await deliver(message)).toMatchObject({ acked: true });
+    expect(await acquisitionState(acquisitionId)).toMatchObject({ status: "completed" });
+  });
+
+  it("lets a newer successful entitlement check override an older ended event, but not a newer one", async () => {
+    const account = freshAccountId();
+    const licenseArn = `arn:aws:license-manager::${account}:license:l-renewed`;
+    const key = `license:${account}:${licenseArn}`;
+    const registration = await subscribe({ customer_aws_account_id: account, license_arn: licenseArn });
+    const { acquisitionId, message } = await handoff(registration.registration_token);
+    // Ended after the buyer's post but before the marketplace confirmed the entitlement below.
+    const ended = agreementEvent(
+      "Purchase Agreement Ended - Manufacturer",
+      account,
+      licenseArn,
+      new Date().toISOString(),
+    );
+    expect((await postEvent(ended)).status).toBe(200);
+    expect(await customerStatus(key)).toMatchObject({ status: "ended" });
+
+    expect(await deliver(message)).toMatchObject({ acked: true });
+    expect(await acquisitionState(acquisitionId)).toMatchObject({ status: "completed" });
+    expect(await customerStatus(key)).toMatchObject({ status: "active", last_event: "resolved" });
+
+    // An event dated after the check (within the clock-skew allowance) still wins.
+    const again = await subscribe({ customer_aws_account_id: account, license_arn: licenseArn });
+    const second = await handoff(again.registration_token);
+    const later = new Date(Date.now() + 60_000).toISOString();
+    await postEvent(agreementEvent("Purchase Agreement Ended - Manufacturer", account, licenseArn, later));
+    expect(await deliver(second.message)).toMatchObject({ acked: true });
+    expect(await acquisitionState(second.acquisitionId)).toMatchObject({ status: "failed", error_code: "NotEntitled" });
+  });
+
+  describe("SNS envelopes", () => {
+    const message = (customer: string) => ({
+      action: "unsubscribe-pending",
+      "customer-identifier": customer,
+      "product-code": "prod-passport-api",
+    });
+
+    it("accepts a genuine envelope signed with either signature version", async () => {
+      for (const version of ["1", "2"] as const) {
+        const envelope = await signedEnvelope(message(`cust-genuine-${version}`), { signature_version: version });
+        const response = await postEvent(envelope);
+        expect(response.status).toBe(200);
+        expect(await response.json()).toMatchObject({ status: "unsubscribe_pending", outcome: "applied" });
+      }
+    });
+
+    it("refuses forged, altered and unsigned envelopes, and records nothing", async () => {
+      const customer = `cust-forged-${crypto.randomUUID()}`;
+      const genuine = await signedEnvelope(message(customer));
+      const { Signature, SigningCertURL, SignatureVersion, ...unsigned } = genuine;
+      const forgeries: Record<string, Record<string, string | undefined>> = {
+        "altered message": {
+          ...genuine,
+          Message: JSON.stringify({ ...message(customer), action: "unsubscribe-success" }),
+        },
+        "altered timestamp": { ...genuine, Timestamp: "2099-01-01T00:00:00.000Z" },
+        "another account's topic": {
+          ...genuine,
+          TopicArn: "arn:aws:sns:us-east-1:111122223333:aws-mp-subscription-notification-prod-passport-api",
+        },
+        "certificate from a non-SNS host": { ...genuine, SigningCertURL: "https://attacker.example/cert.pem" },
+        "certificate over http from an SNS-like host": {
+          ...genuine,
+          SigningCertURL: "http://sns.us-east-1.amazonaws.com/SimpleNotificationService-x.pem",
+        },
+        "unknown signature version": { ...genuine, SignatureVersion: "3" },
+        "signature not base64": { ...genuine, Signature: "%%%" },
+        unsigned,
+      };
+      expect(Signature && SigningCertURL && SignatureVersion).toBeTruthy();
+      for (const [name, forged] of Object.entries(forgeries)) {
+        const response = await postEvent(forged);
+        expect(response.status, name).toBe(400);
+        expect(response.headers.get("content-type"), name).toBe("application/problem+json");
+        expect(await response.json(), name).toMatchObject({ type: "urn:svc:passport:problem:invalid-request" });
+      }
+      const recorded = await env.DB.prepare("SELECT count(*) AS n FROM marketplace_customers WHERE customer_key = ?")
+        .bind(`legacy:${customer}:prod-passport-api`)
+        .first<{ n: number }>();
+      expect(recorded?.n).toBe(0);
+    });
   });
 });

@@ -21,7 +21,15 @@ export interface RegistrationOptions {
   product_code?: string;
   license_arn?: string;
   legacy?: boolean;
-  scenario?: "ok" | "expired" | "disabled" | "throttle" | "internal" | "not-entitled" | "entitlement-throttle";
+  scenario?:
+    | "ok"
+    | "expired"
+    | "disabled"
+    | "throttle"
+    | "internal"
+    | "not-entitled"
+    | "entitlement-throttle"
+    | "unreadable-expiry";
   failures?: number;
 }
 

@@ -11,6 +11,8 @@ import {
   signatureProblem,
 } from "./protocol.ts";
 import { entitlementsOf, type Registration, RegistrationRequest, register, registration } from "./registrations.ts";
+import { NotificationRequest, SIGNING_CERT_PATH, signedNotification } from "./sns.ts";
+import { TEST_SNS_CERTIFICATE_PEM } from "./sns-test-certificate.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -81,7 +83,8 @@ function getEntitlements(body: unknown) {
       CustomerAWSAccountId: r.customerAwsAccountId,
       ...(r.customerIdentifier ? { CustomerIdentifier: r.customerIdentifier } : {}),
       Value: { BooleanValue: true },
-      ExpirationDate: expires,
+      // "unreadable-expiry" answers an expiry no parser can read, which must not count as entitled.
+      ExpirationDate: r.scenario === "unreadable-expiry" ? "end of next month" : expires,
     })),
   };
 }
@@ -134,6 +137,18 @@ app.post("/sim/subscribe", async (c) => {
   const r = register(parsed.data);
   return c.html(setupRedirectPage(c.env.FULFILLMENT_URL, r.token));
 });
+
+/** A signed SNS Notification envelope, as SNS would deliver it, for tests and scripts to relay. */
+app.post("/sim/sns/notifications", async (c) => {
+  const parsed = NotificationRequest.safeParse(await c.req.json().catch(() => undefined));
+  if (!parsed.success) return c.json({ error: parsed.error.issues }, 400);
+  return c.json(await signedNotification(parsed.data, new URL(c.req.url).origin), 201);
+});
+
+app.get(
+  SIGNING_CERT_PATH,
+  () => new Response(TEST_SNS_CERTIFICATE_PEM, { headers: { "content-type": "application/x-x509-ca-cert" } }),
+);
 
 /** Both services on one host: the operation in X-Amz-Target decides which answers. */
 app.post("*", async (c) => {

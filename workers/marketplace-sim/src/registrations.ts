@@ -12,6 +12,7 @@ export const Scenario = z.enum([
   "internal",
   "not-entitled",
   "entitlement-throttle",
+  "unreadable-expiry",
 ]);
 export type Scenario = z.infer<typeof Scenario>;
 

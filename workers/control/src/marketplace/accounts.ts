@@ -40,8 +40,9 @@ function organisationId(): string {
 }
 
 /**
- * Records (or refreshes) the agreement a registration token resolved to, as active from `at`
- * unless a later marketplace event already said otherwise. Returns its id.
+ * Records (or refreshes) the agreement a registration token resolved to, as active from `at` (when
+ * the marketplace last confirmed it) unless a later marketplace event already said otherwise.
+ * Returns its id.
  */
 export async function upsertCustomer(db: Database, customer: ResolvedCustomer, at: string): Promise<string> {
   const [row] = await db
@@ -63,6 +64,7 @@ export async function upsertCustomer(db: Database, customer: ResolvedCustomer, a
       set: {
         productCode: customer.ProductCode,
         status: sql`CASE WHEN ${marketplaceCustomers.statusAt} <= ${at} THEN 'active' ELSE ${marketplaceCustomers.status} END`,
+        lastEvent: sql`CASE WHEN ${marketplaceCustomers.statusAt} <= ${at} THEN 'resolved' ELSE ${marketplaceCustomers.lastEvent} END`,
         statusAt: sql`max(${marketplaceCustomers.statusAt}, ${at})`,
         updatedAt: at,
       },

@@ -25,7 +25,8 @@ const GetEntitlementsResult = z.object({
         Dimension: z.string().optional(),
         CustomerIdentifier: z.string().optional(),
         CustomerAWSAccountId: z.string().optional(),
-        ExpirationDate: z.union([z.number(), z.string()]).optional(),
+        // Read by entitlementIsCurrent, which refuses what it cannot parse instead of failing the page.
+        ExpirationDate: z.unknown().optional(),
       }),
     )
     .default([]),
@@ -60,6 +61,29 @@ export function errorType(headers: Headers, body: unknown): string | undefined {
   if (!raw) return undefined;
   const withoutPrefix = raw.includes("#") ? raw.slice(raw.lastIndexOf("#") + 1) : raw;
   return withoutPrefix.split(":")[0] || undefined;
+}
+
+/** Year 9999: an expiry beyond it is not a date the marketplace writes (milliseconds sent as seconds, say). */
+const LATEST_EXPIRY_SECONDS = 253_402_300_799;
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Whether an entitlement with this `ExpirationDate` is current at `now` (ms). No expiry means no
+ * end. AWS JSON 1.1 sends timestamps as epoch seconds; an ISO 8601 date-time is read too. Anything
+ * else fails closed: an expiry we cannot read never counts as entitled.
+ * @example
+ * entitlementIsCurrent(1893456000, Date.now()); // true until 2030
+ * entitlementIsCurrent("soon", Date.now()); // false
+ */
+export function entitlementIsCurrent(expiration: unknown, now: number): boolean {
+  if (expiration === undefined) return true;
+  let expires = Number.NaN;
+  if (typeof expiration === "number" && expiration >= 0 && expiration <= LATEST_EXPIRY_SECONDS) {
+    expires = expiration * 1000;
+  } else if (typeof expiration === "string" && ISO_DATE_TIME.test(expiration)) {
+    expires = Date.parse(expiration);
+  }
+  return !Number.isNaN(expires) && expires > now;
 }
 
 export interface MarketplaceClient {
@@ -143,12 +167,7 @@ export function marketplaceClient(env: MarketplaceEnv): MarketplaceClient {
         if (!parsed.success) {
           throw new MarketplaceError("UnexpectedResponse", false, "GetEntitlements answered in an unexpected shape.");
         }
-        const current = parsed.data.Entitlements.some((e) => {
-          if (e.ExpirationDate === undefined) return true;
-          const expires = typeof e.ExpirationDate === "number" ? e.ExpirationDate * 1000 : Date.parse(e.ExpirationDate);
-          return Number.isNaN(expires) || expires > now;
-        });
-        if (current) return true;
+        if (parsed.data.Entitlements.some((e) => entitlementIsCurrent(e.ExpirationDate, now))) return true;
         nextToken = parsed.data.NextToken;
         if (!nextToken) return false;
       }

@@ -1,6 +1,6 @@
-import { eq } from "drizzle-orm";
-import { acquisitions, marketplaceCustomers } from "../db/acquisitions-schema.ts";
-import { database } from "../db/client.ts";
+import { and, eq } from "drizzle-orm";
+import { acquisitionStages, acquisitions, marketplaceCustomers } from "../db/acquisitions-schema.ts";
+import { type Database, database } from "../db/client.ts";
 import { outbox } from "../db/schema.ts";
 import { publishOrDefer } from "../publish.ts";
 import { customerKey, ensureAccount, ensurePassport, upsertCustomer } from "./accounts.ts";
@@ -56,6 +56,17 @@ function customerOf(row: AcquisitionRow): ResolvedCustomer | undefined {
   };
 }
 
+/** When an earlier attempt's ResolveCustomer succeeded (the stage row is frozen once succeeded). */
+async function resolvedAt(db: Database, acquisition: AcquisitionRow): Promise<string> {
+  const [row] = await db
+    .select({ at: acquisitionStages.updatedAt })
+    .from(acquisitionStages)
+    .where(
+      and(eq(acquisitionStages.acquisitionId, acquisition.id), eq(acquisitionStages.stage, "customer_identification")),
+    );
+  return row?.at ?? acquisition.createdAt;
+}
+
 /**
  * Walks one acquisition through its stages (spec 4.3 steps 4-8), recording each. Every write is
  * idempotent, so a redelivered or concurrently delivered message converges on the same account,
@@ -76,6 +87,8 @@ async function runAcquisition(env: MarketplaceEnv, message: AcquisitionMessage, 
   let stage: Stage = "customer_identification";
   try {
     let customer = customerOf(acquisition);
+    // When the marketplace last confirmed this customer: events older than that are overridden.
+    let confirmedAt = customer ? await resolvedAt(db, acquisition) : "";
     if (!customer) {
       await recordStage(db, id, stage, { status: "running", attempts, at: now() });
       let token: string;
@@ -84,6 +97,7 @@ async function runAcquisition(env: MarketplaceEnv, message: AcquisitionMessage, 
       } catch {
         throw new StageFailure("TokenUnreadable", false);
       }
+      confirmedAt = now();
       customer = await marketplaceClient(env).resolveCustomer(token);
       await updateAcquisition(db, id, {
         awsAccountId: customer.CustomerAWSAccountId ?? null,
@@ -97,14 +111,15 @@ async function runAcquisition(env: MarketplaceEnv, message: AcquisitionMessage, 
 
     stage = "activation";
     await recordStage(db, id, stage, { status: "running", attempts, at: now() });
+    if (entitlementCheck(env) === "get-entitlements") {
+      confirmedAt = now();
+      if (!(await marketplaceClient(env).hasEntitlement(customer))) throw new StageFailure("NotEntitled", false);
+    }
     const [recorded] = await db
       .select({ status: marketplaceCustomers.status, statusAt: marketplaceCustomers.statusAt })
       .from(marketplaceCustomers)
       .where(eq(marketplaceCustomers.customerKey, customerKey(customer)));
-    if (recorded && ENDED_STATUSES.has(recorded.status) && recorded.statusAt > acquisition.createdAt) {
-      throw new StageFailure("NotEntitled", false);
-    }
-    if (entitlementCheck(env) === "get-entitlements" && !(await marketplaceClient(env).hasEntitlement(customer))) {
+    if (recorded && ENDED_STATUSES.has(recorded.status) && recorded.statusAt > confirmedAt) {
       throw new StageFailure("NotEntitled", false);
     }
     await recordStage(db, id, stage, {
@@ -132,7 +147,7 @@ async function runAcquisition(env: MarketplaceEnv, message: AcquisitionMessage, 
     });
 
     stage = "account";
-    const marketplaceCustomerId = await upsertCustomer(db, customer, now());
+    const marketplaceCustomerId = await upsertCustomer(db, customer, confirmedAt);
     const { account, outcome: accountOutcome } = await ensureAccount(db, customer, marketplaceCustomerId);
     await updateAcquisition(db, id, {
       marketplaceCustomerId,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SnsEnvelope } from "./sns-signature.ts";
 
 /**
  * A marketplace subscription change, whichever way it arrived: an EventBridge agreement or
@@ -10,7 +11,11 @@ export interface SubscriptionChange {
   eventId: string;
   format: "eventbridge" | "sns";
   kind: string;
+  /** The event's own time, or `receivedAt` when it had none or claimed one too far ahead (EVENT_TIME_ALLOWANCE_MS). */
   occurredAt: string;
+  receivedAt: string;
+  /** The time the event claimed, when it was not believed. */
+  claimedTime?: string;
   /** The entitlement status this change sets, or undefined when it only informs. */
   status?: string;
   awsAccountId?: string;
@@ -43,17 +48,21 @@ const EventBridgeEvent = z.object({
   "detail-type": z.string().min(1).max(256),
   source: z.string().max(256).optional(),
   account: z.string().optional(),
-  time: z.string().optional(),
+  time: z.string().max(64).optional(),
   resources: z.array(z.string()).optional(),
   detail: z.record(z.string(), z.unknown()).default({}),
 });
 
-const SnsEnvelope = z.object({
-  Type: z.string(),
-  MessageId: z.string().min(1).max(128),
-  Message: z.string().max(256 * 1024),
-  Timestamp: z.string().optional(),
-});
+/**
+ * How far an event's own time may run ahead of our receive time and still be believed: clock skew
+ * between the marketplace and us is seconds, so five minutes leaves room for it. A later time
+ * would outrank every event and check until that moment (a "2099" event would lock an agreement
+ * for good), so it is recorded as the receive time instead.
+ */
+export const EVENT_TIME_ALLOWANCE_MS = 5 * 60 * 1000;
+
+/** Checks an SNS envelope's signature (sns-signature.ts), throwing when it does not hold. */
+export type SnsVerifier = (envelope: SnsEnvelope) => Promise<void>;
 
 export class EventRejected extends Error {}
 
@@ -70,9 +79,14 @@ function first(...values: (string | undefined)[]): string | undefined {
   return values.find((v) => v !== undefined);
 }
 
-function isoTime(value: string | undefined, fallback: string): string {
-  const parsed = value ? Date.parse(value) : Number.NaN;
-  return Number.isNaN(parsed) ? fallback : new Date(parsed).toISOString();
+function eventTime(
+  value: string | undefined,
+  receivedAt: string,
+): Pick<SubscriptionChange, "occurredAt" | "claimedTime"> {
+  const claimed = value ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(claimed)) return { occurredAt: receivedAt, ...(value ? { claimedTime: value } : {}) };
+  if (claimed > Date.parse(receivedAt) + EVENT_TIME_ALLOWANCE_MS) return { occurredAt: receivedAt, claimedTime: value };
+  return { occurredAt: new Date(claimed).toISOString() };
 }
 
 async function sha256Hex(text: string): Promise<string> {
@@ -91,7 +105,8 @@ function fromEventBridge(event: z.infer<typeof EventBridgeEvent>, receivedAt: st
     eventId: `eventbridge:${event.id}`,
     format: "eventbridge",
     kind,
-    occurredAt: isoTime(event.time, receivedAt),
+    ...eventTime(event.time, receivedAt),
+    receivedAt,
     status: EVENTBRIDGE_STATUS[kind],
     awsAccountId: first(
       pick(d, "acceptor", "accountId"),
@@ -124,7 +139,8 @@ async function fromSnsMessage(message: unknown, messageId: string | undefined, r
     eventId: `sns:${messageId ?? (await sha256Hex(JSON.stringify(message)))}`,
     format: "sns",
     kind: action,
-    occurredAt: isoTime(timestamp, receivedAt),
+    ...eventTime(timestamp, receivedAt),
+    receivedAt,
     status: SNS_STATUS[action],
     // One version of AWS's page spells the keys in kebab case, another in Pascal case: read both.
     customerIdentifier: first(pick(message, "customer-identifier"), pick(message, "CustomerIdentifier")),
@@ -137,12 +153,16 @@ async function fromSnsMessage(message: unknown, messageId: string | undefined, r
 
 /**
  * Normalises one delivery to the event route: an EventBridge event (as an API destination or a
- * relay posts it), an SNS notification envelope (Message holds the marketplace JSON), or the bare
- * SNS message.
+ * relay posts it), an SNS notification envelope (Message holds the marketplace JSON; its signature
+ * must hold, or `verifySns` throws), or the bare SNS message.
  * @example
- * await parseSubscriptionChange({ action: "unsubscribe-success", "customer-identifier": "c", "product-code": "p" }, now);
+ * await parseSubscriptionChange({ action: "unsubscribe-success", "customer-identifier": "c", "product-code": "p" }, now, verify);
  */
-export async function parseSubscriptionChange(body: unknown, receivedAt: string): Promise<SubscriptionChange> {
+export async function parseSubscriptionChange(
+  body: unknown,
+  receivedAt: string,
+  verifySns: SnsVerifier,
+): Promise<SubscriptionChange> {
   if (body && typeof body === "object" && "detail-type" in body) {
     const event = EventBridgeEvent.safeParse(body);
     if (!event.success) throw new EventRejected("The EventBridge event is missing its id, detail-type or detail.");
@@ -150,12 +170,15 @@ export async function parseSubscriptionChange(body: unknown, receivedAt: string)
   }
   if (body && typeof body === "object" && "Type" in body) {
     const envelope = SnsEnvelope.safeParse(body);
-    if (!envelope.success) throw new EventRejected("The SNS envelope is missing MessageId or Message.");
+    if (!envelope.success) {
+      throw new EventRejected("The SNS envelope is missing MessageId or Message, or a field is too long.");
+    }
     if (envelope.data.Type !== "Notification") {
       throw new EventRejected(
         `SNS ${envelope.data.Type} is not handled here: subscribe a queue and relay notifications (docs/acquisition.md).`,
       );
     }
+    await verifySns(envelope.data);
     let message: unknown;
     try {
       message = JSON.parse(envelope.data.Message);

@@ -6,6 +6,8 @@ import { type MarketplaceEnv, secret } from "./config.ts";
 import { sameSecret } from "./crypto.ts";
 import { EventRejected, parseSubscriptionChange } from "./events.ts";
 import { fulfill } from "./fulfill.ts";
+import { snsSigningCertificates } from "./sns-certificates.ts";
+import { SnsUnverified, verifySnsNotification } from "./sns-signature.ts";
 import { applySubscriptionChange } from "./subscriptions.ts";
 
 /** The marketplace-facing routes. They sit outside /v1: the buyer's browser and the event relay carry no Dashboard token. */
@@ -45,11 +47,27 @@ marketplace.post("/events", async (c) => {
   } catch {
     throw new HttpProblem("invalid-request", { detail: "The body is not UTF-8 JSON." });
   }
+  const certificates = snsSigningCertificates(env);
   let change: Awaited<ReturnType<typeof parseSubscriptionChange>>;
   try {
-    change = await parseSubscriptionChange(body, new Date().toISOString());
+    change = await parseSubscriptionChange(body, new Date().toISOString(), (envelope) =>
+      verifySnsNotification(envelope, certificates),
+    );
   } catch (error) {
     if (error instanceof EventRejected) throw new HttpProblem("invalid-request", { detail: error.message });
+    if (error instanceof SnsUnverified) {
+      console.warn(
+        JSON.stringify({
+          level: "warn",
+          event: "marketplace_event_rejected",
+          reason: error.message,
+          retryable: error.retryable,
+        }),
+      );
+      throw error.retryable
+        ? new HttpProblem("unavailable", { detail: "The SNS signing certificate could not be fetched; retry later." })
+        : new HttpProblem("invalid-request", { detail: `Refused: ${error.message}` });
+    }
     throw error;
   }
   const applied = await applySubscriptionChange(database(c.env.DB), change);
@@ -58,6 +76,7 @@ marketplace.post("/events", async (c) => {
       level: "info",
       event: "marketplace_event",
       kind: change.kind,
+      ...(change.claimedTime ? { claimed_time: change.claimedTime, recorded_time: change.occurredAt } : {}),
       outcome: applied.outcome,
       duplicate: applied.duplicate,
     }),
@@ -66,6 +85,7 @@ marketplace.post("/events", async (c) => {
     event_id: change.eventId,
     kind: change.kind,
     status: change.status ?? null,
+    occurred_at: change.occurredAt,
     outcome: applied.outcome,
     duplicate: applied.duplicate,
   });

@@ -19,7 +19,7 @@ export interface AppliedChange {
  */
 export async function applySubscriptionChange(db: Database, change: SubscriptionChange): Promise<AppliedChange> {
   const key = changeKey(change) ?? null;
-  const receivedAt = new Date().toISOString();
+  const receivedAt = change.receivedAt;
   const outcome = key === null ? "unmatched" : change.status ? "applied" : "recorded";
   const eventInsert = db
     .insert(marketplaceEvents)
