@@ -3,7 +3,7 @@
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach } from "vitest";
@@ -20,7 +20,9 @@ const FLAGS = [
   "--disable-component-update",
   "--disable-sync",
 ];
-const screenshots = join(root, "docs", "screenshots");
+// Test runs write to the ignored test-results/screenshots/; `npm run screenshots` sets
+// PASSPORT_SCREENSHOTS to docs/screenshots to refresh the committed ones on purpose.
+const screenshots = resolve(root, process.env.PASSPORT_SCREENSHOTS ?? join("test-results", "screenshots"));
 
 export interface Browser {
   context: BrowserContext;
@@ -44,7 +46,7 @@ export async function launch(): Promise<Browser> {
   };
 }
 
-/** Saves a full-page screenshot as docs/screenshots/{name}.png. */
+/** Saves a full-page screenshot as {name}.png in the screenshots folder. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(screenshots, { recursive: true });
   await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });

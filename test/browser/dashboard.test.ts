@@ -1,5 +1,6 @@
 // The Dashboard in a real browser against the local service `npm start` runs: what a customer
 // does with their passports, and what the resolver then publishes.
+import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -83,6 +84,7 @@ describe("Dashboard in Chromium", () => {
 
     await page.getByLabel("Family").selectOption("agent");
     await page.getByRole("button", { name: "Apply" }).click();
+    await page.waitForURL((url) => url.searchParams.get("family") === "agent");
     const families = await page.locator("td[data-label=Family]").allTextContents();
     expect(families.length).toBeGreaterThan(0);
     expect(new Set(families)).toEqual(new Set(["agent"]));
@@ -90,6 +92,7 @@ describe("Dashboard in Chromium", () => {
     await page.goto(`${service.control}/dashboard/passports`);
     await page.getByLabel("Search").fill("browser search");
     await page.getByRole("button", { name: "Apply" }).click();
+    await page.waitForURL((url) => url.searchParams.get("q") === "browser search");
     expect(await page.locator("tbody td[data-label='Identity id']").allTextContents()).toContain(id);
 
     await page.getByLabel("Search").fill(id);
@@ -261,5 +264,32 @@ describe("Dashboard in Chromium", () => {
     const outline = await page.evaluate(() => getComputedStyle(document.activeElement as Element).outlineStyle);
     expect(outline).toBe("solid");
     await screenshot(page, "passport-phone");
+  });
+
+  it("loads its stylesheet and script from the assets layer, cached for good under content-hash URLs", async () => {
+    await page.goto(`${service.control}/dashboard/sign-in`);
+    const hrefs = [
+      await page.locator('link[rel="stylesheet"]').getAttribute("href"),
+      await page.locator("script[src]").getAttribute("src"),
+    ];
+    expect(hrefs).toEqual([
+      expect.stringMatching(/^\/assets\/dashboard\.css\?v=[0-9a-f]{12}$/),
+      expect.stringMatching(/^\/assets\/dashboard\.js\?v=[0-9a-f]{12}$/),
+    ]);
+    for (const href of hrefs) {
+      const response = await fetch(`${service.control}${href}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get("cache-control")).toContain("immutable");
+      const hash = createHash("sha256")
+        .update(Buffer.from(await response.arrayBuffer()))
+        .digest("hex");
+      expect(hash.startsWith(new URL(href ?? "", service.control).searchParams.get("v") ?? "-")).toBe(true);
+    }
+    // Any other path is the Worker's, even one that looks like a static file.
+    for (const path of ["/assets/missing.css", "/_headers"]) {
+      const response = await fetch(`${service.control}${path}`);
+      expect(response.status, path).toBe(404);
+      expect(response.headers.get("content-type"), path).toContain("application/problem+json");
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { ApiFetch } from "./api.ts";
-import { SCRIPT, STYLESHEET } from "./assets.ts";
+import { assetVersions } from "./assets.ts";
 import type { UiEnv } from "./context.ts";
 import { signedIn } from "./guard.tsx";
 import { onboardingRoutes } from "./onboarding.tsx";
@@ -18,15 +18,12 @@ import { signInRoutes } from "./sign-in.tsx";
  */
 export function dashboardUi(fetchApi: ApiFetch) {
   const ui = new Hono<UiEnv>();
-  const assetHeaders = { "cache-control": "public, max-age=3600", "x-content-type-options": "nosniff" };
-  ui.get("/dashboard/assets/dashboard.css", (c) =>
-    c.body(STYLESHEET, 200, { ...assetHeaders, "content-type": "text/css; charset=utf-8" }),
-  );
-  ui.get("/dashboard/assets/dashboard.js", (c) =>
-    c.body(SCRIPT, 200, { ...assetHeaders, "content-type": "text/javascript; charset=utf-8" }),
-  );
   // No icon: answering here keeps browsers' automatic request out of the API's 404 log.
-  ui.get("/favicon.ico", (c) => c.body(null, 204, assetHeaders));
+  ui.get("/favicon.ico", (c) =>
+    c.body(null, 204, { "cache-control": "public, max-age=3600", "x-content-type-options": "nosniff" }),
+  );
+  // Pages link the static files (public/assets/, served by Workers Static Assets) by content hash.
+  ui.use("/dashboard/*", assetVersions);
   ui.get("/", (c) => c.redirect("/dashboard/passports", 302));
   ui.get("/dashboard", (c) => c.redirect("/dashboard/passports", 302));
   ui.route("/dashboard", signInRoutes(fetchApi));

@@ -2,8 +2,7 @@ import type { Problem } from "@passport/domain";
 import type { Context } from "hono";
 import type { Child } from "hono/jsx";
 import { problemSlug } from "./api.ts";
-
-export const ASSET_VERSION = "1";
+import { assetHref } from "./assets.ts";
 
 /**
  * Strict policy for every Dashboard page: only this origin's stylesheet and script, forms post
@@ -47,8 +46,8 @@ export function Layout(props: {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${props.title} · Passport Dashboard`}</title>
-        <link rel="stylesheet" href={`/dashboard/assets/dashboard.css?v=${ASSET_VERSION}`} />
-        <script src={`/dashboard/assets/dashboard.js?v=${ASSET_VERSION}`} defer />
+        <link rel="stylesheet" href={assetHref("dashboard.css")} />
+        <script type="module" src={assetHref("dashboard.js")} />
         {props.noscriptRefresh ? (
           <noscript>
             <meta http-equiv="refresh" content={String(props.noscriptRefresh)} />
