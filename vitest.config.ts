@@ -1,9 +1,11 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { compatibilityDate } from "./scripts/compatibility-date.ts";
 import { buildWorker } from "./test/build-worker.ts";
 import { signingKeyPair } from "./test/dev-keys.ts";
 
 const root = import.meta.dirname;
+const runtime = { compatibilityDate: compatibilityDate(root), compatibilityFlags: ["nodejs_compat"] };
 
 /** Fresh marketplace handoff secrets per run (see workers/control/src/marketplace/config.ts). */
 function marketplaceSecrets() {
@@ -16,6 +18,41 @@ function marketplaceSecrets() {
     MARKETPLACE_AWS_SECRET_ACCESS_KEY: key(),
   };
 }
+
+/**
+ * The keys a control-plane test run signs with: development tokens, and records (the resolver
+ * serves the public half as SIGNING_JWKS).
+ */
+async function controlPlaneKeys() {
+  const devKeys = await signingKeyPair("ES256");
+  const recordSigningKeys = await signingKeyPair("ES256");
+  return {
+    bindings: {
+      DEV_AUTH_PUBLIC_JWK: devKeys.publicJwk,
+      TEST_DEV_PRIVATE_JWK: devKeys.privateJwk,
+      SIGNING_KEY: recordSigningKeys.privateJwk,
+      TEST_SIGNING_JWKS: JSON.stringify({ keys: [JSON.parse(recordSigningKeys.publicJwk)] }),
+    },
+  };
+}
+
+/** The deployable resolver bundle under the name the control plane's RESOLVER binding uses. */
+function resolverBundle(signingJwks: string) {
+  return {
+    name: "passport-resolver",
+    modules: true,
+    scriptPath: buildWorker(root, "wrangler.toml", "resolver"),
+    ...runtime,
+    kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
+    bindings: {
+      PUBLIC_BASE_URL: "http://resolver.test",
+      SIGNING_JWKS: signingJwks,
+      ENVELOPE_REQUIRED_CLAIMS: JSON.stringify(["agent.operator_identity", "agent.manifest_control"]),
+    },
+  };
+}
+
+const controlPlaneConfig = { configPath: "./workers/control/wrangler.toml", environment: "development" };
 
 export default defineConfig({
   test: {
@@ -33,8 +70,7 @@ export default defineConfig({
                   name: "resolver-bundle",
                   modules: true,
                   scriptPath: buildWorker(root, "wrangler.toml", "resolver"),
-                  compatibilityDate: "2026-10-15",
-                  compatibilityFlags: ["nodejs_compat"],
+                  ...runtime,
                   kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
                 },
               ],
@@ -46,21 +82,16 @@ export default defineConfig({
       {
         plugins: [
           cloudflareTest(async () => {
-            const keys = await signingKeyPair("ES256");
+            const keys = await controlPlaneKeys();
             const identityProviderKeys = await signingKeyPair("RS256");
-            const recordSigningKeys = await signingKeyPair("ES256");
-            const signingJwks = JSON.stringify({ keys: [JSON.parse(recordSigningKeys.publicJwk)] });
             return {
-              wrangler: { configPath: "./workers/control/wrangler.toml", environment: "development" },
+              wrangler: controlPlaneConfig,
               miniflare: {
                 bindings: {
-                  DEV_AUTH_PUBLIC_JWK: keys.publicJwk,
-                  TEST_DEV_PRIVATE_JWK: keys.privateJwk,
+                  ...keys.bindings,
                   TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`),
                   TEST_IDP_PUBLIC_JWK: identityProviderKeys.publicJwk,
                   TEST_IDP_PRIVATE_JWK: identityProviderKeys.privateJwk,
-                  SIGNING_KEY: recordSigningKeys.privateJwk,
-                  TEST_SIGNING_JWKS: signingJwks,
                   ...marketplaceSecrets(),
                 },
                 serviceBindings: {
@@ -73,7 +104,7 @@ export default defineConfig({
                     name: "identity-provider",
                     modules: true,
                     scriptPath: `${root}/test/simulators/identity-provider.js`,
-                    compatibilityDate: "2026-10-15",
+                    compatibilityDate: runtime.compatibilityDate,
                     bindings: {
                       JWKS: JSON.stringify({ keys: [JSON.parse(identityProviderKeys.publicJwk)] }),
                     } as Record<string, string>,
@@ -82,23 +113,10 @@ export default defineConfig({
                     name: "passport-marketplace-sim",
                     modules: true,
                     scriptPath: buildWorker(root, "workers/marketplace-sim/wrangler.toml", "marketplace-sim"),
-                    compatibilityDate: "2026-10-15",
-                    compatibilityFlags: ["nodejs_compat"],
+                    ...runtime,
                     bindings: { FULFILLMENT_URL: "http://control.test/marketplace/fulfill" } as Record<string, string>,
                   },
-                  {
-                    name: "passport-resolver",
-                    modules: true,
-                    scriptPath: buildWorker(root, "wrangler.toml", "resolver"),
-                    compatibilityDate: "2026-10-15",
-                    compatibilityFlags: ["nodejs_compat"],
-                    kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
-                    bindings: {
-                      PUBLIC_BASE_URL: "http://resolver.test",
-                      SIGNING_JWKS: signingJwks,
-                      ENVELOPE_REQUIRED_CLAIMS: JSON.stringify(["agent.operator_identity", "agent.manifest_control"]),
-                    },
-                  },
+                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS),
                 ],
               },
             };
@@ -106,14 +124,52 @@ export default defineConfig({
         ],
         test: {
           name: "control",
-          include: [
-            "test/control/**/*.test.ts",
-            "test/e2e/**/*.test.ts",
-            "test/marketplace/**/*.test.ts",
-            "test/verifier/*.test.ts",
-          ],
+          include: ["test/control/**/*.test.ts", "test/e2e/**/*.test.ts", "test/marketplace/**/*.test.ts"],
           setupFiles: ["test/support/apply-migrations.ts"],
         },
+      },
+      {
+        // The verifier against records the control plane publishes and the resolver serves: only
+        // those two Workers, their storage and the keys they sign and verify with.
+        plugins: [
+          cloudflareTest(async () => {
+            const keys = await controlPlaneKeys();
+            return {
+              wrangler: controlPlaneConfig,
+              miniflare: {
+                bindings: { ...keys.bindings, TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
+                serviceBindings: { TEST_RESOLVER: "passport-resolver" },
+                workers: [resolverBundle(keys.bindings.TEST_SIGNING_JWKS)],
+              },
+            };
+          }),
+        ],
+        test: {
+          name: "verifier",
+          include: ["test/verifier/*.test.ts"],
+          setupFiles: ["test/support/apply-migrations.ts"],
+        },
+      },
+      {
+        // Each migration chain on its own fresh database; no Worker under test.
+        plugins: [
+          cloudflareTest(async () => ({
+            miniflare: {
+              ...runtime,
+              d1Databases: [
+                "TEST_MIGRATION_DB_ORIGINAL_INIT",
+                "TEST_MIGRATION_DB_CURRENT",
+                "TEST_MIGRATION_DB_DUPLICATES",
+              ],
+              bindings: { TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
+            },
+          })),
+        ],
+        test: { name: "migrations", include: ["test/migrations/**/*.test.ts"] },
+      },
+      {
+        // Checks on the repository itself (landed migrations, the compatibility date), run by Node.
+        test: { name: "tooling", include: ["test/tooling/**/*.test.ts"], environment: "node" },
       },
       {
         // The verifier CLI against `npm start`'s local service, run by Node (not workerd).

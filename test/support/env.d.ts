@@ -12,5 +12,9 @@ declare namespace Cloudflare {
     SIGNING_KEY: string;
     TEST_SIGNING_JWKS: string;
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    /** Empty databases for the migration-chain tests (test/migrations), one per chain. */
+    TEST_MIGRATION_DB_ORIGINAL_INIT: D1Database;
+    TEST_MIGRATION_DB_CURRENT: D1Database;
+    TEST_MIGRATION_DB_DUPLICATES: D1Database;
   }
 }

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { mintIdentityId } from "@passport/domain";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { compatibilityDate } from "../../compatibility-date.ts";
 import { comparePairs } from "../lib/compare.mjs";
 import { bundle, serve } from "../lib/workers.mjs";
 
@@ -111,7 +112,7 @@ export async function run({ root, options, log }) {
         bindings: { DB: { type: "d1", id: "baseline-db" } },
       },
     },
-    { compatibilityDate: "2026-10-15", compatibilityFlags: ["nodejs_compat"] },
+    { compatibilityDate: compatibilityDate(root), compatibilityFlags: ["nodejs_compat"] },
   );
   try {
     const controlDb = await server.d1("control", "DB");

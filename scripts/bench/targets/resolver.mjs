@@ -2,6 +2,7 @@
 // its own baseline (see scripts/bench/README.md for the method and docs/resolver.md for targets).
 import { join } from "node:path";
 import { mintIdentityId, snapshotKey } from "@passport/domain";
+import { compatibilityDate } from "../../compatibility-date.ts";
 import { comparePairs } from "../lib/compare.mjs";
 import { sampleRecord } from "../lib/records.mjs";
 import { bundle, serve } from "../lib/workers.mjs";
@@ -29,7 +30,7 @@ export async function run({ root, options, log }) {
       trivial: { modulePath: join(root, "workers/bench-baselines/trivial.js") },
       kv: { modulePath: join(root, "workers/bench-baselines/kv-get.js"), kv: "KV" },
     },
-    { compatibilityDate: "2026-10-15", compatibilityFlags: ["nodejs_compat"] },
+    { compatibilityDate: compatibilityDate(root), compatibilityFlags: ["nodejs_compat"] },
   );
   try {
     log(`seeding ${RECORDS} records into each KV namespace`);

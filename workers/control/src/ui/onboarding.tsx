@@ -260,7 +260,7 @@ export function onboardingRoutes(fetchApi: ApiFetch) {
   const routes = new Hono<UiEnv>();
   routes.use("*", signedIn(fetchApi, { optional: true }));
 
-  routes.get("/", (c) => {
+  routes.get("/", async (c) => {
     const id = c.req.query("acquisition") ?? "";
     if (!ACQUISITION_ID.test(id)) return c.redirect("/dashboard/passports", 303);
     return onboardingPage(c, id);
