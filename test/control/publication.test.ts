@@ -23,7 +23,7 @@ const failingKv = {
 
 /** The control plane with its KV writes failing, as during a KV outage. */
 function withFailingKv(caller: Caller, method: string, id: string, path: string, body: unknown) {
-  return withSequencerEnv(id, { SNAPSHOTS: failingKv }, () =>
+  return withSequencerEnv(id, { SNAPSHOTS: failingKv }, async () =>
     app.request(
       `http://control.test${path}`,
       {
