@@ -232,6 +232,12 @@ describe("ordered publication", () => {
     );
   }, 60_000);
 
+  it("a passport is published only by its own sequencer", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport();
+    await expect(env.PUBLICATION_SEQUENCER.getByName(`${id}-other`).publish(id)).rejects.toThrow(/cannot publish/);
+  });
+
   it("refuses, in D1, a second publication that chains to the same predecessor", async () => {
     const insert = (version: number, digest: string, previous: string | null) =>
       env.DB.prepare(

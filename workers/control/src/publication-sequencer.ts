@@ -16,6 +16,11 @@ export class PublicationSequencer extends DurableObject<PublishEnv> {
   #waiting: Promise<PassportRecord> | undefined;
 
   publish(identityId: string): Promise<PassportRecord> {
+    // Another passport's sequencer would be a second, unordered writer of this passport.
+    const name = this.ctx.id.name;
+    if (name !== undefined && name !== identityId) {
+      return Promise.reject(new Error(`the sequencer of ${name} cannot publish ${identityId}`));
+    }
     if (this.#waiting) return this.#waiting;
     const run = this.#running.then(() => {
       this.#waiting = undefined;
