@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
 import { drainOutbox } from "../../workers/control/src/publish.ts";
 import { Caller, resolve, uniqueEndpoint } from "../support/api.ts";
+import { withSequencerEnv } from "../support/publication-sequencer.ts";
 
 async function outboxRow(identityId: string) {
   return env.DB.prepare("SELECT * FROM outbox WHERE passport_id = ?").bind(identityId).first<{
@@ -13,22 +14,25 @@ async function outboxRow(identityId: string) {
   }>();
 }
 
+const failingKv = {
+  ...env.SNAPSHOTS,
+  put: async () => {
+    throw new Error("KV unavailable");
+  },
+} as unknown as KVNamespace;
+
 /** The control plane with its KV writes failing, as during a KV outage. */
-function withFailingKv(caller: Caller, method: string, path: string, body: unknown) {
-  const failingKv = {
-    ...env.SNAPSHOTS,
-    put: async () => {
-      throw new Error("KV unavailable");
-    },
-  };
-  return app.request(
-    `http://control.test${path}`,
-    {
-      method,
-      headers: { authorization: `Bearer ${caller.token}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    },
-    { ...env, SNAPSHOTS: failingKv as unknown as KVNamespace },
+function withFailingKv(caller: Caller, method: string, id: string, path: string, body: unknown) {
+  return withSequencerEnv(id, { SNAPSHOTS: failingKv }, async () =>
+    app.request(
+      `http://control.test${path}`,
+      {
+        method,
+        headers: { authorization: `Bearer ${caller.token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      },
+      env,
+    ),
   );
 }
 
@@ -62,20 +66,21 @@ describe("publication", () => {
   it("keeps the change and retries publication through the outbox when KV writes fail", async () => {
     const owner = await Caller.create("owner");
     const { identity_id: id } = await owner.createPassport();
-    const response = await withFailingKv(owner, "PATCH", `/v1/passports/${id}`, { display_name: "During outage" });
+    const response = await withFailingKv(owner, "PATCH", id, `/v1/passports/${id}`, { display_name: "During outage" });
     expect(response.status).toBe(200);
     expect((await response.json<{ record_version: number }>()).record_version).toBe(2);
     expect((await resolve(id)).record.record_version).toBe(1);
     expect(await outboxRow(id)).toMatchObject({ record_version: 2 });
 
-    const second = await withFailingKv(owner, "PATCH", `/v1/passports/${id}/state`, { environment: "production" });
+    const second = await withFailingKv(owner, "PATCH", id, `/v1/passports/${id}/state`, { environment: "production" });
     expect(second.status).toBe(200);
     expect(await outboxRow(id)).toMatchObject({ record_version: 3 });
 
-    await drainOutbox({
-      ...env,
-      SNAPSHOTS: { ...env.SNAPSHOTS, put: () => Promise.reject(new Error("still down")) } as unknown as KVNamespace,
-    });
+    const stillDown = {
+      ...env.SNAPSHOTS,
+      put: () => Promise.reject(new Error("still down")),
+    } as unknown as KVNamespace;
+    await withSequencerEnv(id, { SNAPSHOTS: stillDown }, () => drainOutbox(env));
     expect(await outboxRow(id)).toMatchObject({ record_version: 3, attempts: 1, last_error: "Error: still down" });
 
     await drainOutbox(env, new Date(Date.now() + 60_000));
@@ -93,9 +98,9 @@ describe("publication", () => {
   it("keeps the published history free of gaps when a publication failed before the next change", async () => {
     const owner = await Caller.create("owner");
     const { identity_id: id } = await owner.createPassport();
-    expect((await withFailingKv(owner, "PATCH", `/v1/passports/${id}`, { display_name: "Lost write" })).status).toBe(
-      200,
-    );
+    expect(
+      (await withFailingKv(owner, "PATCH", id, `/v1/passports/${id}`, { display_name: "Lost write" })).status,
+    ).toBe(200);
     await owner.json("PATCH", `/v1/passports/${id}`, { display_name: "Next change" });
     const { keys } = await env.SNAPSHOTS.list<{ record_version: number; digest: string; previous_digest?: string }>({
       prefix: historyPrefix(id),

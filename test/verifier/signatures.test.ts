@@ -17,6 +17,7 @@ import { run } from "../../packages/verifier/src/cli/main.ts";
 import { type FetchLike, type JwkSet, RecordCache, Verifier } from "../../packages/verifier/src/index.ts";
 import { publishPassport } from "../../workers/control/src/publish.ts";
 import { signingKeyPairInWorker } from "../support/keys.ts";
+import { withSequencerEnv } from "../support/publication-sequencer.ts";
 import { Owner, RESOLVER, resolverFetch, verifierFor } from "./support.ts";
 
 /** The key set a consumer pinned: the control plane's current public key, obtained out of band. */
@@ -235,8 +236,8 @@ describe("key rotation", () => {
     const before = await publishedVersions(2); // signed with the current key, which becomes the previous one
     const next = await signingKeyPairInWorker("ES256");
     const after = await publishedVersions(1);
-    // Republished by the real publisher under the new key, as step 3 of docs/signing.md does.
-    await publishPassport({ ...env, SIGNING_KEY: next.privateJwk }, after.id);
+    // Republished by the real publisher (the passport's sequencer) under the new key, as step 3 of docs/signing.md does.
+    await withSequencerEnv(after.id, { SIGNING_KEY: next.privateJwk }, () => publishPassport(env, after.id));
     const newKid = JSON.parse(next.publicJwk).kid as string;
 
     const rotated: JwkSet = { keys: [JSON.parse(next.publicJwk), ...pinned().keys] };

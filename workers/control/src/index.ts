@@ -2,6 +2,8 @@ import { app } from "./app.ts";
 import { consumeAcquisitions } from "./marketplace/consumer.ts";
 import { drainOutbox } from "./publish.ts";
 
+export { PublicationSequencer } from "./publication-sequencer.ts";
+
 export default {
   fetch: app.fetch,
   async scheduled(_controller, env, ctx) {

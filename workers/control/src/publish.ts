@@ -25,7 +25,17 @@ import {
 import { outbox, publishedManifests } from "./db/schema.ts";
 import { signDetached } from "./signing.ts";
 
-type PublishEnv = Env & { SIGNING_KEY?: string };
+export type PublishEnv = Env & { SIGNING_KEY?: string };
+
+/**
+ * Publishes a passport through its sequencer (docs/publication.md): one Durable Object per
+ * passport runs one publication at a time, so a slower publisher can never write an older snapshot
+ * over a newer one, and two versions never chain to the same predecessor.
+ */
+export async function publishPassport(env: PublishEnv, identityId: string): Promise<PassportRecord> {
+  const record = await env.PUBLICATION_SEQUENCER.getByName(identityId).publish(identityId);
+  return record as PassportRecord;
+}
 
 /**
  * Projects a passport's public record from D1, links it to the previously published version,
@@ -33,13 +43,20 @@ type PublishEnv = Env & { SIGNING_KEY?: string };
  * cache for that identity, then clears the passport's outbox row. If any step fails the row stays
  * and the scheduled drain tries again, so the resolver converges on what D1 holds. Publishing
  * the same version again reproduces the same record (same time, same previous digest).
+ *
+ * Only the passport's PublicationSequencer may call this, one call at a time: it reads the newest
+ * version from D1 and writes KV without any condition, which is safe only when nothing else
+ * publishes the same passport meanwhile.
  */
-export async function publishPassport(env: PublishEnv, identityId: string): Promise<PassportRecord> {
+export async function writePublication(env: PublishEnv, identityId: string): Promise<PassportRecord> {
   const db = database(env.DB);
   const aggregate = await loadAggregate(db, identityId);
   if (!aggregate) throw new Error(`cannot publish unknown passport ${identityId}`);
   const version = aggregate.passport.recordVersion;
   const last = await lastPublication(db, identityId);
+  if (last && last.recordVersion > version) {
+    throw new Error(`read version ${version} of ${identityId} after version ${last.recordVersion} was published`);
+  }
   const republish = last?.recordVersion === version;
   // The new version chains to `last`; if last's entries never reached KV (its publication failed
   // before the next change), write them first, or the published history would have a gap.

@@ -25,12 +25,18 @@ export async function changeKindsBetween(db: Database, passportId: string, after
   return [...new Set(rows.map((row) => row.kind))];
 }
 
-/** Records a publication once; a retry of the same version returns the row written first. */
+/**
+ * Records a publication once; a retry of the same version returns the row written first. A second
+ * version chaining to the same predecessor (a fork) fails on `publications_passport_previous`.
+ */
 export async function recordPublication(
   db: Database,
   row: Omit<PublicationRow, "seq" | "writtenAt">,
 ): Promise<PublicationRow> {
-  await db.insert(publications).values(row).onConflictDoNothing();
+  await db
+    .insert(publications)
+    .values(row)
+    .onConflictDoNothing({ target: [publications.passportId, publications.recordVersion] });
   const [stored] = await db
     .select()
     .from(publications)

@@ -174,5 +174,9 @@ export const publications = sqliteTable(
     /** When its history and feed entries were confirmed written to KV; null until then. */
     writtenAt: text("written_at"),
   },
-  (t) => [uniqueIndex("publications_passport_version").on(t.passportId, t.recordVersion)],
+  (t) => [
+    uniqueIndex("publications_passport_version").on(t.passportId, t.recordVersion),
+    // The signed chain cannot fork: two versions never chain to the same predecessor.
+    uniqueIndex("publications_passport_previous").on(t.passportId, t.previousDigest),
+  ],
 );

@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX `publications_passport_previous` ON `publications` (`passport_id`,`previous_digest`);
