@@ -4,6 +4,10 @@ import { buildWorker } from "./test/build-worker.ts";
 import { signingKeyPair } from "./test/dev-keys.ts";
 
 const root = import.meta.dirname;
+/** The resolver's `[[ratelimits]]` of wrangler.toml, for the bundles run beside the Worker under test. */
+const RESOLVER_RATELIMITS = {
+  QUERIES_PER_CLIENT: { namespace_id: "1101", simple: { limit: 300, period: 60 as const } },
+};
 
 /** Fresh marketplace handoff secrets per run (see workers/control/src/marketplace/config.ts). */
 function marketplaceSecrets() {
@@ -36,6 +40,7 @@ export default defineConfig({
                   compatibilityDate: "2026-10-15",
                   compatibilityFlags: ["nodejs_compat"],
                   kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
+                  ratelimits: RESOLVER_RATELIMITS,
                 },
               ],
             },
@@ -93,6 +98,7 @@ export default defineConfig({
                     compatibilityDate: "2026-10-15",
                     compatibilityFlags: ["nodejs_compat"],
                     kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
+                    ratelimits: RESOLVER_RATELIMITS,
                     bindings: {
                       PUBLIC_BASE_URL: "http://resolver.test",
                       SIGNING_JWKS: signingJwks,
