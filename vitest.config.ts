@@ -6,6 +6,10 @@ import { signingKeyPair } from "./test/dev-keys.ts";
 
 const root = import.meta.dirname;
 const runtime = { compatibilityDate: compatibilityDate(root), compatibilityFlags: ["nodejs_compat"] };
+/** The resolver's `[[ratelimits]]` of wrangler.toml, for the bundles run beside the Worker under test. */
+const RESOLVER_RATELIMITS = {
+  QUERIES_PER_CLIENT: { namespace_id: "1101", simple: { limit: 300, period: 60 as const } },
+};
 
 /** Fresh marketplace handoff secrets per run (see workers/control/src/marketplace/config.ts). */
 function marketplaceSecrets() {
@@ -44,6 +48,7 @@ function resolverBundle(signingJwks: string) {
     scriptPath: buildWorker(root, "wrangler.toml", "resolver"),
     ...runtime,
     kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
+    ratelimits: RESOLVER_RATELIMITS,
     bindings: {
       PUBLIC_BASE_URL: "http://resolver.test",
       SIGNING_JWKS: signingJwks,
@@ -72,6 +77,7 @@ export default defineConfig({
                   scriptPath: buildWorker(root, "wrangler.toml", "resolver"),
                   ...runtime,
                   kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
+                  ratelimits: RESOLVER_RATELIMITS,
                 },
               ],
             },

@@ -136,7 +136,9 @@ export async function deliver(message: AcquisitionMessage, attempts = 1, queue =
   const id = batch.messages[0]?.id;
   return {
     acked: result.explicitAcks.includes(id as string),
-    retried: result.retryMessages.some((m) => m.msgId === id),
+    retried:
+      result.retryMessages.some((m) => m.msgId === id) ||
+      (result.retryBatch.retry && !result.explicitAcks.includes(id as string)),
   };
 }
 

@@ -8,6 +8,7 @@ import { HttpProblem } from "./http-problem.ts";
 import { acquisitionsApi } from "./marketplace/onboarding.ts";
 import { onboardingPage } from "./marketplace/onboarding-page.ts";
 import { marketplace } from "./marketplace/routes.ts";
+import { limitClaims, limitEvents, limitFulfill, limitSignIn, limitWrites } from "./rate-limit.ts";
 import { isRole } from "./roles.ts";
 import { me } from "./routes/me.ts";
 import { organisations } from "./routes/organisations.ts";
@@ -18,6 +19,10 @@ import { dashboardUi } from "./ui/index.tsx";
 export const app = new Hono<AppEnv>();
 
 app.get("/health", (c) => c.json({ status: "ok" }));
+// Rate limits (docs/limits.md), registered before the routes they guard.
+app.use("/dashboard/sign-in", limitSignIn);
+app.use("/marketplace/fulfill", limitFulfill);
+app.use("/marketplace/events", limitEvents);
 app.route("/", reference);
 // The Dashboard's web pages; they call this same app's /v1 API in-process (docs/dashboard.md).
 app.route(
@@ -39,6 +44,8 @@ app.use("/v1/*", async (c, next) => {
   c.set("db", db);
   await next();
 });
+app.use("/v1/*", limitWrites);
+app.use("/v1/acquisitions/:id/claim", limitClaims);
 
 app.route("/v1/me", me);
 app.route("/v1/passports", passports);

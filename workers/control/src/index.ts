@@ -1,13 +1,18 @@
 import { app } from "./app.ts";
+import { database } from "./db/client.ts";
 import { consumeAcquisitions } from "./marketplace/consumer.ts";
+import { deleteExpiredAcquisitions } from "./marketplace/expiry.ts";
 import { drainOutbox } from "./publish.ts";
 
 export { PublicationSequencer } from "./publication-sequencer.ts";
 
 export default {
   fetch: app.fetch,
-  async scheduled(_controller, env, ctx) {
+  async scheduled(controller, env, ctx) {
     ctx.waitUntil(drainOutbox(env).then(() => undefined));
+    // Hourly is soon enough for a one-day bound, and each run reads the acquisitions table.
+    const at = new Date(controller.scheduledTime);
+    if (at.getUTCMinutes() === 0) ctx.waitUntil(deleteExpiredAcquisitions(database(env.DB), at).then(() => undefined));
   },
   async queue(batch, env, _ctx) {
     await consumeAcquisitions(batch, env);

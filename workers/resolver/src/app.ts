@@ -2,6 +2,7 @@ import { problem } from "@passport/domain";
 import { Hono } from "hono";
 import { cacheHeaders } from "./edge-cache.ts";
 import { ALLOWED_METHODS, CORS_HEADERS, PREFLIGHT_HEADERS, problemAnswer } from "./http.ts";
+import { limitQueries } from "./rate-limit.ts";
 import { envelope } from "./routes/envelope.ts";
 import { feed } from "./routes/feed.ts";
 import { guidance } from "./routes/guidance.tsx";
@@ -16,6 +17,10 @@ export const app = new Hono<{ Bindings: Env }>();
 const HEALTH_HEADERS = { ...CORS_HEADERS, ...cacheHeaders("none"), "content-type": "application/json" };
 
 app.get("/health", () => new Response('{"status":"ok"}', { headers: HEALTH_HEADERS }));
+// Query routes a new query string sends past the edge cache (docs/limits.md).
+app.use("/api/agent-envelope", limitQueries);
+app.use("/api/p/:id/history.json", limitQueries);
+app.use("/api/feed.json", limitQueries);
 app.route("/api/p", passports);
 app.route("/api/p", history);
 app.route("/api", feed);

@@ -35,7 +35,8 @@ class StageFailure extends Error {
   }
 }
 
-type Outcome = { kind: "ack" } | { kind: "retry"; delaySeconds: number };
+/** `throttled`: the marketplace refused for its rate, so the whole batch waits (see consumeAcquisitions). */
+type Outcome = { kind: "ack" } | { kind: "retry"; delaySeconds: number; throttled?: boolean };
 
 function log(event: string, fields: Record<string, unknown>) {
   console.log(JSON.stringify({ level: "info", event, ...fields }));
@@ -237,7 +238,7 @@ async function handleFailure(
     attempts,
     at,
   });
-  return { kind: "retry", delaySeconds };
+  return { kind: "retry", delaySeconds, throttled: code === "ThrottlingException" };
 }
 
 async function deadLetter(env: MarketplaceEnv, message: AcquisitionMessage): Promise<void> {
@@ -259,34 +260,40 @@ async function deadLetter(env: MarketplaceEnv, message: AcquisitionMessage): Pro
 
 /**
  * The queue handler: the acquisition queue walks the stages; its dead-letter queue marks what
- * exhausted its retries as failed, visibly, at the stage where it stopped.
+ * exhausted its retries as failed, visibly, at the stage where it stopped. Messages run one after
+ * another: once the marketplace answers ThrottlingException, the rest of the batch does not call
+ * it, and every message not yet settled is retried together after the throttled one's backoff.
  * @example
  * export default { fetch: app.fetch, queue: consumeAcquisitions } satisfies ExportedHandler<Env>;
  */
 export async function consumeAcquisitions(batch: MessageBatch<unknown>, env: MarketplaceEnv): Promise<void> {
-  await Promise.all(
-    batch.messages.map(async (message) => {
-      const parsed = AcquisitionMessage.safeParse(message.body);
-      if (!parsed.success) {
-        log("acquisition_message_malformed", { queue: batch.queue, id: message.id });
-        message.ack();
-        return;
-      }
-      if (batch.queue === DEAD_LETTER_QUEUE) {
-        await deadLetter(env, parsed.data);
-        message.ack();
-        return;
-      }
-      let outcome: Outcome;
-      try {
-        outcome = await runAcquisition(env, parsed.data, message.attempts);
-      } catch (error) {
-        // Even recording the failure failed (D1 unavailable): let the queue try again later.
-        console.error(JSON.stringify({ level: "error", event: "acquisition_unrecorded", message: String(error) }));
-        outcome = { kind: "retry", delaySeconds: backoffSeconds(retryBaseSeconds(env), message.attempts) };
-      }
-      if (outcome.kind === "retry") message.retry({ delaySeconds: outcome.delaySeconds });
-      else message.ack();
-    }),
-  );
+  for (const message of batch.messages) {
+    const parsed = AcquisitionMessage.safeParse(message.body);
+    if (!parsed.success) {
+      log("acquisition_message_malformed", { queue: batch.queue, id: message.id });
+      message.ack();
+      continue;
+    }
+    if (batch.queue === DEAD_LETTER_QUEUE) {
+      await deadLetter(env, parsed.data);
+      message.ack();
+      continue;
+    }
+    let outcome: Outcome;
+    try {
+      outcome = await runAcquisition(env, parsed.data, message.attempts);
+    } catch (error) {
+      // Even recording the failure failed (D1 unavailable): let the queue try again later.
+      console.error(JSON.stringify({ level: "error", event: "acquisition_unrecorded", message: String(error) }));
+      outcome = { kind: "retry", delaySeconds: backoffSeconds(retryBaseSeconds(env), message.attempts) };
+    }
+    if (outcome.kind === "retry" && outcome.throttled) {
+      // Messages already acked or retried keep their own outcome; retryAll covers the rest.
+      log("acquisition_batch_throttled", { queue: batch.queue, delay_seconds: outcome.delaySeconds });
+      batch.retryAll({ delaySeconds: outcome.delaySeconds });
+      return;
+    }
+    if (outcome.kind === "retry") message.retry({ delaySeconds: outcome.delaySeconds });
+    else message.ack();
+  }
 }

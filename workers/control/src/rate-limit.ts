@@ -1,0 +1,88 @@
+import { problem, problemResponse } from "@passport/domain";
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "./context.ts";
+
+/**
+ * The window of every limiter in workers/control/wrangler.toml (`period = 60`); a refused caller
+ * is told to wait one window. The binding does not say when its window rolls over.
+ */
+export const RATE_LIMIT_PERIOD_SECONDS = 60;
+
+type LimiterName = { [K in keyof Env]: Env[K] extends RateLimit ? K : never }[keyof Env];
+
+interface Limit {
+  limiter: LimiterName;
+  /** The counter to charge; `undefined` skips this limit for the request. */
+  key: (c: Context<AppEnv>) => string | undefined;
+}
+
+/**
+ * The caller's address as Cloudflare's edge sets it (a client cannot choose it there). It is
+ * absent only on requests that never crossed the edge, such as tests calling the Worker directly;
+ * those skip the per-client limits, and the ceilings still apply.
+ */
+const byClient = (c: Context<AppEnv>) => {
+  const address = c.req.header("cf-connecting-ip");
+  return address ? `client:${address}` : undefined;
+};
+const bySubject = (c: Context<AppEnv>) => `subject:${c.get("principal").subject}`;
+
+function refused(limiter: LimiterName): Response {
+  console.warn(JSON.stringify({ level: "warn", event: "rate_limited", limiter }));
+  return problemResponse(
+    problem("rate-limited", {
+      detail: `Too many requests. Wait ${RATE_LIMIT_PERIOD_SECONDS} seconds before trying again.`,
+    }),
+    { "retry-after": String(RATE_LIMIT_PERIOD_SECONDS) },
+  );
+}
+
+/**
+ * Charges each limit in order for requests whose method is in `methods`, and answers 429
+ * `rate-limited` with `Retry-After` at the first one that refuses; later limits are not charged,
+ * so a caller over its own limit does not use up a shared ceiling.
+ */
+function limitRequests(methods: readonly string[], limits: Limit[]): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (methods.includes(c.req.method)) {
+      for (const { limiter, key } of limits) {
+        const counter = key(c);
+        if (counter === undefined) continue;
+        const { success } = await c.env[limiter].limit({ key: counter });
+        if (!success) return refused(limiter);
+      }
+    }
+    await next();
+  };
+}
+
+const POST = ["POST"];
+const WRITES = ["POST", "PUT", "PATCH", "DELETE"];
+
+/**
+ * `POST /marketplace/fulfill`: each accepted post costs a queue message and a ResolveCustomer call
+ * on the seller's credentials, so one client is limited, and all clients together are held under
+ * a ceiling that keeps the seller's marketplace quota for real buyers.
+ * @example
+ * app.use("/marketplace/fulfill", limitFulfill);
+ */
+export const limitFulfill = limitRequests(POST, [
+  { limiter: "FULFILL_PER_CLIENT", key: byClient },
+  { limiter: "FULFILL_CEILING", key: () => "all" },
+]);
+
+/** `POST /marketplace/events`, per client: it also slows guessing of the events secret. */
+export const limitEvents = limitRequests(POST, [{ limiter: "EVENTS_PER_CLIENT", key: byClient }]);
+
+/** The Dashboard's sign-in form post, per client: it slows guessing of tokens. */
+export const limitSignIn = limitRequests(POST, [{ limiter: "SIGN_IN_PER_CLIENT", key: byClient }]);
+
+/**
+ * Every write under `/v1`, per authenticated subject; mount it after authentication.
+ * @example
+ * app.use("/v1/*", limitWrites);
+ */
+export const limitWrites = limitRequests(WRITES, [{ limiter: "WRITES_PER_SUBJECT", key: bySubject }]);
+
+/** `POST /v1/acquisitions/{id}/claim`, per authenticated subject; mount it after authentication. */
+export const limitClaims = limitRequests(POST, [{ limiter: "CLAIMS_PER_SUBJECT", key: bySubject }]);
