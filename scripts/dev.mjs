@@ -1,11 +1,12 @@
-// `npm start`: the whole service on this machine. Applies the D1 migrations, starts the resolver
-// and the control plane with wrangler (local D1/KV persisted under .wrangler/state), seeds the
-// demo organisation and passports once, and prints what a newcomer needs to try it.
-import { spawn, spawnSync } from "node:child_process";
+// `npm start`: the whole service on this machine. Applies the D1 migrations, then runs the
+// resolver, the control plane and the marketplace simulator in one workerd process (local D1/KV/
+// Queues persisted under .wrangler/state; docs/local-development.md says why one process), seeds
+// the demo organisation and passports once, and prints what a newcomer needs to try it.
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { DEMO_ORGANISATION, developmentKeys, recordSigningKeys, root, signDevelopmentToken } from "./dev-auth.mjs";
+import { runWrangler, startLocalWorkers } from "./local-workers.mjs";
 
 const resolverPort = Number(process.env.RESOLVER_PORT ?? 8787);
 const controlPort = Number(process.env.CONTROL_PORT ?? 8788);
@@ -14,60 +15,26 @@ const controlUrl = `http://127.0.0.1:${controlPort}`;
 // Next to the control plane by default, so a second `npm start` on other ports does not collide.
 const marketplacePort = Number(process.env.MARKETPLACE_PORT ?? controlPort + 2);
 const marketplaceUrl = `http://127.0.0.1:${marketplacePort}`;
-const persistTo = join(root, ".wrangler", "state");
-const seedFile = join(root, ".wrangler", "dev-auth", "demo-passports.json");
-const controlConfig = join(root, "workers", "control", "wrangler.toml");
-const children = [];
-// wrangler tries to fetch a sample `request.cf` object from the internet; offline that only warns.
-const OFFLINE_NOISE = /Request\.cf|workers\.cloudflare\.com|GetAddrInfoReqWrap/;
+// The tests give each local service its own state directory, so it never shares SQLite files with another.
+const persistTo = resolve(root, process.env.PASSPORT_STATE_DIR ?? join(".wrangler", "state"));
+const seedFile = join(persistTo, "demo-passports.json");
+const controlConfig = join("workers", "control", "wrangler.toml");
 
-function wrangler(args, options = {}) {
-  return spawnSync("pnpm", ["exec", "wrangler", ...args], { cwd: root, encoding: "utf8", ...options });
-}
-
-function start(name, args) {
-  const child = spawn("pnpm", ["exec", "wrangler", ...args], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-  });
-  for (const stream of [child.stdout, child.stderr]) {
-    stream.on("data", (chunk) => {
-      for (const line of chunk.toString().split("\n")) {
-        if (line.trim() && !OFFLINE_NOISE.test(line)) process.stderr.write(`[${name}] ${line}\n`);
-      }
-    });
-  }
-  child.on("exit", (code) => {
-    if (!stopping) {
-      process.stderr.write(`[${name}] exited with ${code}; stopping\n`);
-      stop(1);
-    }
-  });
-  children.push(child);
-}
-
+/** The running Workers, once startLocalWorkers was called (a stop during the start waits for it). */
+let starting;
 let stopping = false;
-function stop(code = 0) {
+async function stop(code = 0) {
   if (stopping) return;
   stopping = true;
-  for (const child of children) {
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {}
+  // Should the runtime not stop in time, leave anyway: the exit takes workerd with it.
+  setTimeout(() => process.exit(code), 5000).unref();
+  try {
+    const service = await starting?.catch(() => undefined);
+    await service?.stop();
+  } catch (error) {
+    process.stderr.write(`[dev] stopping: ${error.message}\n`);
   }
-  setTimeout(() => {
-    for (const child of children) {
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {}
-    }
-    process.exit(code);
-  }, 1500).unref();
-  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.on("exit", r)) : null))).then(() =>
-    process.exit(code),
-  );
+  process.exit(code);
 }
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => stop(0));
 
@@ -159,26 +126,13 @@ async function seed(token) {
 
 const keys = await developmentKeys();
 const signing = await recordSigningKeys();
-/** Runs `wrangler d1 <command> DB ...` against the local database the control plane uses. */
-function localD1(command, ...args) {
-  const where = ["--local", "--persist-to", persistTo, "-c", controlConfig, "--env", "development"];
-  const result = wrangler(["d1", ...command, "DB", ...where, ...args], { env: { ...process.env, CI: "true" } });
-  if (result.status !== 0) {
-    process.stderr.write(result.stdout + result.stderr);
-    process.exit(1);
-  }
-}
 
-process.stderr.write("[dev] applying D1 migrations\n");
-localD1(["migrations", "apply"]);
-localD1(
-  ["execute"],
-  "--command",
-  [
-    "INSERT OR IGNORE INTO organisations (id, name) VALUES ('org_demo_group', 'Demo Group')",
-    `INSERT OR IGNORE INTO organisations (id, name, parent_id) VALUES ('${DEMO_ORGANISATION}', 'Demo Organisation', 'org_demo_group')`,
-  ].join("; "),
-);
+// Its own process, which has exited before the runtime opens the database; it runs while the Workers are bundled.
+const migrated = runWrangler(root, [
+  ...["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo],
+  ...["-c", controlConfig, "--env", "development"],
+]);
+migrated.catch(() => {}); // reported where the start awaits it
 
 // The marketplace handoff's secrets (docs/acquisition.md), made once and kept beside the dev keys.
 function marketplaceSecrets() {
@@ -196,64 +150,63 @@ function marketplaceSecrets() {
   return secrets;
 }
 
-const quiet = ["--log-level", "warn", "--show-interactive-dev-session=false", "--persist-to", persistTo];
-start("marketplace", [
-  "dev",
-  "-c",
-  join(root, "workers", "marketplace-sim", "wrangler.toml"),
-  "--ip",
-  "127.0.0.1",
-  "--port",
-  String(marketplacePort),
-  "--inspector-port",
-  "0",
-  "--var",
-  `FULFILLMENT_URL:${controlUrl}/marketplace/fulfill`,
-  ...quiet,
-]);
-start("resolver", [
-  "dev",
-  "-c",
-  join(root, "wrangler.toml"),
-  "--ip",
-  "127.0.0.1",
-  "--port",
-  String(resolverPort),
-  "--var",
-  `SIGNING_JWKS:${JSON.stringify({ keys: [signing.publicJwk] })}`,
-  "--var",
-  `PUBLIC_BASE_URL:${resolverUrl}`,
-  ...quiet,
-]);
-start("control", [
-  "dev",
-  "-c",
-  controlConfig,
-  "--env",
-  "development",
-  "--ip",
-  "127.0.0.1",
-  "--port",
-  String(controlPort),
-  "--inspector-port",
-  "0",
-  "--var",
-  `DEV_AUTH_PUBLIC_JWK:${JSON.stringify(keys.publicJwk)}`,
-  "--var",
-  `RESOLVER_BASE_URL:${resolverUrl}`,
-  "--var",
-  `SIGNING_KEY:${JSON.stringify(signing.privateJwk)}`,
-  ...Object.entries({
-    ...marketplaceSecrets(),
-    MARKETPLACE_METERING_URL: `${marketplaceUrl}/`,
-    MARKETPLACE_ENTITLEMENT_URL: `${marketplaceUrl}/`,
-    MARKETPLACE_SNS_CERT_ORIGIN: marketplaceUrl,
-    DASHBOARD_ONBOARDING_URL: `${controlUrl}/dashboard/onboarding`,
-  }).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
-  ...quiet,
-]);
+// wrangler's offline warning about the sample `request.cf` object is not worth a newcomer's attention.
+const OFFLINE_NOISE = /Request\.cf|workers\.cloudflare\.com|GetAddrInfoReqWrap/;
+const workers = [
+  {
+    name: "passport-marketplace-sim",
+    config: join("workers", "marketplace-sim", "wrangler.toml"),
+    port: marketplacePort,
+    vars: { FULFILLMENT_URL: `${controlUrl}/marketplace/fulfill` },
+  },
+  {
+    name: "passport-resolver",
+    config: "wrangler.toml",
+    port: resolverPort,
+    vars: { SIGNING_JWKS: JSON.stringify({ keys: [signing.publicJwk] }), PUBLIC_BASE_URL: resolverUrl },
+  },
+  {
+    name: "passport-control",
+    config: controlConfig,
+    env: "development",
+    port: controlPort,
+    vars: {
+      DEV_AUTH_PUBLIC_JWK: JSON.stringify(keys.publicJwk),
+      RESOLVER_BASE_URL: resolverUrl,
+      SIGNING_KEY: JSON.stringify(signing.privateJwk),
+      ...marketplaceSecrets(),
+      MARKETPLACE_METERING_URL: `${marketplaceUrl}/`,
+      MARKETPLACE_ENTITLEMENT_URL: `${marketplaceUrl}/`,
+      MARKETPLACE_SNS_CERT_ORIGIN: marketplaceUrl,
+      DASHBOARD_ONBOARDING_URL: `${controlUrl}/dashboard/onboarding`,
+    },
+  },
+];
 
 try {
+  process.stderr.write("[dev] applying D1 migrations and starting the Workers\n");
+  starting = startLocalWorkers({
+    root,
+    persistTo,
+    workers,
+    beforeStart: migrated,
+    onOutput: (text) => {
+      for (const line of text.split("\n")) {
+        if (line.trim() && !OFFLINE_NOISE.test(line)) process.stderr.write(`[workers] ${line}\n`);
+      }
+    },
+  });
+  const service = await starting;
+  if (stopping) await new Promise(() => {});
+  const db = await service.mf.getD1Database("DB", "passport-control");
+  await db.batch([
+    db.prepare("INSERT OR IGNORE INTO organisations (id, name) VALUES ('org_demo_group', 'Demo Group')"),
+    db
+      .prepare(
+        "INSERT OR IGNORE INTO organisations (id, name, parent_id) VALUES (?, 'Demo Organisation', 'org_demo_group')",
+      )
+      .bind(DEMO_ORGANISATION),
+  ]);
   await Promise.all([
     waitFor(`${resolverUrl}/health`),
     waitFor(`${controlUrl}/health`),

@@ -1,9 +1,9 @@
-// Node-side tests (browser, CLI integration): the local service exactly as `npm start` runs it (scripts/dev.mjs), on free ports, with a
-// private wrangler dev registry so its control plane can only reach its own resolver even when
-// another `npm start` runs on the same machine.
+// Node-side tests (browser, CLI integration) and scripts/cold-start.mjs: the local service exactly as
+// `npm start` runs it (scripts/dev.mjs), on free ports and with its own fresh state directory, so it
+// shares neither ports nor SQLite files with another start on the same machine.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,6 +32,7 @@ export async function freePort(): Promise<number> {
 /** Starts `node scripts/dev.mjs` and reads what it prints for a newcomer. */
 export async function startService(): Promise<{ info: ServiceInfo; child: ChildProcess }> {
   const [resolverPort, controlPort, marketplacePort] = [await freePort(), await freePort(), await freePort()];
+  const stateDir = mkdtempSync(join(tmpdir(), "passport-state-"));
   const child = spawn(process.execPath, ["scripts/dev.mjs"], {
     cwd: root,
     env: {
@@ -39,10 +40,11 @@ export async function startService(): Promise<{ info: ServiceInfo; child: ChildP
       RESOLVER_PORT: String(resolverPort),
       CONTROL_PORT: String(controlPort),
       MARKETPLACE_PORT: String(marketplacePort),
-      WRANGLER_REGISTRY_PATH: mkdtempSync(join(tmpdir(), "passport-registry-")),
+      PASSPORT_STATE_DIR: stateDir,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  child.once("exit", () => rmSync(stateDir, { recursive: true, force: true }));
   let stdout = "";
   let stderr = "";
   child.stderr?.on("data", (chunk) => {
