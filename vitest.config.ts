@@ -1,7 +1,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { signingKeyPair } from "./scripts/dev-keys.mjs";
 import { buildWorker } from "./test/build-worker.ts";
-import { signingKeyPair } from "./test/dev-keys.ts";
 
 const root = import.meta.dirname;
 

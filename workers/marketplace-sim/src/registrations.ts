@@ -4,16 +4,8 @@ import { z } from "zod";
  * What a simulated registration token does when it is redeemed. Any token the simulator did not
  * issue is answered with InvalidTokenException, like a mistyped or forged token.
  */
-export const Scenario = z.enum([
-  "ok",
-  "expired",
-  "disabled",
-  "throttle",
-  "internal",
-  "not-entitled",
-  "entitlement-throttle",
-]);
-export type Scenario = z.infer<typeof Scenario>;
+const Scenario = z.enum(["ok", "expired", "disabled", "throttle", "internal", "not-entitled", "entitlement-throttle"]);
+type Scenario = z.infer<typeof Scenario>;
 
 export const RegistrationRequest = z
   .object({
