@@ -1,8 +1,8 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { compatibilityDate } from "./scripts/compatibility-date.ts";
+import { signingKeyPair } from "./scripts/dev-keys.mjs";
 import { buildWorker } from "./test/build-worker.ts";
-import { signingKeyPair } from "./test/dev-keys.ts";
 
 const root = import.meta.dirname;
 const runtime = { compatibilityDate: compatibilityDate(root), compatibilityFlags: ["nodejs_compat"] };

@@ -3,11 +3,12 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { exportJWK, generateKeyPair, importJWK, SignJWT } from "jose";
+import { DEVELOPMENT_ISSUER } from "@passport/domain/development";
+import { importJWK, SignJWT } from "jose";
+import { signingKeyPair } from "./dev-keys.mjs";
 
 export const root = dirname(dirname(fileURLToPath(import.meta.url)));
-export const DEVELOPMENT_ISSUER = "urn:svc:passport:development";
-export const AUDIENCE = "passport-dashboard";
+const AUDIENCE = "passport-dashboard";
 export const DEMO_ORGANISATION = "org_demo";
 const keyDir = join(root, ".wrangler", "dev-auth");
 
@@ -15,12 +16,8 @@ const keyDir = join(root, ".wrangler", "dev-auth");
 async function localKeyPair(name) {
   const file = join(keyDir, `${name}.json`);
   if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
-  const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
-  const kid = `${name}-${Date.now().toString(36)}`;
-  const keys = {
-    publicJwk: { ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" },
-    privateJwk: { ...(await exportJWK(privateKey)), kid, alg: "ES256" },
-  };
+  const { publicJwk, privateJwk } = await signingKeyPair("ES256", `${name}-${Date.now().toString(36)}`);
+  const keys = { publicJwk: JSON.parse(publicJwk), privateJwk: JSON.parse(privateJwk) };
   mkdirSync(keyDir, { recursive: true });
   writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
   return keys;

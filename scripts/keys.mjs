@@ -6,8 +6,8 @@
 //   npm run keys -- list           shows the key ids SIGNING_JWKS trusts
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { exportJWK, generateKeyPair } from "jose";
 import { root } from "./dev-auth.mjs";
+import { signingKeyPair } from "./dev-keys.mjs";
 
 const configFile = join(root, "wrangler.toml");
 const LINE = /^SIGNING_JWKS = '(.*)'$/m;
@@ -26,16 +26,15 @@ function writeJwks(jwks) {
 const [command, argument] = process.argv.slice(2);
 const jwks = readJwks();
 if (command === "rotate") {
-  const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
   const kid = `rec-${new Date().toISOString().slice(0, 10)}-${crypto.randomUUID().slice(0, 6)}`;
-  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" };
-  writeJwks({ keys: [publicJwk, ...jwks.keys] });
+  const { publicJwk, privateJwk } = await signingKeyPair("ES256", kid);
+  writeJwks({ keys: [JSON.parse(publicJwk), ...jwks.keys] });
   process.stderr.write(
     `Added ${kid} to SIGNING_JWKS in wrangler.toml. Deploy the resolver first, then store this private key:\n` +
       "  wrangler secret put SIGNING_KEY -c workers/control/wrangler.toml\n" +
       "and paste the next line when asked. It is printed once and written nowhere.\n",
   );
-  console.log(JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: "ES256" }));
+  console.log(privateJwk);
 } else if (command === "retire" && argument) {
   const remaining = jwks.keys.filter((key) => key.kid !== argument);
   if (remaining.length === jwks.keys.length) {

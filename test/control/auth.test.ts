@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
-import { importJWK, SignJWT } from "jose";
+import { base64url, importJWK, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
+import { signingKeyPair } from "../../scripts/dev-keys.mjs";
 import { app } from "../../workers/control/src/app.ts";
-import { signingKeyPairInWorker } from "../support/keys.ts";
 
 const ISSUER = "https://idp.test/";
 const AUDIENCE = "passport-dashboard";
@@ -40,13 +40,6 @@ async function providerToken(
     .sign(await importJWK(jwk, "RS256"));
 }
 
-function b64url(value: string | Uint8Array): string {
-  const bytes = typeof value === "string" ? new TextEncoder().encode(value) : value;
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
 const UNAUTHENTICATED = {
   type: "urn:svc:passport:problem:unauthenticated",
   title: "Authentication required",
@@ -76,22 +69,26 @@ describe("control-plane authentication (production configuration)", () => {
     [
       "an unknown kid",
       async () => ({
-        authorization: `Bearer ${await providerToken({}, (await signingKeyPairInWorker("RS256")).privateJwk)}`,
+        authorization: `Bearer ${await providerToken({}, (await signingKeyPair("RS256")).privateJwk)}`,
       }),
     ],
     [
       "a tampered payload",
       async () => {
         const [header, , signature] = (await providerToken()).split(".");
-        const forged = b64url(JSON.stringify({ iss: ISSUER, aud: AUDIENCE, sub: "mallory", exp: now() + 600 }));
+        const forged = base64url.encode(
+          JSON.stringify({ iss: ISSUER, aud: AUDIENCE, sub: "mallory", exp: now() + 600 }),
+        );
         return { authorization: `Bearer ${header}.${forged}.${signature}` };
       },
     ],
     [
       "alg: none",
       async () => {
-        const header = b64url(JSON.stringify({ alg: "none", typ: "JWT" }));
-        const payload = b64url(JSON.stringify({ iss: ISSUER, aud: AUDIENCE, sub: "mallory", exp: now() + 600 }));
+        const header = base64url.encode(JSON.stringify({ alg: "none", typ: "JWT" }));
+        const payload = base64url.encode(
+          JSON.stringify({ iss: ISSUER, aud: AUDIENCE, sub: "mallory", exp: now() + 600 }),
+        );
         return { authorization: `Bearer ${header}.${payload}.` };
       },
     ],

@@ -1,7 +1,6 @@
 import { env } from "cloudflare:test";
+import { DEVELOPMENT_ISSUER } from "@passport/domain";
 import { importJWK, SignJWT } from "jose";
-
-export const DEVELOPMENT_ISSUER = "urn:svc:passport:development";
 
 export interface DevelopmentTokenOptions {
   subject?: string;

@@ -15,8 +15,8 @@ import { describe, expect, it } from "vitest";
 import { EXIT } from "../../packages/verifier/src/cli/args.ts";
 import { run } from "../../packages/verifier/src/cli/main.ts";
 import { type FetchLike, type JwkSet, RecordCache, Verifier } from "../../packages/verifier/src/index.ts";
+import { signingKeyPair } from "../../scripts/dev-keys.mjs";
 import { publishPassport } from "../../workers/control/src/publish.ts";
-import { signingKeyPairInWorker } from "../support/keys.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";
 import { Owner, RESOLVER, resolverFetch, verifierFor } from "./support.ts";
 
@@ -142,7 +142,7 @@ describe("signed records: each kind of tampering has its own outcome", () => {
   it("a record signed with a key the consumer does not trust: unknown_key, naming the key", async () => {
     const { id, snapshots } = await publishedVersions(1);
     const { text, metadata } = snapshots[0] as Awaited<ReturnType<typeof snapshot>>;
-    const stranger = await signingKeyPairInWorker("ES256");
+    const stranger = await signingKeyPair("ES256");
     await tamper(id, text, { ...metadata, signature: await signWith(stranger.privateJwk, JSON.parse(text)) });
 
     const result = await verifierFor({ jwks: pinned() }).verify(id);
@@ -234,7 +234,7 @@ describe("signed records: each kind of tampering has its own outcome", () => {
 describe("key rotation", () => {
   it("records signed with the previous key verify while it is listed, and fail as unknown_key once it is removed", async () => {
     const before = await publishedVersions(2); // signed with the current key, which becomes the previous one
-    const next = await signingKeyPairInWorker("ES256");
+    const next = await signingKeyPair("ES256");
     const after = await publishedVersions(1);
     // Republished by the real publisher (the passport's sequencer) under the new key, as step 3 of docs/signing.md does.
     await withSequencerEnv(after.id, { SIGNING_KEY: next.privateJwk }, () => publishPassport(env, after.id));
@@ -266,7 +266,7 @@ describe("key rotation", () => {
     const { id } = await publishedVersions(1);
     const shared = new RecordCache();
     expect((await verifierFor({ jwks: pinned(), cache: shared }).verify(id)).outcome).toBe("ok");
-    const stranger = await signingKeyPairInWorker("ES256");
+    const stranger = await signingKeyPair("ES256");
     const other = await verifierFor({ jwks: { keys: [JSON.parse(stranger.publicJwk)] }, cache: shared }).verify(id);
     expect(other).toMatchObject({ outcome: "unknown_key", kid: currentKid(), source: { from_cache: false } });
   });

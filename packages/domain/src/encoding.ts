@@ -1,11 +1,6 @@
-/** base64url without padding (RFC 4648 section 5). */
-export function base64url(bytes: ArrayBuffer | Uint8Array): string {
-  let binary = "";
-  for (const byte of new Uint8Array(bytes)) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
+import { base64url } from "jose";
 
-/** SHA-256 of a UTF-8 string, base64url-encoded. */
+/** SHA-256 of a UTF-8 string, base64url-encoded without padding. */
 export async function sha256Base64url(text: string): Promise<string> {
-  return base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return base64url.encode(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
 }

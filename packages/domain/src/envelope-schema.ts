@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ENVELOPE_TYPE } from "./envelope.ts";
 
-export const RECOMMENDED_PATHS = [
+const RECOMMENDED_PATHS = [
   "view_resolver_proof",
   "improve_resolver_posture",
   "repair_resolver_posture",

@@ -5,11 +5,11 @@ import type { PassportRecord } from "./record.ts";
 export const ENVELOPE_TYPE = "svc.agent_action_envelope";
 export const ENVELOPE_VERSION = "2026-10";
 
-export const AUTHORITY_BOUNDARY =
+const AUTHORITY_BOUNDARY =
   "This envelope is read-only routing information derived from the published passport record. It grants no authority, approval or permission, does not change verification or binding state, and does not establish safety. The verifier's local policy decides; re-check the resolver record before relying on it.";
 
 /** Which evidence claims an agent passport needs before its proof counts as current (configuration). */
-export interface EnvelopePolicy {
+interface EnvelopePolicy {
   requiredClaims: string[];
 }
 

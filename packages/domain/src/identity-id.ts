@@ -5,7 +5,7 @@
  * almost every swap of two neighbours, so a resolver can tell a damaged id (400) from a
  * well-formed id that was never issued (404). See docs/identity-id.md.
  */
-export const IDENTITY_ID_PREFIX = "psp_";
+const IDENTITY_ID_PREFIX = "psp_";
 export const IDENTITY_ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 const BODY_LENGTH = 25;
 export const IDENTITY_ID_LENGTH = IDENTITY_ID_PREFIX.length + BODY_LENGTH + 1;

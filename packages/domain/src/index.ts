@@ -1,4 +1,5 @@
 export * from "./credentials.ts";
+export * from "./development.js";
 export * from "./encoding.ts";
 export * from "./envelope.ts";
 export * from "./envelope-schema.ts";

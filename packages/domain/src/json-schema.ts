@@ -4,7 +4,7 @@ import { AgentActionEnvelope } from "./envelope-schema.ts";
 import { IdentityId, PassportRecord, RECORD_FORMAT_VERSION } from "./record.ts";
 
 /** Stable identifier of the published record schema; it names the format version, not a host. */
-export const PASSPORT_RECORD_SCHEMA_ID = `urn:svc:passport:schema:passport-record:${RECORD_FORMAT_VERSION}`;
+const PASSPORT_RECORD_SCHEMA_ID = `urn:svc:passport:schema:passport-record:${RECORD_FORMAT_VERSION}`;
 
 /** The shape `identityIdDefect` accepts; the check character itself is beyond JSON Schema. */
 const IDENTITY_ID_PATTERN = "^psp_[0-9a-hjkmnp-tv-z]{26}$";
@@ -35,7 +35,7 @@ export function passportRecordJsonSchema(): Record<string, unknown> {
   };
 }
 
-export const AGENT_ACTION_ENVELOPE_SCHEMA_ID = `urn:svc:passport:schema:agent-action-envelope:${ENVELOPE_VERSION}`;
+const AGENT_ACTION_ENVELOPE_SCHEMA_ID = `urn:svc:passport:schema:agent-action-envelope:${ENVELOPE_VERSION}`;
 
 /**
  * JSON Schema (draft 2020-12) of the agent action envelope (spec 2.4), generated from the zod

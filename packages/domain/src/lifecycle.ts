@@ -4,7 +4,7 @@ import type { LifecycleStatus } from "./record.ts";
  * Lifecycle transitions the control plane allows (docs/lifecycle.md). Retired is terminal, so a
  * retired identity is never repurposed (spec 3); revocation can only be followed by retirement.
  */
-export const LIFECYCLE_TRANSITIONS: Record<LifecycleStatus, readonly LifecycleStatus[]> = {
+const LIFECYCLE_TRANSITIONS: Record<LifecycleStatus, readonly LifecycleStatus[]> = {
   active: ["suspended", "revoked", "retired"],
   suspended: ["active", "revoked", "retired"],
   revoked: ["retired"],

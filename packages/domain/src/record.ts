@@ -37,7 +37,7 @@ export const LIFECYCLE_STATUSES = ["active", "suspended", "revoked", "retired"] 
 export const LifecycleStatus = z.enum(LIFECYCLE_STATUSES);
 export type LifecycleStatus = z.infer<typeof LifecycleStatus>;
 
-export const AVAILABILITY_SIGNALS = ["available", "degraded", "unavailable"] as const;
+const AVAILABILITY_SIGNALS = ["available", "degraded", "unavailable"] as const;
 export const Availability = z.enum(AVAILABILITY_SIGNALS);
 export type Availability = z.infer<typeof Availability>;
 
@@ -49,7 +49,7 @@ export const IdentityId = z
 const Timestamp = z.iso.datetime({ offset: false }).describe("RFC 3339 UTC timestamp");
 const Text = (max: number) => z.string().min(1).max(max);
 
-export const PublicBinding = z
+const PublicBinding = z
   .object({
     class: BindingClass,
     value: Text(2048),
@@ -57,7 +57,6 @@ export const PublicBinding = z
     bound_at: Timestamp,
   })
   .strict();
-export type PublicBinding = z.infer<typeof PublicBinding>;
 
 export const PublicEvidence = z
   .object({
@@ -72,7 +71,7 @@ export const PublicEvidence = z
   .strict();
 export type PublicEvidence = z.infer<typeof PublicEvidence>;
 
-export const PublicOrganisation = z
+const PublicOrganisation = z
   .object({
     id: Text(64),
     name: Text(200),
@@ -84,7 +83,7 @@ export const PublicOrganisation = z
   })
   .strict();
 
-export const PublicState = z
+const PublicState = z
   .object({
     lifecycle: LifecycleStatus,
     availability: Availability.optional(),
@@ -98,9 +97,8 @@ export const PublicState = z
     duplicate_of: IdentityId.optional(),
   })
   .strict();
-export type PublicState = z.infer<typeof PublicState>;
 
-export const PublicAuthority = z
+const PublicAuthority = z
   .object({
     action: Text(200),
     context: Text(1000),

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export const INSTALL_HINT =
+const INSTALL_HINT =
   "h2load is not installed. It is in Debian's nghttp2-client package:\n" +
   "  apt-get update && apt-get install -y nghttp2-client\n" +
   "(on macOS: brew install nghttp2)";

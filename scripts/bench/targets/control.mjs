@@ -3,9 +3,10 @@
 // against the storage floor of the same work (scripts/bench/README.md).
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { mintIdentityId } from "@passport/domain";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { DEVELOPMENT_ISSUER, mintIdentityId } from "@passport/domain";
+import { importJWK, SignJWT } from "jose";
 import { compatibilityDate } from "../../compatibility-date.ts";
+import { signingKeyPair } from "../../dev-keys.mjs";
 import { comparePairs } from "../lib/compare.mjs";
 import { bundle, serve } from "../lib/workers.mjs";
 
@@ -14,11 +15,6 @@ export const description = "control plane create-and-publish and list at 10,000 
 const PASSPORTS = 10_000;
 const ORGANISATION = "org_bench";
 const SUBJECT = "bench-owner";
-
-async function keyPair() {
-  const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
-  return { publicKey, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid: "bench", alg: "ES256" } };
-}
 
 async function applyMigrations(db, root) {
   const dir = join(root, "migrations");
@@ -79,9 +75,8 @@ export async function run({ root, options, log }) {
   log("bundling the control plane and the resolver with wrangler deploy --dry-run");
   const control = bundle(root, { config: "workers/control/wrangler.toml", outdir: join(root, ".bench", "control") });
   const resolver = bundle(root, { config: "wrangler.toml", outdir: join(root, ".bench", "resolver") });
-  const auth = await keyPair();
-  const signing = await keyPair();
-  const signingJwk = { ...(await exportJWK(signing.privateKey)), kid: "bench-signing", alg: "ES256" };
+  const auth = await signingKeyPair("ES256", "bench");
+  const signing = await signingKeyPair("ES256", "bench-signing");
   const server = await serve(
     {
       control: {
@@ -93,8 +88,8 @@ export async function run({ root, options, log }) {
           AUTH_ISSUER: "https://issuer.invalid/",
           AUTH_AUDIENCE: "passport-dashboard",
           AUTH_JWKS_URL: "https://issuer.invalid/.well-known/jwks.json",
-          DEV_AUTH_PUBLIC_JWK: JSON.stringify(auth.publicJwk),
-          SIGNING_KEY: JSON.stringify(signingJwk),
+          DEV_AUTH_PUBLIC_JWK: auth.publicJwk,
+          SIGNING_KEY: signing.privateJwk,
         },
         bindings: {
           DB: { type: "d1", id: "control-db" },
@@ -124,11 +119,11 @@ export async function run({ root, options, log }) {
     // No org/role claims: the membership is already in D1, so no request writes it again.
     const token = await new SignJWT({})
       .setProtectedHeader({ alg: "ES256", kid: "bench" })
-      .setIssuer("urn:svc:passport:development")
+      .setIssuer(DEVELOPMENT_ISSUER)
       .setAudience("passport-dashboard")
       .setSubject(SUBJECT)
       .setExpirationTime("2h")
-      .sign(auth.privateKey);
+      .sign(await importJWK(JSON.parse(auth.privateJwk), "ES256"));
     const authorization = { authorization: `Bearer ${token}` };
     const { control: api, publishFloor, pageFloor } = server.urls;
     const pairs = [

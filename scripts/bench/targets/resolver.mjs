@@ -3,6 +3,7 @@
 import { join } from "node:path";
 import { mintIdentityId, snapshotKey } from "@passport/domain";
 import { compatibilityDate } from "../../compatibility-date.ts";
+import { base64url } from "jose";
 import { comparePairs } from "../lib/compare.mjs";
 import { sampleRecord } from "../lib/records.mjs";
 import { bundle, serve } from "../lib/workers.mjs";
@@ -13,7 +14,7 @@ const RECORDS = 1000;
 const GZIP_BUDGET = 60 * 1024;
 // Published snapshots carry a detached JWS in their metadata, served as Passport-Signature; one of
 // the real size (ES256 header with a kid, 64-byte signature) so the header costs what it will.
-const SIGNATURE = `${Buffer.from('{"alg":"ES256","kid":"es256-bench000","typ":"passport+jws"}').toString("base64url")}..${"A".repeat(86)}`;
+const SIGNATURE = `${base64url.encode('{"alg":"ES256","kid":"es256-bench000","typ":"passport+jws"}')}..${"A".repeat(86)}`;
 
 async function seededRecord(n) {
   const record = await sampleRecord(n);

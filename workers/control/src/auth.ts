@@ -1,15 +1,15 @@
+import { DEVELOPMENT_ISSUER } from "@passport/domain";
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
   customFetch,
+  decodeJwt,
   type JWTPayload,
   type JWTVerifyGetKey,
   jwtVerify,
 } from "jose";
 import { HttpProblem } from "./http-problem.ts";
 
-/** Issuer of the tokens `npm run token` signs; trusted only when ENVIRONMENT is "development". */
-export const DEVELOPMENT_ISSUER = "urn:svc:passport:development";
 const ALGORITHMS = ["RS256", "ES256", "EdDSA"];
 const CLOCK_TOLERANCE_SECONDS = 30;
 
@@ -65,8 +65,8 @@ function unauthenticated(reason: string): HttpProblem {
 
 function issuerOf(token: string): string | undefined {
   try {
-    const payload = JSON.parse(atob(token.split(".")[1]?.replace(/-/g, "+").replace(/_/g, "/") ?? "")) as JWTPayload;
-    return typeof payload.iss === "string" ? payload.iss : undefined;
+    const { iss } = decodeJwt(token);
+    return typeof iss === "string" ? iss : undefined;
   } catch {
     return undefined;
   }

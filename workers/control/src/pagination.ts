@@ -1,3 +1,4 @@
+import { base64url } from "jose";
 import { HttpProblem } from "./http-problem.ts";
 
 export interface Position {
@@ -7,15 +8,12 @@ export interface Position {
 
 /** Opaque list cursor: the (created_at, id) of the last item returned, base64url-encoded. */
 export function encodeCursor(position: Position): string {
-  return btoa(JSON.stringify([position.createdAt, position.id]))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
+  return base64url.encode(JSON.stringify([position.createdAt, position.id]));
 }
 
 export function decodeCursor(cursor: string): Position {
   try {
-    const [createdAt, id] = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/"))) as unknown[];
+    const [createdAt, id] = JSON.parse(new TextDecoder().decode(base64url.decode(cursor))) as unknown[];
     if (typeof createdAt === "string" && typeof id === "string") return { createdAt, id };
   } catch {}
   throw new HttpProblem("invalid-request", { detail: "The cursor is not one this API returned." });

@@ -4,7 +4,7 @@ import { z } from "zod";
  * What a simulated registration token does when it is redeemed. Any token the simulator did not
  * issue is answered with InvalidTokenException, like a mistyped or forged token.
  */
-export const Scenario = z.enum([
+const Scenario = z.enum([
   "ok",
   "expired",
   "disabled",
@@ -14,7 +14,7 @@ export const Scenario = z.enum([
   "entitlement-throttle",
   "unreadable-expiry",
 ]);
-export type Scenario = z.infer<typeof Scenario>;
+type Scenario = z.infer<typeof Scenario>;
 
 export const RegistrationRequest = z
   .object({

@@ -1,22 +1,14 @@
+import { base64url } from "jose";
+
 /**
  * The only places the registration token is handled: a keyed hash for idempotency, and AES-GCM
  * sealing for its trip through the queue. Neither the token nor the keys are ever logged.
  */
 const encoder = new TextEncoder();
 
-function base64ToBytes(value: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(value.replace(/-/g, "+").replace(/_/g, "/"));
-  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
-}
-
-function bytesToBase64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
+// The keys are configured in standard base64 (with `+`, `/` and padding), which jose's base64url refuses.
 function keyBytes(base64: string, name: string): Uint8Array<ArrayBuffer> {
-  const bytes = base64ToBytes(base64);
+  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
   if (bytes.byteLength !== 32) throw new Error(`${name} must be 32 bytes, base64-encoded`);
   return bytes;
 }
@@ -81,22 +73,22 @@ export async function sealToken(secret: string, acquisitionId: string, token: st
     await aesKey(secret),
     encoder.encode(token),
   );
-  return { iv: bytesToBase64url(iv), ciphertext: bytesToBase64url(new Uint8Array(ciphertext)) };
+  return { iv: base64url.encode(iv), ciphertext: base64url.encode(new Uint8Array(ciphertext)) };
 }
 
 /** Opens a sealed token; throws if it was sealed under another key or for another acquisition. */
 export async function openToken(secret: string, acquisitionId: string, sealed: SealedToken): Promise<string> {
   const plaintext = await crypto.subtle.decrypt(
-    { name: "AES-GCM", iv: base64ToBytes(sealed.iv), additionalData: encoder.encode(acquisitionId) },
+    { name: "AES-GCM", iv: base64url.decode(sealed.iv), additionalData: encoder.encode(acquisitionId) },
     await aesKey(secret),
-    base64ToBytes(sealed.ciphertext),
+    base64url.decode(sealed.ciphertext),
   );
   return new TextDecoder().decode(plaintext);
 }
 
 /** A random, URL-safe reference (128 bits) with a readable prefix. */
 export function randomReference(prefix: string): string {
-  return `${prefix}${bytesToBase64url(crypto.getRandomValues(new Uint8Array(16)))}`;
+  return `${prefix}${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`;
 }
 
 /** Compares two secrets in constant time (by comparing their digests). */

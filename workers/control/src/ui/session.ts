@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { base64url, decodeJwt } from "jose";
 
 // Any Hono context: these helpers read only the request and set only response headers.
 // biome-ignore lint/suspicious/noExplicitAny: independent of the app's variables
@@ -33,10 +34,8 @@ export function currentSession(c: UiContext): Session | undefined {
 
 function expiresIn(token: string): number {
   try {
-    const payload = JSON.parse(atob(token.split(".")[1]?.replace(/-/g, "+").replace(/_/g, "/") ?? "")) as {
-      exp?: unknown;
-    };
-    if (typeof payload.exp === "number") return Math.max(0, Math.floor(payload.exp - Date.now() / 1000));
+    const { exp } = decodeJwt(token);
+    if (typeof exp === "number") return Math.max(0, Math.floor(exp - Date.now() / 1000));
   } catch {}
   return MAX_SESSION_SECONDS;
 }
@@ -58,13 +57,6 @@ export function endSession(c: UiContext): void {
   deleteCookie(c, secure ? SECURE_COOKIE : PLAIN_COOKIE, { path: "/", secure, httpOnly: true, sameSite: "Lax" });
 }
 
-function base64url(bytes: ArrayBuffer): string {
-  return btoa(String.fromCharCode(...new Uint8Array(bytes)))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-}
-
 /**
  * The synchronizer token every form carries: a hash of the session's credential. Only a page
  * rendered for this session knows it (the cookie is HttpOnly), and it changes with the session.
@@ -76,7 +68,7 @@ export async function csrfToken(sessionToken: string): Promise<string> {
     "SHA-256",
     new TextEncoder().encode(`passport-dashboard-csrf\n${sessionToken}`),
   );
-  return base64url(digest);
+  return base64url.encode(new Uint8Array(digest));
 }
 
 function constantTimeEqual(a: string, b: string): boolean {
