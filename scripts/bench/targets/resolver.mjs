@@ -2,8 +2,8 @@
 // its own baseline (see scripts/bench/README.md for the method and docs/resolver.md for targets).
 import { join } from "node:path";
 import { mintIdentityId, snapshotKey } from "@passport/domain";
-import { compatibilityDate } from "../../compatibility-date.ts";
 import { base64url } from "jose";
+import { compatibilityDate } from "../../compatibility-date.ts";
 import { comparePairs } from "../lib/compare.mjs";
 import { sampleRecord } from "../lib/records.mjs";
 import { bundle, serve } from "../lib/workers.mjs";

@@ -8,7 +8,7 @@ import type { AppEnv } from "./context.ts";
  */
 export const RATE_LIMIT_PERIOD_SECONDS = 60;
 
-type LimiterName = { [K in keyof Env]: Env[K] extends RateLimit ? K : never }[keyof Env];
+type LimiterName = { [K in keyof Env]-?: Env[K] extends RateLimit ? K : never }[keyof Env];
 
 interface Limit {
   limiter: LimiterName;
