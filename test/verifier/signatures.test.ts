@@ -15,7 +15,7 @@ import { describe, expect, it } from "vitest";
 import { EXIT } from "../../packages/verifier/src/cli/args.ts";
 import { run } from "../../packages/verifier/src/cli/main.ts";
 import { type FetchLike, type JwkSet, RecordCache, Verifier } from "../../packages/verifier/src/index.ts";
-import { publishPassport } from "../../workers/control/src/publish.ts";
+import { publishPassport } from "../../workers/control/src/publication/publish.ts";
 import { signingKeyPairInWorker } from "../support/keys.ts";
 import { Owner, RESOLVER, resolverFetch, verifierFor } from "./support.ts";
 

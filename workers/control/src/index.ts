@@ -1,6 +1,6 @@
 import { app } from "./app.ts";
 import { consumeAcquisitions } from "./marketplace/consumer.ts";
-import { drainOutbox } from "./publish.ts";
+import { drainOutbox } from "./publication/publish.ts";
 
 export default {
   fetch: app.fetch,

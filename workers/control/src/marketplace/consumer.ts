@@ -1,9 +1,4 @@
 import { eq } from "drizzle-orm";
-import { acquisitions, marketplaceCustomers } from "../db/acquisitions-schema.ts";
-import { database } from "../db/client.ts";
-import { outbox } from "../db/schema.ts";
-import { publishOrDefer } from "../publish.ts";
-import { customerKey, ensureAccount, ensurePassport, upsertCustomer } from "./accounts.ts";
 import {
   type AcquisitionRow,
   failAcquisition,
@@ -12,7 +7,12 @@ import {
   recordStage,
   stagesOf,
   updateAcquisition,
-} from "./acquisitions.ts";
+} from "../db/acquisitions.ts";
+import { acquisitions, marketplaceCustomers } from "../db/acquisitions-schema.ts";
+import { database } from "../db/client.ts";
+import { outbox } from "../db/schema.ts";
+import { publishOrDefer } from "../publication/publish.ts";
+import { customerKey, ensureAccount, ensurePassport, upsertCustomer } from "./accounts.ts";
 import { MarketplaceError, marketplaceClient, type ResolvedCustomer } from "./adapter.ts";
 import { entitlementCheck, familyForProduct, type MarketplaceEnv, retryBaseSeconds, secret } from "./config.ts";
 import { openToken } from "./crypto.ts";

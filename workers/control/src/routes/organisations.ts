@@ -1,5 +1,8 @@
 import { Hono } from "hono";
-import { requireMembership } from "../access.ts";
+import { requireMembership } from "../access/membership.ts";
+import { HttpProblem } from "../api/problem.ts";
+import { CreateOrganisationRequest, PutMemberRequest } from "../api/requests.ts";
+import { jsonBody } from "../api/validation.ts";
 import type { AppEnv } from "../context.ts";
 import {
   createOrganisationStatements,
@@ -9,9 +12,6 @@ import {
   putMember,
   removeMember,
 } from "../db/organisations.ts";
-import { HttpProblem } from "../http-problem.ts";
-import { CreateOrganisationRequest, PutMemberRequest } from "../requests.ts";
-import { jsonBody } from "../validation.ts";
 
 export const organisations = new Hono<AppEnv>();
 

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
+import { OPERATIONS, openApiDocument } from "../api/openapi.ts";
 import type { AppEnv } from "../context.ts";
-import { OPERATIONS, openApiDocument } from "../openapi.ts";
 
 export const reference = new Hono<AppEnv>();
 

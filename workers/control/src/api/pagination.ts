@@ -1,4 +1,4 @@
-import { HttpProblem } from "./http-problem.ts";
+import { HttpProblem } from "./problem.ts";
 
 export interface Position {
   createdAt: string;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ClaimRequest } from "./marketplace/onboarding.ts";
+import { ClaimRequest } from "../routes/acquisitions.ts";
 import {
   AuthorityInput,
   BindingInput,

@@ -6,7 +6,7 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from "jose";
-import { HttpProblem } from "./http-problem.ts";
+import { HttpProblem } from "../api/problem.ts";
 
 /** Issuer of the tokens `npm run token` signs; trusted only when ENVIRONMENT is "development". */
 export const DEVELOPMENT_ISSUER = "urn:svc:passport:development";

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { z } from "zod";
-import type { AppEnv } from "./context.ts";
-import { HttpProblem } from "./http-problem.ts";
+import type { AppEnv } from "../context.ts";
+import { HttpProblem } from "./problem.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 

@@ -1,17 +1,23 @@
-import { and, eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
+import { HttpProblem } from "../api/problem.ts";
+import { jsonBody } from "../api/validation.ts";
 import type { AppEnv } from "../context.ts";
-import { marketplaceAccounts } from "../db/acquisitions-schema.ts";
+import {
+  type AcquisitionRow,
+  accountOf,
+  becomeFirstOwner,
+  consumeClaim,
+  findAcquisition,
+  hasMembers,
+  recordStage,
+  stagesOf,
+} from "../db/acquisitions.ts";
 import type { Database } from "../db/client.ts";
 import { membershipIn } from "../db/organisations.ts";
-import { members } from "../db/schema.ts";
-import { HttpProblem } from "../http-problem.ts";
-import { jsonBody } from "../validation.ts";
-import { type AcquisitionRow, consumeClaim, findAcquisition, recordStage, stagesOf } from "./acquisitions.ts";
-import { type MarketplaceEnv, secret } from "./config.ts";
-import { keyedHash } from "./crypto.ts";
-import { nextStep, STAGE_LABELS, type Stage } from "./stages.ts";
+import { type MarketplaceEnv, secret } from "../marketplace/config.ts";
+import { keyedHash } from "../marketplace/crypto.ts";
+import { nextStep, STAGE_LABELS, type Stage } from "../marketplace/stages.ts";
 
 /** The Dashboard API's side of onboarding, under /v1 (signed-in callers only). */
 export const acquisitionsApi = new Hono<AppEnv>();
@@ -25,15 +31,6 @@ async function claimHash(env: MarketplaceEnv, reference: string): Promise<string
 
 function claimUsable(row: AcquisitionRow, hash: string, now: string): boolean {
   return row.claimHash === hash && !!row.claimExpiresAt && row.claimExpiresAt > now;
-}
-
-async function accountOf(db: Database, row: AcquisitionRow) {
-  if (!row.marketplaceAccountId) return undefined;
-  const [account] = await db
-    .select()
-    .from(marketplaceAccounts)
-    .where(eq(marketplaceAccounts.id, row.marketplaceAccountId));
-  return account;
 }
 
 async function acquisitionView(db: Database, env: Env, row: AcquisitionRow, subject: string) {
@@ -136,12 +133,7 @@ acquisitionsApi.post("/:id/claim", jsonBody(ClaimRequest), async (c) => {
     );
   }
   if (!alreadyMember) {
-    const [someone] = await db
-      .select({ subject: members.subject })
-      .from(members)
-      .where(eq(members.organisationId, account.organisationId))
-      .limit(1);
-    if (someone) {
+    if (await hasMembers(db, account.organisationId)) {
       throw new HttpProblem("forbidden", {
         detail: "This marketplace account is already held by other users. Ask one of its owners to add you.",
       });
@@ -151,16 +143,7 @@ acquisitionsApi.post("/:id/claim", jsonBody(ClaimRequest), async (c) => {
     throw new HttpProblem("claim-reference-invalid", { detail: "This claim reference was just used." });
   }
   if (!alreadyMember) {
-    // Only an account nobody holds yet gets its first owner; the insert decides atomically.
-    await db.run(
-      sql`INSERT INTO ${members} (organisation_id, subject, role) SELECT ${account.organisationId}, ${subject}, 'owner'
-          WHERE NOT EXISTS (SELECT 1 FROM ${members} WHERE ${members.organisationId} = ${account.organisationId})
-          ON CONFLICT DO NOTHING`,
-    );
-    const [became] = await db
-      .select({ role: members.role })
-      .from(members)
-      .where(and(eq(members.organisationId, account.organisationId), eq(members.subject, subject)));
+    const became = await becomeFirstOwner(db, account.organisationId, subject);
     if (!became) {
       throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
     }
