@@ -1,6 +1,7 @@
 import { mintIdentityId } from "@passport/domain";
 import { Hono } from "hono";
 import { requireMembership, requireRole, visiblePassport } from "../access/membership.ts";
+import { operation } from "../api/operations.ts";
 import { decodeCursor, encodeCursor } from "../api/pagination.ts";
 import { HttpProblem } from "../api/problem.ts";
 import {
@@ -14,8 +15,7 @@ import {
   TransferRequest,
   UpdatePassportRequest,
 } from "../api/requests.ts";
-import { jsonBody, queryParams } from "../api/validation.ts";
-import { historyEvent, passportSummary } from "../api/views.ts";
+import { HistoryPage, historyEvent, PassportPage, PassportView, passportSummary } from "../api/views.ts";
 import { applyChange, respondWithPassport } from "../changes/apply.ts";
 import {
   authorityAddition,
@@ -38,135 +38,287 @@ import { publishOrDefer } from "../publication/publish.ts";
 
 export const passports = new Hono<AppEnv>();
 
-passports.post("/", jsonBody(CreatePassportRequest), async (c) => {
-  const db = c.get("db");
-  const { subject } = c.get("principal");
-  const body = c.req.valid("json");
-  const membership = await requireMembership(db, subject, body.organisation_id, "editor");
-  if (!body.distinct_object_reason) {
-    await refuseDuplicates(db, membership.organisationId, body.family, body.bindings);
-  }
-  const id = mintIdentityId();
-  await db.batch(
-    createPassportStatements(db, {
-      id,
-      organisationId: membership.organisationId,
-      family: body.family,
-      displayName: body.display_name,
-      environment: body.environment,
-      version: body.version,
-      bindings: body.bindings,
-      distinctReason: body.distinct_object_reason,
-      actor: subject,
-      at: new Date().toISOString(),
-    }),
-  );
-  await publishOrDefer(c.env, id);
-  c.header("location", `/v1/passports/${id}`);
-  return respondWithPassport(c, id, 201);
-});
-
-passports.get("/", queryParams(ListPassportsQuery), async (c) => {
-  const db = c.get("db");
-  const query = c.req.valid("query");
-  const memberships = await membershipsOf(db, c.get("principal").subject);
-  const organisationIds = memberships
-    .map((m) => m.organisationId)
-    .filter((id) => !query.organisation_id || id === query.organisation_id);
-  const rows = await listPassports(db, {
-    organisationIds,
-    family: query.family,
-    lifecycle: query.lifecycle,
-    environment: query.environment,
-    after: query.cursor ? decodeCursor(query.cursor) : undefined,
-    limit: query.limit + 1,
-  });
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
-  return c.json({
-    items: page.map((row) => passportSummary(row, c.env)),
-    next_cursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
-  });
-});
-
-passports.get("/:id", async (c) => {
-  await visiblePassport(c, c.req.param("id"));
-  return respondWithPassport(c, c.req.param("id"));
-});
-
-passports.patch("/:id", jsonBody(UpdatePassportRequest), (c) =>
-  applyChange(c, c.req.param("id"), "editor", () => displayUpdate(c.req.valid("json"))),
+passports.post(
+  "/",
+  operation({
+    method: "post",
+    path: "/v1/passports",
+    summary: "Create a passport (409 when its primary binding already identifies an active passport)",
+    role: "editor",
+    body: { CreatePassportRequest },
+    response: { PassportView },
+    status: 201,
+  }),
+  async (c) => {
+    const db = c.get("db");
+    const { subject } = c.get("principal");
+    const body = c.req.valid("json");
+    const membership = await requireMembership(db, subject, body.organisation_id, "editor");
+    if (!body.distinct_object_reason) {
+      await refuseDuplicates(db, membership.organisationId, body.family, body.bindings);
+    }
+    const id = mintIdentityId();
+    await db.batch(
+      createPassportStatements(db, {
+        id,
+        organisationId: membership.organisationId,
+        family: body.family,
+        displayName: body.display_name,
+        environment: body.environment,
+        version: body.version,
+        bindings: body.bindings,
+        distinctReason: body.distinct_object_reason,
+        actor: subject,
+        at: new Date().toISOString(),
+      }),
+    );
+    await publishOrDefer(c.env, id);
+    c.header("location", `/v1/passports/${id}`);
+    return respondWithPassport(c, id, 201);
+  },
 );
 
-passports.post("/:id/bindings", jsonBody(BindingInput), (c) =>
-  applyChange(c, c.req.param("id"), "editor", (passport) =>
-    bindingAddition(c.get("db"), passport, c.req.valid("json")),
-  ),
+passports.get(
+  "/",
+  operation({
+    method: "get",
+    path: "/v1/passports",
+    summary: "List passports in your organisations (stable order, cursor pagination)",
+    role: "viewer",
+    query: ListPassportsQuery,
+    response: { PassportPage },
+  }),
+  async (c) => {
+    const db = c.get("db");
+    const query = c.req.valid("query");
+    const memberships = await membershipsOf(db, c.get("principal").subject);
+    const organisationIds = memberships
+      .map((m) => m.organisationId)
+      .filter((id) => !query.organisation_id || id === query.organisation_id);
+    const rows = await listPassports(db, {
+      organisationIds,
+      family: query.family,
+      lifecycle: query.lifecycle,
+      environment: query.environment,
+      after: query.cursor ? decodeCursor(query.cursor) : undefined,
+      limit: query.limit + 1,
+    });
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    return c.json({
+      items: page.map((row) => passportSummary(row, c.env)),
+      next_cursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
+    });
+  },
 );
 
-passports.delete("/:id/bindings/:bindingId", (c) =>
-  applyChange(c, c.req.param("id"), "editor", (passport) =>
-    bindingRemoval(c.get("db"), passport, c.req.param("bindingId")),
-  ),
+passports.get(
+  "/:id",
+  operation({
+    method: "get",
+    path: "/v1/passports/{id}",
+    summary: "A passport (ETag is its record version)",
+    role: "viewer",
+    response: { PassportView },
+  }),
+  async (c) => {
+    await visiblePassport(c, c.req.param("id"));
+    return respondWithPassport(c, c.req.param("id"));
+  },
 );
 
-passports.post("/:id/evidence", jsonBody(EvidenceInput), (c) =>
-  applyChange(c, c.req.param("id"), "editor", (passport) =>
-    evidenceAddition(c.get("db"), passport, c.req.valid("json")),
-  ),
+passports.patch(
+  "/:id",
+  operation({
+    method: "patch",
+    path: "/v1/passports/{id}",
+    summary: "Update display data",
+    role: "editor",
+    body: { UpdatePassportRequest },
+    response: { PassportView },
+    ifMatch: true,
+  }),
+  (c) => applyChange(c, c.req.param("id"), "editor", () => displayUpdate(c.req.valid("json"))),
 );
 
-passports.delete("/:id/evidence/:evidenceId", (c) =>
-  applyChange(c, c.req.param("id"), "editor", (passport) =>
-    evidenceWithdrawal(c.get("db"), passport, c.req.param("evidenceId")),
-  ),
+passports.post(
+  "/:id/bindings",
+  operation({
+    method: "post",
+    path: "/v1/passports/{id}/bindings",
+    summary: "Add a binding (validated per class)",
+    role: "editor",
+    body: { BindingInput },
+    response: { PassportView },
+    ifMatch: true,
+  }),
+  (c) =>
+    applyChange(c, c.req.param("id"), "editor", (passport) =>
+      bindingAddition(c.get("db"), passport, c.req.valid("json")),
+    ),
 );
 
-passports.patch("/:id/state", jsonBody(StateChangeRequest), (c) => {
-  const body = c.req.valid("json");
-  return applyChange(c, c.req.param("id"), roleForStateChange(body), (passport) => stateChange(passport, body));
-});
-
-passports.post("/:id/authority", jsonBody(AuthorityInput), (c) =>
-  applyChange(c, c.req.param("id"), "editor", (passport) =>
-    authorityAddition(c.get("db"), passport, c.req.valid("json")),
-  ),
+passports.delete(
+  "/:id/bindings/:bindingId",
+  operation({
+    method: "delete",
+    path: "/v1/passports/{id}/bindings/{bindingId}",
+    summary: "Remove a binding",
+    role: "editor",
+    response: { PassportView },
+    ifMatch: true,
+  }),
+  (c) =>
+    applyChange(c, c.req.param("id"), "editor", (passport) =>
+      bindingRemoval(c.get("db"), passport, c.req.param("bindingId")),
+    ),
 );
 
-passports.delete("/:id/authority/:authorityId", (c) =>
-  applyChange(c, c.req.param("id"), "editor", (passport) =>
-    authorityRemoval(c.get("db"), passport, c.req.param("authorityId")),
-  ),
+passports.post(
+  "/:id/evidence",
+  operation({
+    method: "post",
+    path: "/v1/passports/{id}/evidence",
+    summary: "Add evidence (values that look like credentials are refused)",
+    role: "editor",
+    body: { EvidenceInput },
+    response: { PassportView },
+    ifMatch: true,
+  }),
+  (c) =>
+    applyChange(c, c.req.param("id"), "editor", (passport) =>
+      evidenceAddition(c.get("db"), passport, c.req.valid("json")),
+    ),
 );
 
-passports.post("/:id/duplicate-of", jsonBody(MarkDuplicateRequest), async (c) => {
-  const { survivor_id, reason } = c.req.valid("json");
-  const id = c.req.param("id");
-  if (survivor_id === id) throw new HttpProblem("invalid-request", { detail: "A passport cannot duplicate itself." });
-  const { passport: survivor } = await visiblePassport(c, survivor_id);
-  return applyChange(c, id, "admin", (duplicate) => duplicateRetirement(duplicate, survivor, reason));
-});
+passports.delete(
+  "/:id/evidence/:evidenceId",
+  operation({
+    method: "delete",
+    path: "/v1/passports/{id}/evidence/{evidenceId}",
+    summary: "Withdraw evidence",
+    role: "editor",
+    response: { PassportView },
+    ifMatch: true,
+  }),
+  (c) =>
+    applyChange(c, c.req.param("id"), "editor", (passport) =>
+      evidenceWithdrawal(c.get("db"), passport, c.req.param("evidenceId")),
+    ),
+);
 
-passports.post("/:id/transfer", jsonBody(TransferRequest), async (c) => {
-  const { organisation_id, reason } = c.req.valid("json");
-  const target = await membershipIn(c.get("db"), c.get("principal").subject, organisation_id);
-  if (!target) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
-  requireRole(target, "owner");
-  return applyChange(c, c.req.param("id"), "owner", (passport) => transfer(passport, organisation_id, reason));
-});
+passports.patch(
+  "/:id/state",
+  operation({
+    method: "patch",
+    path: "/v1/passports/{id}/state",
+    summary: "Change state: environment, version, availability (editor); lifecycle (admin)",
+    role: "editor",
+    body: { StateChangeRequest },
+    response: { PassportView },
+    ifMatch: true,
+  }),
+  (c) => {
+    const body = c.req.valid("json");
+    return applyChange(c, c.req.param("id"), roleForStateChange(body), (passport) => stateChange(passport, body));
+  },
+);
 
-passports.get("/:id/history", async (c) => {
-  const id = c.req.param("id");
-  await visiblePassport(c, id);
-  const after = Number(c.req.query("after") ?? "0");
-  const limit = Math.min(Number(c.req.query("limit") ?? "100"), 500);
-  if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1) {
-    throw new HttpProblem("invalid-request", { detail: "after and limit must be non-negative integers." });
-  }
-  const rows = await historyOf(c.get("db"), id, after, limit + 1);
-  const page = rows.slice(0, limit);
-  return c.json({
-    items: page.map(historyEvent),
-    next_after: rows.length > limit ? (page.at(-1)?.seq ?? null) : null,
-  });
-});
+passports.post(
+  "/:id/authority",
+  operation({
+    method: "post",
+    path: "/v1/passports/{id}/authority",
+    summary: "Add an action-specific authority context entry",
+    role: "editor",
+    body: { AuthorityInput },
+    response: { PassportView },
+    ifMatch: true,
+  }),
+  (c) =>
+    applyChange(c, c.req.param("id"), "editor", (passport) =>
+      authorityAddition(c.get("db"), passport, c.req.valid("json")),
+    ),
+);
+
+passports.delete(
+  "/:id/authority/:authorityId",
+  operation({
+    method: "delete",
+    path: "/v1/passports/{id}/authority/{authorityId}",
+    summary: "Remove an authority context entry",
+    role: "editor",
+    response: { PassportView },
+    ifMatch: true,
+  }),
+  (c) =>
+    applyChange(c, c.req.param("id"), "editor", (passport) =>
+      authorityRemoval(c.get("db"), passport, c.req.param("authorityId")),
+    ),
+);
+
+passports.post(
+  "/:id/duplicate-of",
+  operation({
+    method: "post",
+    path: "/v1/passports/{id}/duplicate-of",
+    summary: "Mark this passport a duplicate of a surviving one (retires it)",
+    role: "admin",
+    body: { MarkDuplicateRequest },
+    response: { PassportView },
+    ifMatch: true,
+  }),
+  async (c) => {
+    const { survivor_id, reason } = c.req.valid("json");
+    const id = c.req.param("id");
+    if (survivor_id === id) throw new HttpProblem("invalid-request", { detail: "A passport cannot duplicate itself." });
+    const { passport: survivor } = await visiblePassport(c, survivor_id);
+    return applyChange(c, id, "admin", (duplicate) => duplicateRetirement(duplicate, survivor, reason));
+  },
+);
+
+passports.post(
+  "/:id/transfer",
+  operation({
+    method: "post",
+    path: "/v1/passports/{id}/transfer",
+    summary: "Move responsibility to another organisation (owner of both)",
+    role: "owner",
+    body: { TransferRequest },
+    response: { PassportView },
+    ifMatch: true,
+  }),
+  async (c) => {
+    const { organisation_id, reason } = c.req.valid("json");
+    const target = await membershipIn(c.get("db"), c.get("principal").subject, organisation_id);
+    if (!target) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
+    requireRole(target, "owner");
+    return applyChange(c, c.req.param("id"), "owner", (passport) => transfer(passport, organisation_id, reason));
+  },
+);
+
+passports.get(
+  "/:id/history",
+  operation({
+    method: "get",
+    path: "/v1/passports/{id}/history",
+    summary: "Every change, oldest first",
+    role: "viewer",
+    response: { HistoryPage },
+  }),
+  async (c) => {
+    const id = c.req.param("id");
+    await visiblePassport(c, id);
+    const after = Number(c.req.query("after") ?? "0");
+    const limit = Math.min(Number(c.req.query("limit") ?? "100"), 500);
+    if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1) {
+      throw new HttpProblem("invalid-request", { detail: "after and limit must be non-negative integers." });
+    }
+    const rows = await historyOf(c.get("db"), id, after, limit + 1);
+    const page = rows.slice(0, limit);
+    return c.json({
+      items: page.map(historyEvent),
+      next_after: rows.length > limit ? (page.at(-1)?.seq ?? null) : null,
+    });
+  },
+);

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
-import { OPERATIONS, openApiDocument } from "../api/openapi.ts";
+import { openApiDocument } from "../api/openapi.ts";
+import { declaredOperations, schemaName } from "../api/operations.ts";
 import type { AppEnv } from "../context.ts";
 
 export const reference = new Hono<AppEnv>();
@@ -63,7 +64,7 @@ td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left;vertical-align:t
           Errors are RFC 9457 problem details. Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI
           3.1).
         </p>
-        {OPERATIONS.map((operation) => (
+        {declaredOperations().map((operation) => (
           <section>
             <h2>
               <span class="m">{operation.method}</span>
@@ -73,10 +74,10 @@ td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left;vertical-align:t
               {operation.summary}. Minimum role: {operation.role}.
               {operation.ifMatch ? " Accepts If-Match; a stale one gets 412." : ""}
             </p>
-            {operation.request ? (
+            {operation.body ? (
               <>
-                <h3>Body: {operation.request}</h3>
-                <Fields schema={schemas[operation.request]} />
+                <h3>Body: {schemaName(operation.body)}</h3>
+                <Fields schema={schemas[schemaName(operation.body)]} />
               </>
             ) : null}
           </section>
