@@ -109,11 +109,9 @@ describe("OpenAPI document", () => {
       reason: "same object",
     });
 
-    const withShapes = Object.entries(document.paths).flatMap(([path, methods]) =>
-      Object.keys(methods)
-        .filter((method) => !path.startsWith("/v1/acquisitions"))
-        .map((method) => `${method} ${path}`),
-    );
+    const withShapes = Object.entries(document.paths)
+      .filter(([path]) => !path.startsWith("/v1/acquisitions"))
+      .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method} ${path}`));
     for (const operation of withShapes) expect(exercised, operation).toContain(operation);
   });
 
