@@ -129,6 +129,7 @@ describe("OpenAPI document", () => {
     const response = await exports.default.fetch("http://control.test/docs");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("text/html");
+    expect(response.headers.get("content-security-policy")).toContain("default-src 'none'");
     const html = await response.text();
     expect(html).toContain("/v1/passports/{id}/state");
     expect(html).toContain("Minimum role: admin");
