@@ -1,7 +1,37 @@
 import { exports } from "cloudflare:workers";
+import { Validator } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
-import type { Body } from "../support/api.ts";
+import { type Body, Caller, uniqueEndpoint } from "../support/api.ts";
+
+type Document = {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Body }> }> }>>;
+  components: { schemas: Record<string, Body> };
+};
+
+async function openApi(): Promise<Document> {
+  return (await exports.default.fetch("http://control.test/openapi.json")).json<Document>();
+}
+
+/** `get /v1/passports/{id}` for each route the app serves under /v1. */
+function servedOperations(): string[] {
+  return app.routes
+    .filter((route) => route.path.startsWith("/v1/") && route.method !== "ALL")
+    .map((route) => `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, "{$1}").replace(/\/$/, "")}`);
+}
+
+/** The success status and response schema the document declares for an operation. */
+function declaredSuccess(document: Document, method: string, path: string): { statuses: number[]; schema?: Body } {
+  const responses = document.paths[path]?.[method]?.responses ?? {};
+  const statuses = Object.keys(responses).filter((code) => code.startsWith("2"));
+  const [first] = statuses;
+  if (!first) throw new Error(`${method} ${path} declares no success response`);
+  const ref = responses[first]?.content?.["application/json"]?.schema.$ref as string | undefined;
+  return {
+    statuses: statuses.map(Number),
+    schema: ref ? document.components.schemas[ref.split("/").at(-1) ?? ""] : undefined,
+  };
+}
 
 describe("OpenAPI document", () => {
   it("is served without a token and describes every /v1 route the app serves", async () => {
@@ -12,11 +42,77 @@ describe("OpenAPI document", () => {
     const documented = new Set(
       Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path}`)),
     );
-    const served = app.routes
-      .filter((route) => route.path.startsWith("/v1/") && route.method !== "ALL")
-      .map((route) => `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, "{$1}").replace(/\/$/, "")}`);
+    const served = servedOperations();
     expect(served.length).toBeGreaterThan(15);
     for (const route of served) expect(documented, route).toContain(route);
+    for (const operation of documented) expect(served, operation).toContain(operation);
+  });
+
+  it("answers every operation with the status and response shape the document declares", async () => {
+    const document = await openApi();
+    const owner = await Caller.create("owner");
+    const exercised = new Set<string>();
+    /** Calls `method path` and checks the answer against the operation's declared status and schema. */
+    async function call(method: string, template: string, path: string, body?: unknown): Promise<Body> {
+      const response = await owner.request(method.toUpperCase(), path, body);
+      const text = await response.text();
+      const declared = declaredSuccess(document, method, template);
+      expect(declared.statuses, `${method} ${path}: ${response.status} ${text}`).toContain(response.status);
+      const parsed = text ? JSON.parse(text) : undefined;
+      if (declared.schema) {
+        const result = new Validator(declared.schema, "2020-12", false).validate(parsed);
+        expect(result.errors, `${method} ${template}`).toEqual([]);
+      }
+      exercised.add(`${method} ${template}`);
+      return parsed;
+    }
+    const P = "/v1/passports/{id}";
+    await call("get", "/v1/me", "/v1/me");
+    const organisation = await call("post", "/v1/organisations", "/v1/organisations", { name: "Shapes" });
+    const org = `/v1/organisations/${organisation.id}`;
+    await call("get", "/v1/organisations", "/v1/organisations");
+    await call("get", "/v1/organisations/{id}", org);
+    await call("put", "/v1/organisations/{id}/members/{subject}", `${org}/members/someone`, { role: "viewer" });
+    await call("delete", "/v1/organisations/{id}/members/{subject}", `${org}/members/someone`);
+
+    const create = { family: "api", organisation_id: owner.organisation };
+    const passport = await call("post", "/v1/passports", "/v1/passports", {
+      ...create,
+      bindings: [{ class: "endpoint", value: uniqueEndpoint() }],
+    });
+    const id = `/v1/passports/${passport.identity_id}`;
+    await call("get", "/v1/passports", `/v1/passports?organisation_id=${owner.organisation}`);
+    await call("get", P, id);
+    await call("patch", P, id, { display_name: "Shape" });
+    const bound = await call("post", `${P}/bindings`, `${id}/bindings`, { class: "openapi", value: uniqueEndpoint() });
+    const binding = bound.bindings.find((b: Body) => b.class === "openapi");
+    await call("delete", `${P}/bindings/{bindingId}`, `${id}/bindings/${binding.id}`);
+    const withEvidence = await call("post", `${P}/evidence`, `${id}/evidence`, {
+      claim: "operator",
+      source: "audit",
+      scope: "all",
+      observed_at: new Date().toISOString(),
+    });
+    await call("delete", `${P}/evidence/{evidenceId}`, `${id}/evidence/${withEvidence.evidence[0].id}`);
+    await call("patch", `${P}/state`, `${id}/state`, { availability: "degraded", environment: "production" });
+    const withAuthority = await call("post", `${P}/authority`, `${id}/authority`, { action: "deploy", context: "ci" });
+    await call("delete", `${P}/authority/{authorityId}`, `${id}/authority/${withAuthority.authority[0].id}`);
+    await call("get", `${P}/history`, `${id}/history`);
+    const survivor = await owner.createPassport({ bindings: [{ class: "endpoint", value: uniqueEndpoint() }] });
+    const moved = await owner.createPassport({ bindings: [{ class: "endpoint", value: uniqueEndpoint() }] });
+    await call("post", `${P}/transfer`, `/v1/passports/${moved.identity_id}/transfer`, {
+      organisation_id: organisation.id,
+      reason: "reorganised",
+    });
+    await call("post", `${P}/duplicate-of`, `${id}/duplicate-of`, {
+      survivor_id: survivor.identity_id,
+      reason: "same object",
+    });
+
+    const withShapes = Object.entries(document.paths)
+      .filter(([path]) => !path.startsWith("/v1/acquisitions"))
+      .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method} ${path}`));
+    for (const operation of withShapes) expect(exercised, operation).toContain(operation);
   });
 
   it("generates request schemas from the zod definitions", async () => {
@@ -33,6 +129,7 @@ describe("OpenAPI document", () => {
     const response = await exports.default.fetch("http://control.test/docs");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("text/html");
+    expect(response.headers.get("content-security-policy")).toContain("default-src 'none'");
     const html = await response.text();
     expect(html).toContain("/v1/passports/{id}/state");
     expect(html).toContain("Minimum role: admin");

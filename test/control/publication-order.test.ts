@@ -4,7 +4,7 @@ import { historyPrefix, type SnapshotMetadata, snapshotKey } from "@passport/dom
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
-import { drainOutbox, type PublishEnv } from "../../workers/control/src/publish.ts";
+import { drainOutbox, type PublishEnv } from "../../workers/control/src/publication/publish.ts";
 import { Caller, resolve } from "../support/api.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";
 

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { historyPrefix } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
-import { drainOutbox } from "../../workers/control/src/publish.ts";
+import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
 import { Caller, resolve, uniqueEndpoint } from "../support/api.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";
 

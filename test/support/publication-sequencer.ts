@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import type { PublishEnv } from "../../workers/control/src/publish.ts";
+import type { PublishEnv } from "../../workers/control/src/publication/publish.ts";
 
 type WithEnv = { env: PublishEnv };
 

@@ -16,7 +16,7 @@ import { EXIT } from "../../packages/verifier/src/cli/args.ts";
 import { run } from "../../packages/verifier/src/cli/main.ts";
 import { type FetchLike, type JwkSet, RecordCache, Verifier } from "../../packages/verifier/src/index.ts";
 import { signingKeyPair } from "../../scripts/dev-keys.mjs";
-import { publishPassport } from "../../workers/control/src/publish.ts";
+import { publishPassport } from "../../workers/control/src/publication/publish.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";
 import { Owner, RESOLVER, resolverFetch, verifierFor } from "./support.ts";
 

@@ -1,15 +1,15 @@
 import { problem, problemResponse } from "@passport/domain";
 import { Hono } from "hono";
-import { authenticate } from "./auth.ts";
+import { HTTPException } from "hono/http-exception";
+import { authenticate } from "./access/authenticate.ts";
+import { isRole } from "./access/membership.ts";
+import { problemFromHttpException } from "./api/problem.ts";
+import { limitClaims, limitEvents, limitFulfill, limitSignIn, limitWrites } from "./api/rate-limit.ts";
 import type { AppEnv } from "./context.ts";
 import { database } from "./db/client.ts";
 import { ensureDevelopmentMembership } from "./db/organisations.ts";
-import { HttpProblem } from "./http-problem.ts";
-import { acquisitionsApi } from "./marketplace/onboarding.ts";
-import { onboardingPage } from "./marketplace/onboarding-page.ts";
 import { marketplace } from "./marketplace/routes.ts";
-import { limitClaims, limitEvents, limitFulfill, limitSignIn, limitWrites } from "./rate-limit.ts";
-import { isRole } from "./roles.ts";
+import { acquisitionsApi } from "./routes/acquisitions.ts";
 import { me } from "./routes/me.ts";
 import { organisations } from "./routes/organisations.ts";
 import { passports } from "./routes/passports.ts";
@@ -31,7 +31,6 @@ app.route(
 );
 // The marketplace posts the buyer's browser and relays events here without a Dashboard token.
 app.route("/marketplace", marketplace);
-app.route("/onboarding", onboardingPage);
 
 app.use("/v1/*", async (c, next) => {
   const principal = await authenticate(c.req.raw.headers, c.env);
@@ -57,7 +56,7 @@ app.notFound((c) =>
 );
 
 app.onError((error) => {
-  if (error instanceof HttpProblem) return problemResponse(error.body, error.headers);
+  if (error instanceof HTTPException) return problemFromHttpException(error);
   console.error(JSON.stringify({ level: "error", event: "unhandled", message: String(error) }));
   return problemResponse(
     problem("internal", {

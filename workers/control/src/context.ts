@@ -1,4 +1,4 @@
-import type { Principal } from "./auth.ts";
+import type { Principal } from "./access/authenticate.ts";
 import type { Database } from "./db/client.ts";
 
 export type AppEnv = {

@@ -2,9 +2,9 @@ import { app } from "./app.ts";
 import { database } from "./db/client.ts";
 import { consumeAcquisitions } from "./marketplace/consumer.ts";
 import { deleteExpiredAcquisitions } from "./marketplace/expiry.ts";
-import { drainOutbox } from "./publish.ts";
+import { drainOutbox } from "./publication/publish.ts";
 
-export { PublicationSequencer } from "./publication-sequencer.ts";
+export { PublicationSequencer } from "./publication/sequencer.ts";
 
 export default {
   fetch: app.fetch,

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, inArray, isNull, ne, or } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { BindingInput } from "../requests.ts";
+import type { BindingInput } from "../api/requests.ts";
 import type { Database } from "./client.ts";
 import { organisationWithParent } from "./organisations.ts";
 import { authority, bindings, events, evidence, outbox, passports } from "./schema.ts";

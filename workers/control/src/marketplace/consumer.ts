@@ -1,18 +1,19 @@
-import { and, eq } from "drizzle-orm";
-import { acquisitionStages, acquisitions, marketplaceCustomers } from "../db/acquisitions-schema.ts";
-import { type Database, database } from "../db/client.ts";
-import { outbox } from "../db/schema.ts";
-import { publishOrDefer } from "../publish.ts";
-import { customerKey, ensureAccount, ensurePassport, upsertCustomer } from "./accounts.ts";
+import { eq } from "drizzle-orm";
 import {
   type AcquisitionRow,
   failAcquisition,
   findAcquisition,
   firstTimeWins,
   recordStage,
+  resolvedAt,
   stagesOf,
   updateAcquisition,
-} from "./acquisitions.ts";
+} from "../db/acquisitions.ts";
+import { acquisitions, marketplaceCustomers } from "../db/acquisitions-schema.ts";
+import { database } from "../db/client.ts";
+import { outbox } from "../db/schema.ts";
+import { publishOrDefer } from "../publication/publish.ts";
+import { customerKey, ensureAccount, ensurePassport, upsertCustomer } from "./accounts.ts";
 import { MarketplaceError, marketplaceClient, type ResolvedCustomer } from "./adapter.ts";
 import { entitlementCheck, familyForProduct, type MarketplaceEnv, retryBaseSeconds, secret } from "./config.ts";
 import { openToken } from "./crypto.ts";
@@ -55,17 +56,6 @@ function customerOf(row: AcquisitionRow): ResolvedCustomer | undefined {
     LicenseArn: row.licenseArn ?? undefined,
     ProductCode: row.productCode,
   };
-}
-
-/** When an earlier attempt's ResolveCustomer succeeded (the stage row is frozen once succeeded). */
-async function resolvedAt(db: Database, acquisition: AcquisitionRow): Promise<string> {
-  const [row] = await db
-    .select({ at: acquisitionStages.updatedAt })
-    .from(acquisitionStages)
-    .where(
-      and(eq(acquisitionStages.acquisitionId, acquisition.id), eq(acquisitionStages.stage, "customer_identification")),
-    );
-  return row?.at ?? acquisition.createdAt;
 }
 
 /**

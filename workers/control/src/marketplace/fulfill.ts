@@ -1,5 +1,5 @@
+import { recordAcquisition } from "../db/acquisitions.ts";
 import { database } from "../db/client.ts";
-import { recordAcquisition } from "./acquisitions.ts";
 import { type MarketplaceEnv, secret } from "./config.ts";
 import { keyedHash, randomReference, sealToken } from "./crypto.ts";
 import { type HandoffFailure, handoffErrorResponse } from "./handoff-error.ts";

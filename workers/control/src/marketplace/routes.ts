@@ -1,7 +1,7 @@
 import { Hono } from "hono";
+import { HttpProblem } from "../api/problem.ts";
 import type { AppEnv } from "../context.ts";
 import { database } from "../db/client.ts";
-import { HttpProblem } from "../http-problem.ts";
 import { type MarketplaceEnv, secret } from "./config.ts";
 import { sameSecret } from "./crypto.ts";
 import { EventRejected, parseSubscriptionChange } from "./events.ts";

@@ -1,5 +1,9 @@
 import { Hono } from "hono";
-import { requireMembership } from "../access.ts";
+import { requireMembership } from "../access/membership.ts";
+import { Organisation, OrganisationList } from "../api/openapi.ts";
+import { operation } from "../api/operations.ts";
+import { HttpProblem } from "../api/problem.ts";
+import { CreateOrganisationRequest, PutMemberRequest } from "../api/requests.ts";
 import type { AppEnv } from "../context.ts";
 import {
   createOrganisationStatements,
@@ -9,80 +13,135 @@ import {
   putMember,
   removeMember,
 } from "../db/organisations.ts";
-import { HttpProblem } from "../http-problem.ts";
-import { CreateOrganisationRequest, PutMemberRequest } from "../requests.ts";
-import { jsonBody } from "../validation.ts";
 
 export const organisations = new Hono<AppEnv>();
 
-organisations.get("/", async (c) => {
-  const rows = await organisationsOf(c.get("db"), c.get("principal").subject);
-  return c.json({
-    items: rows.map((o) => ({ id: o.id, name: o.name, parent_id: o.parentId, role: o.role, created_at: o.createdAt })),
-  });
-});
+organisations.get(
+  "/",
+  operation({
+    method: "get",
+    path: "/v1/organisations",
+    summary: "Your organisations",
+    role: "any member",
+    response: { OrganisationList },
+  }),
+  async (c) => {
+    const rows = await organisationsOf(c.get("db"), c.get("principal").subject);
+    return c.json({
+      items: rows.map((o) => ({
+        id: o.id,
+        name: o.name,
+        parent_id: o.parentId,
+        role: o.role,
+        created_at: o.createdAt,
+      })),
+    });
+  },
+);
 
-organisations.post("/", jsonBody(CreateOrganisationRequest), async (c) => {
-  const db = c.get("db");
-  const { subject } = c.get("principal");
-  const body = c.req.valid("json");
-  if (body.parent_id) await requireMembership(db, subject, body.parent_id, "admin");
-  const id = `org_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
-  await db.batch(
-    createOrganisationStatements(db, { id, name: body.name, parentId: body.parent_id, ownerSubject: subject }),
-  );
-  c.header("location", `/v1/organisations/${id}`);
-  return c.json({ id, name: body.name, parent_id: body.parent_id ?? null, role: "owner" }, 201);
-});
+organisations.post(
+  "/",
+  operation({
+    method: "post",
+    path: "/v1/organisations",
+    summary: "Create an organisation (you become its owner; admin of the parent to attach one)",
+    role: "any member",
+    body: { CreateOrganisationRequest },
+    status: 201,
+  }),
+  async (c) => {
+    const db = c.get("db");
+    const { subject } = c.get("principal");
+    const body = c.req.valid("json");
+    if (body.parent_id) await requireMembership(db, subject, body.parent_id, "admin");
+    const id = `org_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+    await db.batch(
+      createOrganisationStatements(db, { id, name: body.name, parentId: body.parent_id, ownerSubject: subject }),
+    );
+    c.header("location", `/v1/organisations/${id}`);
+    return c.json({ id, name: body.name, parent_id: body.parent_id ?? null, role: "owner" }, 201);
+  },
+);
 
-organisations.get("/:id", async (c) => {
-  const db = c.get("db");
-  const id = c.req.param("id");
-  const membership = await requireMembership(db, c.get("principal").subject, id, "viewer");
-  const found = await organisationWithParent(db, id);
-  if (!found) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
-  return c.json({
-    id,
-    name: found.organisation.name,
-    parent: found.parent ? { id: found.parent.id, name: found.parent.name } : null,
-    role: membership.role,
-    members: (await membersOf(db, id)).map((m) => ({ subject: m.subject, role: m.role, since: m.createdAt })),
-  });
-});
+organisations.get(
+  "/:id",
+  operation({
+    method: "get",
+    path: "/v1/organisations/{id}",
+    summary: "An organisation with its parent and members",
+    role: "viewer",
+    response: { Organisation },
+  }),
+  async (c) => {
+    const db = c.get("db");
+    const id = c.req.param("id");
+    const membership = await requireMembership(db, c.get("principal").subject, id, "viewer");
+    const found = await organisationWithParent(db, id);
+    if (!found) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
+    return c.json({
+      id,
+      name: found.organisation.name,
+      parent: found.parent ? { id: found.parent.id, name: found.parent.name } : null,
+      role: membership.role,
+      members: (await membersOf(db, id)).map((m) => ({ subject: m.subject, role: m.role, since: m.createdAt })),
+    });
+  },
+);
 
 /**
  * Adds a member or changes a member's role. Account recovery uses this too: an owner adds the
  * member's new subject; organisations and passports are untouched (spec 5.2).
  */
-organisations.put("/:id/members/:subject", jsonBody(PutMemberRequest), async (c) => {
-  const db = c.get("db");
-  const id = c.req.param("id");
-  const subject = decodeURIComponent(c.req.param("subject"));
-  const { role } = c.req.valid("json");
-  const caller = await requireMembership(db, c.get("principal").subject, id, "admin");
-  const existing = (await membersOf(db, id)).find((m) => m.subject === subject);
-  if ((role === "owner" || existing?.role === "owner") && caller.role !== "owner") {
-    throw new HttpProblem("forbidden", { detail: "Only an owner can grant or change the owner role." });
-  }
-  await refuseLosingLastOwner(c, id, subject, role);
-  await putMember(db, id, subject, role);
-  return c.json({ subject, role }, existing ? 200 : 201);
-});
+organisations.put(
+  "/:id/members/:subject",
+  operation({
+    method: "put",
+    path: "/v1/organisations/{id}/members/{subject}",
+    summary: "Add a member or change a role; also account recovery (add the new subject)",
+    role: "admin",
+    body: { PutMemberRequest },
+    alsoStatus: 201,
+  }),
+  async (c) => {
+    const db = c.get("db");
+    const id = c.req.param("id");
+    const subject = decodeURIComponent(c.req.param("subject"));
+    const { role } = c.req.valid("json");
+    const caller = await requireMembership(db, c.get("principal").subject, id, "admin");
+    const existing = (await membersOf(db, id)).find((m) => m.subject === subject);
+    if ((role === "owner" || existing?.role === "owner") && caller.role !== "owner") {
+      throw new HttpProblem("forbidden", { detail: "Only an owner can grant or change the owner role." });
+    }
+    await refuseLosingLastOwner(c, id, subject, role);
+    await putMember(db, id, subject, role);
+    return c.json({ subject, role }, existing ? 200 : 201);
+  },
+);
 
-organisations.delete("/:id/members/:subject", async (c) => {
-  const db = c.get("db");
-  const id = c.req.param("id");
-  const subject = decodeURIComponent(c.req.param("subject"));
-  const caller = await requireMembership(db, c.get("principal").subject, id, "admin");
-  const existing = (await membersOf(db, id)).find((m) => m.subject === subject);
-  if (!existing) throw new HttpProblem("route-not-found", { detail: "No such member." });
-  if (existing.role === "owner" && caller.role !== "owner") {
-    throw new HttpProblem("forbidden", { detail: "Only an owner can remove an owner." });
-  }
-  await refuseLosingLastOwner(c, id, subject, undefined);
-  await removeMember(db, id, subject);
-  return c.body(null, 204);
-});
+organisations.delete(
+  "/:id/members/:subject",
+  operation({
+    method: "delete",
+    path: "/v1/organisations/{id}/members/{subject}",
+    summary: "Remove a member",
+    role: "admin",
+    status: 204,
+  }),
+  async (c) => {
+    const db = c.get("db");
+    const id = c.req.param("id");
+    const subject = decodeURIComponent(c.req.param("subject"));
+    const caller = await requireMembership(db, c.get("principal").subject, id, "admin");
+    const existing = (await membersOf(db, id)).find((m) => m.subject === subject);
+    if (!existing) throw new HttpProblem("route-not-found", { detail: "No such member." });
+    if (existing.role === "owner" && caller.role !== "owner") {
+      throw new HttpProblem("forbidden", { detail: "Only an owner can remove an owner." });
+    }
+    await refuseLosingLastOwner(c, id, subject, undefined);
+    await removeMember(db, id, subject);
+    return c.body(null, 204);
+  },
+);
 
 async function refuseLosingLastOwner(
   c: { get: (key: "db") => AppEnv["Variables"]["db"] },

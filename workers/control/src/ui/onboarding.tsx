@@ -1,8 +1,8 @@
 import { PROBLEM_TYPE_BASE, type Problem } from "@passport/domain";
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { PassportView } from "../api/views.ts";
 import { STAGE_LABELS, STAGES, type Stage } from "../marketplace/stages.ts";
-import type { PassportView } from "../views.ts";
 import type { ApiFetch, ApiResult } from "./api.ts";
 import type { UiEnv } from "./context.ts";
 import { signedIn, signInLocation } from "./guard.tsx";
@@ -11,7 +11,7 @@ import { refuseForgedPost, sameOrigin } from "./session.ts";
 
 type UiContext = Context<UiEnv>;
 
-/** What GET /v1/acquisitions/{id} answers (workers/control/src/marketplace/onboarding.ts). */
+/** What GET /v1/acquisitions/{id} answers (routes/acquisitions.ts). */
 interface Acquisition {
   acquisition_id: string;
   status: "received" | "processing" | "completed" | "failed";

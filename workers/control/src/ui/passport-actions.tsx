@@ -1,6 +1,6 @@
 import { PROBLEM_TYPE_BASE, type Problem } from "@passport/domain";
 import { type Context, Hono } from "hono";
-import type { PassportView } from "../views.ts";
+import type { PassportView } from "../api/views.ts";
 import type { ApiCall, ApiResult } from "./api.ts";
 import type { UiEnv } from "./context.ts";
 import { passportPage } from "./passport-page.tsx";

@@ -1,6 +1,6 @@
 import { allowedTransitions, BINDING_CLASSES_BY_FAMILY, type Problem } from "@passport/domain";
 import type { Child } from "hono/jsx";
-import type { PassportView } from "../views.ts";
+import type { PassportView } from "../api/views.ts";
 import { BINDING_LABELS, TRANSITION_VERBS } from "./labels.ts";
 import { FieldError, fieldError, ProblemMessage } from "./layout.tsx";
 

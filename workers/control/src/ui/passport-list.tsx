@@ -1,7 +1,7 @@
 import { isIdentityId, LIFECYCLE_STATUSES, PASSPORT_FAMILIES, type Problem } from "@passport/domain";
 import type { Context } from "hono";
 import type { z } from "zod";
-import type { PassportSummary } from "../views.ts";
+import type { PassportSummary } from "../api/views.ts";
 import type { DashboardApi } from "./api.ts";
 import type { UiEnv } from "./context.ts";
 import { Layout, ProblemMessage, Time } from "./layout.tsx";

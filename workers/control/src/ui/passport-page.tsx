@@ -1,7 +1,7 @@
 import { BINDING_CLASSES } from "@passport/domain";
 import type { Context } from "hono";
 import type { z } from "zod";
-import type { HistoryEvent, PassportView } from "../views.ts";
+import type { HistoryEvent, PassportView } from "../api/views.ts";
 import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
 import { BINDING_LABELS, historyLabel, historySummary } from "./labels.ts";

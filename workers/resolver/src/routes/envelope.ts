@@ -10,7 +10,7 @@ import {
 import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
 import { CORS_HEADERS, problemAnswer } from "../http.ts";
-import { lookUp, UNAVAILABLE_DETAIL } from "../lookup.ts";
+import { lookUp, UNAVAILABLE_DETAIL } from "../published-snapshots.ts";
 
 export const envelope = new Hono<{ Bindings: Env }>();
 

@@ -2,8 +2,8 @@ import { FEED_PAGE_SIZE, problem } from "@passport/domain";
 import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
 import { CORS_HEADERS, problemAnswer } from "../http.ts";
-import { UNAVAILABLE_DETAIL } from "../lookup.ts";
 import { readFeed } from "../proof-lists.ts";
+import { UNAVAILABLE_DETAIL } from "../published-snapshots.ts";
 import { wholeNumber } from "../query.ts";
 
 /** Sequence numbers are D1 integer keys; 15 digits keep them exact in a JavaScript number. */

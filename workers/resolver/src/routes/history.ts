@@ -2,8 +2,8 @@ import { describeIdentityIdDefect, identityIdDefect, problem } from "@passport/d
 import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
 import { CORS_HEADERS, problemAnswer } from "../http.ts";
-import { lookUp, NOT_FOUND_DETAIL, UNAVAILABLE_DETAIL } from "../lookup.ts";
 import { listFirstHistoryBlock, readHistory } from "../proof-lists.ts";
+import { lookUp, NOT_FOUND_DETAIL, UNAVAILABLE_DETAIL } from "../published-snapshots.ts";
 import { wholeNumber } from "../query.ts";
 
 /** Record versions are positive 32-bit integers in D1; `after` is a version, so it stays below that. */

@@ -10,7 +10,7 @@ import { Hono } from "hono";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import { cacheHeaders } from "../edge-cache.ts";
 import { CORS_HEADERS } from "../http.ts";
-import { lookUp, NOT_FOUND_DETAIL, UNAVAILABLE_DETAIL } from "../lookup.ts";
+import { lookUp, NOT_FOUND_DETAIL, UNAVAILABLE_DETAIL } from "../published-snapshots.ts";
 import { PAGE_SECURITY_HEADERS, ProblemPage } from "../views/layout.tsx";
 import { HomePage, PassportPage } from "../views/passport.tsx";
 

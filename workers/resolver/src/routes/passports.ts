@@ -9,7 +9,7 @@ import {
 import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
 import { CORS_RECORD_HEADERS, ifNoneMatch, problemHeaders } from "../http.ts";
-import { lookUp, NOT_FOUND_DETAIL, UNAVAILABLE_DETAIL } from "../lookup.ts";
+import { lookUp, NOT_FOUND_DETAIL, UNAVAILABLE_DETAIL } from "../published-snapshots.ts";
 
 const JSON_SUFFIX = ".json";
 

@@ -13,16 +13,16 @@ import {
   snapshotKey,
 } from "@passport/domain";
 import { and, asc, eq, lte } from "drizzle-orm";
-import { type Database, database } from "./db/client.ts";
-import { loadAggregate } from "./db/passports.ts";
+import { type Database, database } from "../db/client.ts";
+import { loadAggregate } from "../db/passports.ts";
 import {
   changeKindsBetween,
   lastPublication,
   markWritten,
   type PublicationRow,
   recordPublication,
-} from "./db/publications.ts";
-import { outbox, publishedManifests } from "./db/schema.ts";
+} from "../db/publications.ts";
+import { outbox, publishedManifests } from "../db/schema.ts";
 import { signDetached } from "./signing.ts";
 
 export type PublishEnv = Env & { SIGNING_KEY?: string };

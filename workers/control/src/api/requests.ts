@@ -88,6 +88,7 @@ export const CreatePassportRequest = z
 export type CreatePassportRequest = z.infer<typeof CreatePassportRequest>;
 
 export const UpdatePassportRequest = z.object({ display_name: Text(200).nullable() }).strict();
+export type UpdatePassportRequest = z.infer<typeof UpdatePassportRequest>;
 
 export const EvidenceInput = z
   .object({

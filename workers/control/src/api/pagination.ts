@@ -1,5 +1,5 @@
 import { base64url } from "jose";
-import { HttpProblem } from "./http-problem.ts";
+import { HttpProblem } from "./problem.ts";
 
 export interface Position {
   createdAt: string;

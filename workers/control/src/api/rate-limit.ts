@@ -1,6 +1,6 @@
 import { problem, problemResponse } from "@passport/domain";
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "./context.ts";
+import type { AppEnv } from "../context.ts";
 
 /**
  * The window of every limiter in workers/control/wrangler.toml (`period = 60`); a refused caller

@@ -1,7 +1,7 @@
 import { Availability, BindingClass, Family, IdentityId, LifecycleStatus } from "@passport/domain";
 import { z } from "zod";
-import type { loadAggregate, PassportRow } from "./db/passports.ts";
-import type { events } from "./db/schema.ts";
+import type { loadAggregate, PassportRow } from "../db/passports.ts";
+import type { events } from "../db/schema.ts";
 
 type StoredPassport = NonNullable<Awaited<ReturnType<typeof loadAggregate>>>;
 

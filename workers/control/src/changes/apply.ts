@@ -1,43 +1,19 @@
 import type { Context } from "hono";
-import type { AppEnv } from "./context.ts";
-import type { Membership, Role } from "./db/organisations.ts";
-import { membershipIn } from "./db/organisations.ts";
+import { requireRole, visiblePassport } from "../access/membership.ts";
+import { HttpProblem } from "../api/problem.ts";
+import { passportEtag, passportView } from "../api/views.ts";
+import type { AppEnv } from "../context.ts";
+import type { Role } from "../db/organisations.ts";
 import {
   commitChangeStatements,
   findPassport,
   loadAggregate,
   type PassportChange,
   type PassportRow,
-} from "./db/passports.ts";
-import { HttpProblem } from "./http-problem.ts";
-import { publishOrDefer } from "./publish.ts";
-import { roleAtLeast } from "./roles.ts";
-import { passportEtag, passportView } from "./views.ts";
+} from "../db/passports.ts";
+import { publishOrDefer } from "../publication/publish.ts";
 
 type AppContext = Context<AppEnv>;
-
-/**
- * The passport `id` with the caller's membership in its organisation. A passport outside the
- * caller's organisations is reported exactly like one that does not exist.
- */
-export async function visiblePassport(
-  c: AppContext,
-  id: string,
-): Promise<{ passport: PassportRow; membership: Membership }> {
-  const db = c.get("db");
-  const passport = await findPassport(db, id);
-  const membership = passport && (await membershipIn(db, c.get("principal").subject, passport.organisationId));
-  if (!passport || !membership) {
-    throw new HttpProblem("identity-not-found", { detail: "No passport with this id in your organisations." });
-  }
-  return { passport, membership };
-}
-
-export function requireRole(membership: Membership, minimum: Role): void {
-  if (!roleAtLeast(membership.role, minimum)) {
-    throw new HttpProblem("forbidden", { detail: `This action needs the ${minimum} role or higher.` });
-  }
-}
 
 /** Enforces `If-Match` when the client sends it (strong comparison against `"v{record_version}"`). */
 export function checkIfMatch(c: AppContext, passport: PassportRow): void {

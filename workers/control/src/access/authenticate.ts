@@ -8,7 +8,7 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from "jose";
-import { HttpProblem } from "./http-problem.ts";
+import { HttpProblem } from "../api/problem.ts";
 
 const ALGORITHMS = ["RS256", "ES256", "EdDSA"];
 const CLOCK_TOLERANCE_SECONDS = 30;

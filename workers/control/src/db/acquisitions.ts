@@ -1,14 +1,16 @@
 import { and, asc, eq, gt, notInArray, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
+import { randomReference } from "../marketplace/crypto.ts";
+import { STAGES, type Stage } from "../marketplace/stages.ts";
 import {
   type AcquisitionStatus,
   acquisitionStages,
   acquisitions,
+  marketplaceAccounts,
   type StageStatus,
-} from "../db/acquisitions-schema.ts";
-import type { Database } from "../db/client.ts";
-import { randomReference } from "./crypto.ts";
-import { STAGES, type Stage } from "./stages.ts";
+} from "./acquisitions-schema.ts";
+import type { Database } from "./client.ts";
+import { members } from "./schema.ts";
 
 export type AcquisitionRow = typeof acquisitions.$inferSelect;
 export type StageRow = typeof acquisitionStages.$inferSelect;
@@ -169,4 +171,52 @@ export async function consumeClaim(db: Database, id: string, claimHash: string, 
     .where(and(eq(acquisitions.id, id), eq(acquisitions.claimHash, claimHash), gt(acquisitions.claimExpiresAt, at)))
     .returning({ id: acquisitions.id });
   return rows.length === 1;
+}
+
+/** The marketplace account an acquisition set up, once it has one. */
+export async function accountOf(db: Database, row: AcquisitionRow) {
+  if (!row.marketplaceAccountId) return undefined;
+  const [account] = await db
+    .select()
+    .from(marketplaceAccounts)
+    .where(eq(marketplaceAccounts.id, row.marketplaceAccountId));
+  return account;
+}
+
+export async function hasMembers(db: Database, organisationId: string): Promise<boolean> {
+  const [someone] = await db
+    .select({ subject: members.subject })
+    .from(members)
+    .where(eq(members.organisationId, organisationId))
+    .limit(1);
+  return someone !== undefined;
+}
+
+/**
+ * Makes `subject` the owner of an organisation nobody holds yet. The insert itself checks that the
+ * organisation has no members, so two claimants racing for one account cannot both win. True when
+ * `subject` is now a member.
+ */
+export async function becomeFirstOwner(db: Database, organisationId: string, subject: string): Promise<boolean> {
+  await db.run(
+    sql`INSERT INTO ${members} (organisation_id, subject, role) SELECT ${organisationId}, ${subject}, 'owner'
+        WHERE NOT EXISTS (SELECT 1 FROM ${members} WHERE ${members.organisationId} = ${organisationId})
+        ON CONFLICT DO NOTHING`,
+  );
+  const [became] = await db
+    .select({ role: members.role })
+    .from(members)
+    .where(and(eq(members.organisationId, organisationId), eq(members.subject, subject)));
+  return became !== undefined;
+}
+
+/** When an earlier attempt's ResolveCustomer succeeded (the stage row is frozen once succeeded). */
+export async function resolvedAt(db: Database, acquisition: AcquisitionRow): Promise<string> {
+  const [row] = await db
+    .select({ at: acquisitionStages.updatedAt })
+    .from(acquisitionStages)
+    .where(
+      and(eq(acquisitionStages.acquisitionId, acquisition.id), eq(acquisitionStages.stage, "customer_identification")),
+    );
+  return row?.at ?? acquisition.createdAt;
 }

@@ -1,27 +1,32 @@
 import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
-import type { AppEnv } from "./context.ts";
-import { HttpProblem } from "./http-problem.ts";
+import type { AppEnv } from "../context.ts";
+import { HttpProblem } from "./problem.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
-/**
- * Reads a JSON request body and validates it against `schema`. Every failure becomes a problem:
- * 415 for another media type, 413 above MAX_BODY_BYTES, 400 for malformed JSON or a body the
- * schema refuses (with each issue's path).
- */
-export async function readJson<S extends z.ZodType>(request: Request, schema: S): Promise<z.infer<S>> {
+/** Refuses a body that is not declared as JSON (415). */
+function requireJsonMediaType(request: Request): void {
   const mediaType = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
   if (mediaType !== "application/json") {
     throw new HttpProblem("unsupported-media-type", { detail: "Send the body as application/json." });
   }
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const bytes = await request.arrayBuffer();
-  if (bytes.byteLength > MAX_BODY_BYTES) throw tooLarge();
+}
+
+// Hono's body limit refuses by Content-Length or, without one, while reading the stream.
+const limitBody = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: () => {
+    throw tooLarge();
+  },
+});
+
+/** Parses the (already size-limited) body as UTF-8 JSON and validates it against `schema` (400). */
+async function parseJson<S extends z.ZodType>(request: Request, schema: S): Promise<z.infer<S>> {
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
+    json = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(await request.arrayBuffer()));
   } catch {
     throw new HttpProblem("invalid-request", { detail: "The body is not valid UTF-8 JSON." });
   }
@@ -43,8 +48,9 @@ function tooLarge(): HttpProblem {
 }
 
 /**
- * Route middleware that validates the JSON body with `readJson` and exposes the result as
- * `c.req.valid("json")`.
+ * Route middleware that validates the JSON body as `c.req.valid("json")`. Every failure is a
+ * problem: 415 for another media type, 413 above MAX_BODY_BYTES, 400 for malformed JSON or a body
+ * the schema refuses (with each issue's path).
  * @example
  * app.post("/", jsonBody(CreatePassportRequest), (c) => c.json(c.req.valid("json")));
  */
@@ -52,7 +58,10 @@ export function jsonBody<S extends z.ZodType>(
   schema: S,
 ): MiddlewareHandler<AppEnv, string, { in: { json: z.input<S> }; out: { json: z.infer<S> } }> {
   return async (c, next) => {
-    c.req.addValidatedData("json", (await readJson(c.req.raw, schema)) as object);
+    requireJsonMediaType(c.req.raw);
+    await limitBody(c, async () => {
+      c.req.addValidatedData("json", (await parseJson(c.req.raw, schema)) as object);
+    });
     await next();
   };
 }

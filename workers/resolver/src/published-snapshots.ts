@@ -1,4 +1,10 @@
-import { readSnapshot, type Snapshot } from "./snapshots.ts";
+import { type SnapshotMetadata, snapshotKey } from "@passport/domain";
+
+export interface Snapshot {
+  /** The record's JSON text exactly as published; validated by the publisher, served as is. */
+  body: string;
+  metadata: SnapshotMetadata | null;
+}
 
 /**
  * What the resolver knows about a well-formed id. `unavailable` is kept apart from `unknown`:
@@ -6,11 +12,15 @@ import { readSnapshot, type Snapshot } from "./snapshots.ts";
  */
 export type Lookup = { kind: "unknown" } | { kind: "unavailable" } | { kind: "found"; snapshot: Snapshot };
 
-/** Reads the snapshot of an id already known to be well-formed (`identityIdDefect` first). */
+/**
+ * Reads the published snapshot of an id already known to be well-formed (`identityIdDefect`
+ * first). This is the resolver's only storage access: one KV read. KV's default `cacheTtl` (60 s)
+ * applies; docs/freshness.md counts it in the staleness bound.
+ */
 export async function lookUp(kv: KVNamespace, identityId: string): Promise<Lookup> {
   try {
-    const snapshot = await readSnapshot(kv, identityId);
-    return snapshot ? { kind: "found", snapshot } : { kind: "unknown" };
+    const { value, metadata } = await kv.getWithMetadata<SnapshotMetadata>(snapshotKey(identityId), "text");
+    return value === null ? { kind: "unknown" } : { kind: "found", snapshot: { body: value, metadata } };
   } catch (error) {
     console.error(JSON.stringify({ level: "error", event: "snapshot_read_failed", message: String(error) }));
     return { kind: "unavailable" };

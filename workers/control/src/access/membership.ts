@@ -1,0 +1,70 @@
+import type { Context } from "hono";
+import { HttpProblem } from "../api/problem.ts";
+import type { AppEnv } from "../context.ts";
+import type { Database } from "../db/client.ts";
+import { type Membership, membershipIn, membershipsOf, type Role } from "../db/organisations.ts";
+import { findPassport, type PassportRow } from "../db/passports.ts";
+
+/** Roles from least to most powerful; each may do everything the ones before it may. See docs/roles.md. */
+const RANK: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
+
+export function roleAtLeast(role: Role, minimum: Role): boolean {
+  return RANK[role] >= RANK[minimum];
+}
+
+export function isRole(value: string): value is Role {
+  return value in RANK;
+}
+
+export function requireRole(membership: Membership, minimum: Role): void {
+  if (!roleAtLeast(membership.role, minimum)) {
+    throw new HttpProblem("forbidden", { detail: `This action needs the ${minimum} role or higher.` });
+  }
+}
+
+/**
+ * The caller's membership in the organisation a write targets. An organisation the caller does not
+ * belong to is reported as not found, so its existence does not leak; a membership whose role is
+ * too weak is 403.
+ */
+export async function requireMembership(
+  db: Database,
+  subject: string,
+  organisationId: string | undefined,
+  minimum: Role,
+): Promise<Membership> {
+  let membership: Membership | undefined;
+  if (organisationId) {
+    membership = await membershipIn(db, subject, organisationId);
+    if (!membership) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
+  } else {
+    const all = await membershipsOf(db, subject);
+    if (all.length === 0) throw new HttpProblem("forbidden", { detail: "You are not a member of any organisation." });
+    if (all.length > 1) {
+      throw new HttpProblem("invalid-request", {
+        detail: "You belong to several organisations: name one in organisation_id.",
+      });
+    }
+    membership = all[0];
+  }
+  if (!membership) throw new HttpProblem("forbidden", { detail: `This action needs the ${minimum} role or higher.` });
+  requireRole(membership, minimum);
+  return membership;
+}
+
+/**
+ * The passport `id` with the caller's membership in its organisation. A passport outside the
+ * caller's organisations is reported exactly like one that does not exist.
+ */
+export async function visiblePassport(
+  c: Context<AppEnv>,
+  id: string,
+): Promise<{ passport: PassportRow; membership: Membership }> {
+  const db = c.get("db");
+  const passport = await findPassport(db, id);
+  const membership = passport && (await membershipIn(db, c.get("principal").subject, passport.organisationId));
+  if (!passport || !membership) {
+    throw new HttpProblem("identity-not-found", { detail: "No passport with this id in your organisations." });
+  }
+  return { passport, membership };
+}

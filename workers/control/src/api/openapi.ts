@@ -1,0 +1,133 @@
+import { z } from "zod";
+import { type DeclaredOperation, declaredOperations, schemaName } from "./operations.ts";
+import { MemberRole } from "./requests.ts";
+
+const Problem = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.int(),
+    detail: z.string().optional(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .loose()
+  .describe("RFC 9457 problem details; see docs/problems.md for every type.");
+
+export const Me = z.object({
+  subject: z.string(),
+  memberships: z.array(z.object({ organisation_id: z.string(), role: MemberRole })),
+});
+export const OrganisationList = z.object({
+  items: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      parent_id: z.string().nullable(),
+      role: MemberRole,
+      created_at: z.string(),
+    }),
+  ),
+});
+export const Organisation = z.object({
+  id: z.string(),
+  name: z.string(),
+  parent: z.object({ id: z.string(), name: z.string() }).nullable(),
+  role: MemberRole,
+  members: z.array(z.object({ subject: z.string(), role: MemberRole, since: z.string() })),
+});
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const problemResponse = (description: string) => ({
+  description,
+  content: { "application/problem+json": { schema: ref("Problem") } },
+});
+
+function parameters(operation: DeclaredOperation) {
+  const fromPath = [...operation.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+    name,
+    in: "path",
+    required: true,
+    schema: { type: "string" },
+  }));
+  const fromQuery = operation.query
+    ? Object.entries(operation.query.shape).map(([name, schema]) => ({
+        name,
+        in: "query",
+        required: false,
+        schema: z.toJSONSchema(schema as z.ZodType, { io: "input", unrepresentable: "any" }),
+      }))
+    : [];
+  const ifMatch = operation.ifMatch
+    ? [
+        {
+          name: "If-Match",
+          in: "header",
+          required: false,
+          schema: { type: "string" },
+          description: "ETag from a read; a stale one gets 412",
+        },
+      ]
+    : [];
+  return [...fromPath, ...fromQuery, ...ifMatch];
+}
+
+function jsonSchema(named: Record<string, z.ZodType>, io: "input" | "output") {
+  const [schema] = Object.values(named);
+  return z.toJSONSchema(schema ?? z.unknown(), { io, unrepresentable: "any" });
+}
+
+/**
+ * The OpenAPI 3.1 document, generated from the operations the routes declare (api/operations.ts):
+ * the body, query and response schemas in it are the ones the routes validate and answer with.
+ */
+export function openApiDocument(serverUrl: string) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const schemas: Record<string, unknown> = { Problem: z.toJSONSchema(Problem, { unrepresentable: "any" }) };
+  for (const operation of declaredOperations()) {
+    const request = operation.body && schemaName(operation.body);
+    const response = operation.response && schemaName(operation.response);
+    if (operation.body && request) schemas[request] = jsonSchema(operation.body, "input");
+    if (operation.response && response) schemas[response] = jsonSchema(operation.response, "output");
+    const status = String(operation.status ?? 200);
+    const success = response
+      ? { description: "OK", content: { "application/json": { schema: ref(response) } } }
+      : { description: "OK" };
+    paths[operation.path] ??= {};
+    (paths[operation.path] as Record<string, unknown>)[operation.method] = {
+      summary: operation.summary,
+      description: `Minimum role: ${operation.role}.`,
+      parameters: parameters(operation),
+      ...(request
+        ? { requestBody: { required: true, content: { "application/json": { schema: ref(request) } } } }
+        : {}),
+      responses: {
+        [status]: success,
+        ...(operation.alsoStatus ? { [String(operation.alsoStatus)]: success } : {}),
+        "400": problemResponse("Invalid request"),
+        "401": problemResponse("Missing or invalid token"),
+        "403": problemResponse("Role too weak"),
+        "404": problemResponse("Not found, or not in your organisations"),
+        ...(request ? { "413": problemResponse("Body over 64 KiB"), "415": problemResponse("Not JSON") } : {}),
+        ...(operation.ifMatch ? { "409": problemResponse("Conflict"), "412": problemResponse("Stale If-Match") } : {}),
+      },
+      security: [{ bearer: [] }, { cloudflareAccess: [] }],
+    };
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Passport Identity Service: Dashboard API",
+      version: "2026-10",
+      description: "Authenticated control plane. Errors are RFC 9457 problem details.",
+    },
+    servers: [{ url: serverUrl }],
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+        cloudflareAccess: { type: "apiKey", in: "header", name: "Cf-Access-Jwt-Assertion" },
+      },
+    },
+  };
+}

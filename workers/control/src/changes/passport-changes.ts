@@ -1,0 +1,249 @@
+import {
+  allowedTransitions,
+  canTransition,
+  type Family,
+  isReactivation,
+  PRIMARY_BINDING_CLASS,
+} from "@passport/domain";
+import { HttpProblem } from "../api/problem.ts";
+import {
+  type AuthorityInput,
+  type BindingInput,
+  bindingClassRefusal,
+  type EvidenceInput,
+  type StateChangeRequest,
+  type UpdatePassportRequest,
+} from "../api/requests.ts";
+import type { Database } from "../db/client.ts";
+import type { Role } from "../db/organisations.ts";
+import {
+  authorityOf,
+  bindingOf,
+  bindingWithValue,
+  currentEvidenceOf,
+  deleteAuthority,
+  deleteBinding,
+  insertAuthority,
+  insertBinding,
+  insertEvidence,
+  withdrawEvidence,
+} from "../db/passport-entries.ts";
+import { type PassportChange, type PassportRow, passportsWithBinding } from "../db/passports.ts";
+
+// The rules of each material change to a passport. Each function takes the passport as it is now
+// and the validated input, and returns the change to commit (see `applyChange`) or throws the
+// problem that refuses it. Routes validate and authorize; they decide nothing here.
+
+/**
+ * Refuses a primary binding already held by another operative passport of the same family in the
+ * organisation (spec 1.6): the primary binding is what says "this is the same object", so a second
+ * passport for it would split its history. Other binding classes may be shared. `exceptId` lets a
+ * passport re-check its own bindings.
+ */
+export async function refuseDuplicates(
+  db: Database,
+  organisationId: string,
+  family: Family,
+  candidates: { class: string; value: string }[],
+  exceptId?: string,
+): Promise<void> {
+  const primary = PRIMARY_BINDING_CLASS[family];
+  const values = candidates.filter((b) => b.class === primary).map((b) => b.value);
+  const clashes = (await passportsWithBinding(db, organisationId, family, primary, values)).filter(
+    (p) => p.id !== exceptId,
+  );
+  const [clash] = clashes;
+  if (clash) {
+    throw new HttpProblem("duplicate-identity", {
+      detail: `Passport ${clash.id} already identifies the object at ${primary} ${clash.value}. Update that passport, or declare a materially distinct object with distinct_object_reason.`,
+      existing_identity_id: clash.id,
+    });
+  }
+}
+
+export function displayUpdate(input: UpdatePassportRequest): PassportChange {
+  return {
+    kind: "display.updated",
+    detail: { display_name: input.display_name },
+    set: { displayName: input.display_name },
+  };
+}
+
+export async function bindingAddition(
+  db: Database,
+  passport: PassportRow,
+  binding: BindingInput,
+): Promise<PassportChange> {
+  const refusal = bindingClassRefusal(passport.family, binding.class);
+  if (refusal) {
+    throw new HttpProblem("invalid-request", { detail: `${refusal}.`, errors: [{ path: "class", message: refusal }] });
+  }
+  const existing = await bindingWithValue(db, passport.id, binding);
+  if (existing) {
+    throw new HttpProblem("binding-exists", {
+      detail: "This passport already has that binding.",
+      binding_id: existing.id,
+    });
+  }
+  await refuseDuplicates(db, passport.organisationId, passport.family, [binding], passport.id);
+  const id = crypto.randomUUID();
+  return {
+    kind: "binding.added",
+    detail: { binding_id: id, class: binding.class, value: binding.value },
+    statements: [insertBinding(db, { id, passportId: passport.id, ...binding, boundAt: new Date().toISOString() })],
+  };
+}
+
+export async function bindingRemoval(db: Database, passport: PassportRow, bindingId: string): Promise<PassportChange> {
+  const binding = await bindingOf(db, passport.id, bindingId);
+  if (!binding) throw new HttpProblem("route-not-found", { detail: "This passport has no binding with that id." });
+  return {
+    kind: "binding.removed",
+    detail: { binding_id: binding.id, class: binding.class, value: binding.value },
+    statements: [deleteBinding(db, binding.id)],
+  };
+}
+
+export function evidenceAddition(db: Database, passport: PassportRow, input: EvidenceInput): PassportChange {
+  const id = `ev_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+  return {
+    kind: "evidence.added",
+    detail: { evidence_id: id, claim: input.claim, source: input.source },
+    statements: [
+      insertEvidence(db, {
+        id,
+        passportId: passport.id,
+        claim: input.claim,
+        source: input.source,
+        scope: input.scope,
+        reference: input.reference,
+        observedAt: new Date(input.observed_at).toISOString(),
+        freshUntil: input.fresh_until ? new Date(input.fresh_until).toISOString() : undefined,
+      }),
+    ],
+  };
+}
+
+export async function evidenceWithdrawal(
+  db: Database,
+  passport: PassportRow,
+  evidenceId: string,
+): Promise<PassportChange> {
+  const item = await currentEvidenceOf(db, passport.id, evidenceId);
+  if (!item)
+    throw new HttpProblem("route-not-found", { detail: "This passport has no current evidence with that id." });
+  return {
+    kind: "evidence.withdrawn",
+    detail: { evidence_id: item.id, claim: item.claim },
+    statements: [withdrawEvidence(db, item.id, new Date().toISOString())],
+  };
+}
+
+export function authorityAddition(db: Database, passport: PassportRow, input: AuthorityInput): PassportChange {
+  const id = `au_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+  return {
+    kind: "authority.added",
+    detail: { authority_id: id, action: input.action },
+    statements: [
+      insertAuthority(db, {
+        id,
+        passportId: passport.id,
+        action: input.action,
+        context: input.context,
+        grantedBy: input.granted_by,
+        expiresAt: input.expires_at ? new Date(input.expires_at).toISOString() : undefined,
+      }),
+    ],
+  };
+}
+
+export async function authorityRemoval(
+  db: Database,
+  passport: PassportRow,
+  authorityId: string,
+): Promise<PassportChange> {
+  const entry = await authorityOf(db, passport.id, authorityId);
+  if (!entry)
+    throw new HttpProblem("route-not-found", { detail: "This passport has no authority entry with that id." });
+  return {
+    kind: "authority.removed",
+    detail: { authority_id: entry.id, action: entry.action },
+    statements: [deleteAuthority(db, entry.id)],
+  };
+}
+
+/** Lifecycle decides whether the passport may be relied on at all, so only admins change it (docs/roles.md). */
+export function roleForStateChange(input: StateChangeRequest): Role {
+  return input.lifecycle !== undefined ? "admin" : "editor";
+}
+
+/**
+ * A state change. The lifecycle moves only along the state machine in @passport/domain (asking for
+ * the current lifecycle again is not a transition). Reactivating a suspended or deprecated passport
+ * sets the re-check flag: while it was out of use its bindings and evidence may have gone stale, so
+ * verifiers are told to look again until an editor confirms with `recheck_completed`.
+ */
+export function stateChange(passport: PassportRow, input: StateChangeRequest): PassportChange {
+  const to = input.lifecycle;
+  if (to && to !== passport.lifecycle && !canTransition(passport.lifecycle, to)) {
+    const allowed = allowedTransitions(passport.lifecycle);
+    throw new HttpProblem("invalid-transition", {
+      detail: `A ${passport.lifecycle} passport cannot become ${to}. Allowed: ${allowed.join(", ") || "none"}.`,
+      current: passport.lifecycle,
+      allowed,
+    });
+  }
+  const reactivated = to !== undefined && isReactivation(passport.lifecycle, to);
+  const set = {
+    ...(to ? { lifecycle: to } : {}),
+    ...(input.availability !== undefined ? { availability: input.availability } : {}),
+    ...(input.environment !== undefined ? { environment: input.environment } : {}),
+    ...(input.version !== undefined ? { version: input.version } : {}),
+    // Reactivation wins over a simultaneous recheck_completed: the re-check must follow it.
+    ...(reactivated ? { recheckRequired: true } : input.recheck_completed ? { recheckRequired: false } : {}),
+    stateAsOf: new Date().toISOString(),
+  };
+  return {
+    kind: reactivated ? "state.reactivated" : to !== undefined ? "state.lifecycle_changed" : "state.changed",
+    detail: {
+      ...(to ? { lifecycle: { from: passport.lifecycle, to } } : {}),
+      ...(input.availability !== undefined ? { availability: input.availability } : {}),
+      ...(input.environment !== undefined ? { environment: input.environment } : {}),
+      ...(input.version !== undefined ? { version: input.version } : {}),
+      ...(reactivated ? { recheck_required: true } : {}),
+      ...(input.recheck_completed ? { recheck_completed: true } : {}),
+      ...(input.reason ? { reason: input.reason } : {}),
+    },
+    set,
+  };
+}
+
+/**
+ * Marks `duplicate` a duplicate of `survivor` and retires it (spec 1.6). The survivor must be an
+ * operative passport of the same family and not itself a duplicate, so duplicate chains never form
+ * and a verifier following `duplicate_of` always lands on a passport it can use.
+ */
+export function duplicateRetirement(duplicate: PassportRow, survivor: PassportRow, reason: string): PassportChange {
+  if (survivor.family !== duplicate.family || survivor.lifecycle === "retired" || survivor.duplicateOf) {
+    throw new HttpProblem("invalid-request", {
+      detail: "The surviving passport must be an operative passport of the same family.",
+    });
+  }
+  return {
+    kind: "duplicate.retired",
+    detail: { survivor_id: survivor.id, reason, lifecycle: { from: duplicate.lifecycle, to: "retired" } },
+    set: { lifecycle: "retired", duplicateOf: survivor.id, stateAsOf: new Date().toISOString() },
+  };
+}
+
+/** Moves responsibility for the passport; its identity id and history stay the same. */
+export function transfer(passport: PassportRow, organisationId: string, reason: string): PassportChange {
+  if (passport.organisationId === organisationId) {
+    throw new HttpProblem("invalid-request", { detail: "The passport already belongs to that organisation." });
+  }
+  return {
+    kind: "responsibility.changed",
+    detail: { from: passport.organisationId, to: organisationId, reason },
+    set: { organisationId },
+  };
+}

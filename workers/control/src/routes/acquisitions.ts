@@ -1,0 +1,179 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { operation } from "../api/operations.ts";
+import { HttpProblem } from "../api/problem.ts";
+import type { AppEnv } from "../context.ts";
+import {
+  type AcquisitionRow,
+  accountOf,
+  becomeFirstOwner,
+  consumeClaim,
+  findAcquisition,
+  hasMembers,
+  recordStage,
+  stagesOf,
+} from "../db/acquisitions.ts";
+import type { Database } from "../db/client.ts";
+import { membershipIn } from "../db/organisations.ts";
+import { type MarketplaceEnv, secret } from "../marketplace/config.ts";
+import { keyedHash } from "../marketplace/crypto.ts";
+import { nextStep, STAGE_LABELS, type Stage } from "../marketplace/stages.ts";
+
+/** The Dashboard API's side of onboarding, under /v1 (signed-in callers only). */
+export const acquisitionsApi = new Hono<AppEnv>();
+
+export const CLAIM_HEADER = "x-claim-reference";
+export const ClaimRequest = z.object({ claim_reference: z.string().min(1).max(128) }).strict();
+
+async function claimHash(env: MarketplaceEnv, reference: string): Promise<string> {
+  return keyedHash(secret(env, "MARKETPLACE_TOKEN_HASH_KEY"), "claim-reference", reference);
+}
+
+function claimUsable(row: AcquisitionRow, hash: string, now: string): boolean {
+  return row.claimHash === hash && !!row.claimExpiresAt && row.claimExpiresAt > now;
+}
+
+async function acquisitionView(db: Database, env: Env, row: AcquisitionRow, subject: string) {
+  const [stages, account] = await Promise.all([stagesOf(db, row.id), accountOf(db, row)]);
+  return {
+    acquisition_id: row.id,
+    status: row.status,
+    next: nextStep(row.status, row.errorCode),
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    stages: stages.map((s) => ({
+      stage: s.stage,
+      label: STAGE_LABELS[s.stage as Stage] ?? s.stage,
+      status: s.status,
+      attempts: s.attempts,
+      outcome: s.outcome,
+      error: s.errorCode ? { code: s.errorCode, message: s.errorMessage } : null,
+      at: s.updatedAt,
+    })),
+    error: row.failedStage
+      ? { stage: row.failedStage, code: row.errorCode, message: row.errorMessage, at: row.updatedAt }
+      : null,
+    account: account
+      ? {
+          organisation_id: account.organisationId,
+          parent_organisation_id: account.parentOrganisationId,
+          outcome: row.accountOutcome,
+        }
+      : null,
+    passport: row.passportId
+      ? {
+          identity_id: row.passportId,
+          family: row.family,
+          outcome: row.passportOutcome,
+          dashboard_url: `/v1/passports/${row.passportId}`,
+          resolver_url: `${env.RESOLVER_BASE_URL}/api/p/${row.passportId}.json`,
+        }
+      : null,
+    claimed: row.claimedBy !== null,
+    claimed_by_you: row.claimedBy === subject,
+  };
+}
+
+const notFound = () =>
+  new HttpProblem("acquisition-not-found", { detail: "No acquisition with this id is visible to you." });
+
+/**
+ * Progress, stage by stage. Visible to members of the acquisition's account organisation, and,
+ * before the claim, to whoever presents its claim reference in the X-Claim-Reference header.
+ */
+acquisitionsApi.get(
+  "/:id",
+  operation({
+    method: "get",
+    path: "/v1/acquisitions/{id}",
+    summary: "A marketplace acquisition's progress, stage by stage (before the claim: send X-Claim-Reference)",
+    role: "any member",
+  }),
+  async (c) => {
+    const db = c.get("db");
+    const { subject } = c.get("principal");
+    const row = await findAcquisition(db, c.req.param("id"));
+    if (!row) throw notFound();
+    const account = await accountOf(db, row);
+    const member = account ? await membershipIn(db, subject, account.organisationId) : undefined;
+    const reference = c.req.header(CLAIM_HEADER);
+    const holdsReference =
+      !!reference && claimUsable(row, await claimHash(c.env as MarketplaceEnv, reference), new Date().toISOString());
+    if (!member && !holdsReference) throw notFound();
+    return c.json(await acquisitionView(db, c.env, row, subject), 200, { "cache-control": "no-store" });
+  },
+);
+
+/**
+ * The signed-in customer claims the acquisition with the single-use reference from the redirect
+ * (spec 4.3 step 9). An existing member of the account is recognised and nothing is added; a new
+ * account's first claimant becomes its owner. The claim never creates an account or parent.
+ */
+acquisitionsApi.post(
+  "/:id/claim",
+  operation({
+    method: "post",
+    path: "/v1/acquisitions/{id}/claim",
+    summary: "Claim a completed marketplace acquisition with its single-use claim reference (docs/acquisition.md)",
+    role: "any member",
+    body: { ClaimRequest },
+  }),
+  async (c) => {
+    const db = c.get("db");
+    const { subject } = c.get("principal");
+    const now = new Date().toISOString();
+    const row = await findAcquisition(db, c.req.param("id"));
+    if (!row) throw notFound();
+    const hash = await claimHash(c.env as MarketplaceEnv, c.req.valid("json").claim_reference);
+    const account = await accountOf(db, row);
+    const alreadyMember = account ? await membershipIn(db, subject, account.organisationId) : undefined;
+
+    if (!claimUsable(row, hash, now)) {
+      // Claiming twice with a used reference is fine for the one who used it.
+      if (row.claimedBy === subject && alreadyMember) {
+        return c.json({ ...(await acquisitionView(db, c.env, row, subject)), existing_account: true });
+      }
+      throw new HttpProblem("claim-reference-invalid", {
+        detail:
+          "This claim reference is wrong, has expired or was already used. Open the link from your latest set-up.",
+      });
+    }
+    if (row.status !== "completed" || !account) {
+      const failed = row.status === "failed";
+      throw new HttpProblem(
+        "acquisition-not-ready",
+        {
+          detail: failed
+            ? `Set-up failed at ${row.failedStage}: ${row.errorMessage}`
+            : "Set-up is still running; claim again in a few seconds.",
+          stage: row.failedStage ?? undefined,
+        },
+        failed ? {} : { "retry-after": "2" },
+      );
+    }
+    if (!alreadyMember) {
+      if (await hasMembers(db, account.organisationId)) {
+        throw new HttpProblem("forbidden", {
+          detail: "This marketplace account is already held by other users. Ask one of its owners to add you.",
+        });
+      }
+    }
+    if (!(await consumeClaim(db, row.id, hash, subject, now))) {
+      throw new HttpProblem("claim-reference-invalid", { detail: "This claim reference was just used." });
+    }
+    if (!alreadyMember) {
+      const became = await becomeFirstOwner(db, account.organisationId, subject);
+      if (!became) {
+        throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
+      }
+    }
+    await recordStage(db, row.id, "claim", {
+      status: "succeeded",
+      outcome: alreadyMember ? "existing account recognised" : "claimed; you are the account's owner",
+      at: now,
+    });
+    const claimed = await findAcquisition(db, row.id);
+    if (!claimed) throw new Error("claimed acquisition vanished");
+    return c.json({ ...(await acquisitionView(db, c.env, claimed, subject)), existing_account: !!alreadyMember });
+  },
+);
