@@ -3,12 +3,12 @@
 // never a 5xx, and D1 and KV are left consistent: every committed version has its history event, and the
 // resolver's snapshot is the newest version unless a publication is still owed in the outbox.
 import { env, exports } from "cloudflare:workers";
-import { PROBLEM_TYPE_BASE } from "@passport/domain";
+import { DEVELOPMENT_ISSUER, PROBLEM_TYPE_BASE } from "@passport/domain";
 import fc from "fast-check";
 import { importJWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Body, Caller, uniqueEndpoint } from "../support/api.ts";
-import { DEVELOPMENT_ISSUER, developmentToken, freshOrganisation } from "../support/tokens.ts";
+import { developmentToken, freshOrganisation } from "../support/tokens.ts";
 
 const ORIGIN = "http://control.test";
 /** Requests per property; the two properties together send at least 10,000. */

@@ -105,7 +105,7 @@ organisations.put(
   async (c) => {
     const db = c.get("db");
     const id = c.req.param("id");
-    const subject = decodeURIComponent(c.req.param("subject"));
+    const subject = c.req.param("subject");
     const { role } = c.req.valid("json");
     const caller = await requireMembership(db, c.get("principal").subject, id, "admin");
     const existing = (await membersOf(db, id)).find((m) => m.subject === subject);
@@ -130,7 +130,7 @@ organisations.delete(
   async (c) => {
     const db = c.get("db");
     const id = c.req.param("id");
-    const subject = decodeURIComponent(c.req.param("subject"));
+    const subject = c.req.param("subject");
     const caller = await requireMembership(db, c.get("principal").subject, id, "admin");
     const existing = (await membersOf(db, id)).find((m) => m.subject === subject);
     if (!existing) throw new HttpProblem("route-not-found", { detail: "No such member." });

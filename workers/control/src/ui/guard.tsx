@@ -1,3 +1,4 @@
+import { problem } from "@passport/domain";
 import type { MiddlewareHandler } from "hono";
 import { type ApiFetch, dashboardApi } from "./api.ts";
 import type { UiEnv } from "./context.ts";
@@ -50,3 +51,32 @@ export function signedIn(fetchApi: ApiFetch, options: { optional?: boolean } = {
     await next();
   };
 }
+
+const FORM_TYPES = ["application/x-www-form-urlencoded", "multipart/form-data"];
+
+/**
+ * Every Dashboard post is an HTML form. A body of another type, or one that does not parse as the
+ * form it claims to be, is answered here (415 or 400, as a page) instead of failing inside a
+ * handler; the parsed form is cached by Hono, so handlers read it again at no cost.
+ */
+export const formPosts: MiddlewareHandler<UiEnv> = async (c, next) => {
+  if (c.req.method !== "POST") return next();
+  const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
+  const refuse = (status: 400 | 415, detail: string) => {
+    pageHeaders(c);
+    return c.html(
+      <Layout title="Form not accepted">
+        <h1>The form could not be read</h1>
+        <ProblemMessage problem={problem(status === 415 ? "unsupported-media-type" : "invalid-request", { detail })} />
+      </Layout>,
+      status,
+    );
+  };
+  if (!FORM_TYPES.includes(type)) return refuse(415, "Dashboard forms are sent as HTML form posts.");
+  try {
+    await c.req.formData();
+  } catch {
+    return refuse(400, "The form's body is malformed.");
+  }
+  return next();
+};

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { ApiFetch } from "./api.ts";
 import { assetVersions } from "./assets.ts";
 import type { UiEnv } from "./context.ts";
-import { signedIn } from "./guard.tsx";
+import { formPosts, signedIn } from "./guard.tsx";
 import { onboardingRoutes } from "./onboarding.tsx";
 import { passportActions } from "./passport-actions.tsx";
 import { passportListPage } from "./passport-list.tsx";
@@ -24,6 +24,7 @@ export function dashboardUi(fetchApi: ApiFetch) {
   );
   // Pages link the static files (public/assets/, served by Workers Static Assets) by content hash.
   ui.use("/dashboard/*", assetVersions);
+  ui.use("/dashboard/*", formPosts);
   ui.get("/", (c) => c.redirect("/dashboard/passports", 302));
   ui.get("/dashboard", (c) => c.redirect("/dashboard/passports", 302));
   ui.route("/dashboard", signInRoutes(fetchApi));
