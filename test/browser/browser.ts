@@ -9,7 +9,7 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { root } from "../local-service.ts";
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const FLAGS = [
   "--headless",
   "--no-sandbox",
@@ -29,7 +29,7 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launch(): Promise<Browser> {
+async function launch(): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), "passport-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,

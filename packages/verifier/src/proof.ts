@@ -27,7 +27,7 @@ export interface HistoryEntryView {
 }
 
 /** The members a proof decision relies on: which version of which record was judged. */
-export function proofReliedOn(record: PassportRecordView): ReliedOn {
+function proofReliedOn(record: PassportRecordView): ReliedOn {
   const relied: ReliedOn = { identity_id: record.identity_id };
   if (record.record_version !== undefined) relied.record_version = record.record_version;
   if (record.digest !== undefined) relied.digest = record.digest;

@@ -5,7 +5,7 @@ const printable = fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.from
 const printableText = (max: number) => fc.string({ unit: printable, maxLength: max });
 
 /** Well-formed, damaged and random identity id candidates; `known` are ids that were published. */
-export function idCandidate(known: readonly string[]): fc.Arbitrary<string> {
+function idCandidate(known: readonly string[]): fc.Arbitrary<string> {
   const minted = fc.constant(null).map(() => mintIdentityId());
   const base = known.length > 0 ? fc.oneof(fc.constantFrom(...known), minted) : minted;
   return fc.oneof(

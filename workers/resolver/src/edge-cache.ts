@@ -5,8 +5,8 @@ import { identityCacheTag, isIdentityId } from "@passport/domain";
  * `Cloudflare-CDN-Cache-Control` first and strips it; browsers and other caches see only
  * `Cache-Control`. The bounds these numbers give are worked out in docs/freshness.md.
  */
-export const EDGE_TTL_SECONDS = 60;
-export const CLIENT_TTL_SECONDS = 15;
+const EDGE_TTL_SECONDS = 60;
+const CLIENT_TTL_SECONDS = 15;
 /** For answers that cannot change while the id format stands, such as a malformed id. */
 const STABLE_TTL_SECONDS = 3600;
 

@@ -12,7 +12,7 @@ import {
  * of versions [1000·b, 1000·b + 999] share their first 7 digits: a block is one KV prefix that
  * holds at most 1000 keys, which one `list` (KV's largest page) returns whole and in order.
  */
-export const HISTORY_BLOCK = 1000;
+const HISTORY_BLOCK = 1000;
 const blockOf = (version: number) => Math.floor(version / HISTORY_BLOCK);
 const blockPrefix = (identityId: string, block: number) => historyKey(identityId, block * HISTORY_BLOCK).slice(0, -3);
 

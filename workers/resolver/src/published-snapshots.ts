@@ -1,6 +1,6 @@
 import { type SnapshotMetadata, snapshotKey } from "@passport/domain";
 
-export interface Snapshot {
+interface Snapshot {
   /** The record's JSON text exactly as published; validated by the publisher, served as is. */
   body: string;
   metadata: SnapshotMetadata | null;

@@ -4,7 +4,7 @@ import { cacheHeaders } from "./edge-cache.ts";
 import { problemHeaders } from "./http.ts";
 
 /** The window of `QUERIES_PER_CLIENT` in wrangler.toml (`period = 60`); a refused client waits one window. */
-export const QUERY_LIMIT_PERIOD_SECONDS = 60;
+const QUERY_LIMIT_PERIOD_SECONDS = 60;
 
 const REFUSED_BODY = JSON.stringify(
   problem("rate-limited", {

@@ -49,7 +49,7 @@ export type Command =
   | { command: "help" }
   | { command: "resolve" | "verify" | "envelope"; target: string; common: Common; expectation: Expectation };
 
-export interface Common {
+interface Common {
   resolver: string;
   json: boolean;
   timeoutMs: number;

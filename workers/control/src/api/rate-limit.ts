@@ -6,7 +6,7 @@ import type { AppEnv } from "../context.ts";
  * The window of every limiter in workers/control/wrangler.toml (`period = 60`); a refused caller
  * is told to wait one window. The binding does not say when its window rolls over.
  */
-export const RATE_LIMIT_PERIOD_SECONDS = 60;
+const RATE_LIMIT_PERIOD_SECONDS = 60;
 
 type LimiterName = { [K in keyof Env]-?: Env[K] extends RateLimit ? K : never }[keyof Env];
 

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { AppEnv } from "../context.ts";
 import { HttpProblem } from "./problem.ts";
 
-export const MAX_BODY_BYTES = 64 * 1024;
+const MAX_BODY_BYTES = 64 * 1024;
 
 /** Refuses a body that is not declared as JSON (415). */
 function requireJsonMediaType(request: Request): void {

@@ -7,7 +7,7 @@ type StoredPassport = NonNullable<Awaited<ReturnType<typeof loadAggregate>>>;
 
 const Timestamp = z.string().describe("RFC 3339 timestamp");
 
-export const EvidenceView = z.object({
+const EvidenceView = z.object({
   id: z.string(),
   claim: z.string(),
   source: z.string(),
@@ -88,7 +88,7 @@ export const HistoryEvent = z.object({
 });
 export const HistoryPage = z.object({ items: z.array(HistoryEvent), next_after: z.int().nullable() });
 
-export function resolverUrl(env: Env, identityId: string): string {
+function resolverUrl(env: Env, identityId: string): string {
   return `${env.RESOLVER_BASE_URL}/api/p/${identityId}.json`;
 }
 

@@ -16,7 +16,7 @@ import { publishOrDefer } from "../publication/publish.ts";
 type AppContext = Context<AppEnv>;
 
 /** Enforces `If-Match` when the client sends it (strong comparison against `"v{record_version}"`). */
-export function checkIfMatch(c: AppContext, passport: PassportRow): void {
+function checkIfMatch(c: AppContext, passport: PassportRow): void {
   const header = c.req.header("if-match");
   if (!header) return;
   const tags = header.split(",").map((tag) => tag.trim());

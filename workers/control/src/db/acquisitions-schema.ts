@@ -4,10 +4,10 @@ import { organisations, passports } from "./schema.ts";
 
 const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
 
-export const ACQUISITION_STATUSES = ["received", "processing", "completed", "failed"] as const;
+const ACQUISITION_STATUSES = ["received", "processing", "completed", "failed"] as const;
 export type AcquisitionStatus = (typeof ACQUISITION_STATUSES)[number];
 
-export const STAGE_STATUSES = ["running", "retrying", "succeeded", "failed"] as const;
+const STAGE_STATUSES = ["running", "retrying", "succeeded", "failed"] as const;
 export type StageStatus = (typeof STAGE_STATUSES)[number];
 
 /**

@@ -65,7 +65,7 @@ export function createPassportStatements(db: Database, input: NewPassport) {
 }
 
 /** Records that `passportId` owes a publication of `recordVersion` (coalescing with any pending one). */
-export function enqueuePublication(db: Database, passportId: string, recordVersion: number, at: string) {
+function enqueuePublication(db: Database, passportId: string, recordVersion: number, at: string) {
   return db
     .insert(outbox)
     .values({ passportId, recordVersion, nextAttemptAt: at })

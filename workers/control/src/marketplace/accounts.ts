@@ -10,9 +10,9 @@ import { randomReference } from "./crypto.ts";
 export type MarketplaceAccount = typeof marketplaceAccounts.$inferSelect;
 
 /** Names given to the organisations made for a marketplace customer; they are public, so neutral. */
-export const ACCOUNT_ORGANISATION_NAME = "Marketplace account";
-export const PARENT_ORGANISATION_NAME = "Marketplace customer";
-export const MARKETPLACE_ACTOR = "marketplace-acquisition";
+const ACCOUNT_ORGANISATION_NAME = "Marketplace account";
+const PARENT_ORGANISATION_NAME = "Marketplace customer";
+const MARKETPLACE_ACTOR = "marketplace-acquisition";
 
 /**
  * The key of one agreement: `CustomerAWSAccountId` + `LicenseArn` for current integrations,
@@ -29,7 +29,7 @@ export function customerKey(customer: ResolvedCustomer): string {
 }
 
 /** The key of the cloud account behind an agreement: one account may hold several agreements. */
-export function accountKey(customer: Pick<ResolvedCustomer, "CustomerAWSAccountId" | "CustomerIdentifier">): string {
+function accountKey(customer: Pick<ResolvedCustomer, "CustomerAWSAccountId" | "CustomerIdentifier">): string {
   return customer.CustomerAWSAccountId
     ? `aws-account:${customer.CustomerAWSAccountId}`
     : `legacy-customer:${customer.CustomerIdentifier}`;
@@ -74,7 +74,7 @@ export async function upsertCustomer(db: Database, customer: ResolvedCustomer, a
   return row.id;
 }
 
-export async function findAccountByKey(db: Database, key: string): Promise<MarketplaceAccount | undefined> {
+async function findAccountByKey(db: Database, key: string): Promise<MarketplaceAccount | undefined> {
   const [row] = await db.select().from(marketplaceAccounts).where(eq(marketplaceAccounts.customerKey, key));
   return row;
 }

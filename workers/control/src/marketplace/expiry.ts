@@ -7,7 +7,7 @@ import type { Database } from "../db/client.ts";
  * Its claim reference lasts 30 minutes and can only be renewed by posting the registration token
  * again, which lives a few hours at most; a day later nobody can reach the acquisition any more.
  */
-export const UNCLAIMED_ACQUISITION_TTL_HOURS = 24;
+const UNCLAIMED_ACQUISITION_TTL_HOURS = 24;
 /** At most this many acquisitions are deleted per run, so one run stays small; the next takes the rest. */
 const DELETE_BATCH = 200;
 

@@ -5,10 +5,10 @@ import { keyedHash, randomReference, sealToken } from "./crypto.ts";
 import { type HandoffFailure, handoffErrorResponse } from "./handoff-error.ts";
 import type { AcquisitionMessage } from "./messages.ts";
 
-export const TOKEN_FIELD = "x-amzn-marketplace-token";
-export const OFFER_TYPE_FIELD = "x-amzn-marketplace-offer-type";
+const TOKEN_FIELD = "x-amzn-marketplace-token";
+const OFFER_TYPE_FIELD = "x-amzn-marketplace-offer-type";
 /** How long the claim reference in the redirect stays usable. */
-export const CLAIM_TTL_SECONDS = 30 * 60;
+const CLAIM_TTL_SECONDS = 30 * 60;
 const MAX_FORM_BYTES = 16 * 1024;
 const MAX_TOKEN_LENGTH = 4096;
 // Registration tokens are opaque base64-like strings; anything else is not one.

@@ -22,8 +22,8 @@ import { nextStep, STAGE_LABELS, type Stage } from "../marketplace/stages.ts";
 /** The Dashboard API's side of onboarding, under /v1 (signed-in callers only). */
 export const acquisitionsApi = new Hono<AppEnv>();
 
-export const CLAIM_HEADER = "x-claim-reference";
-export const ClaimRequest = z.object({ claim_reference: z.string().min(1).max(128) }).strict();
+const CLAIM_HEADER = "x-claim-reference";
+const ClaimRequest = z.object({ claim_reference: z.string().min(1).max(128) }).strict();
 
 async function claimHash(env: MarketplaceEnv, reference: string): Promise<string> {
   return keyedHash(secret(env, "MARKETPLACE_TOKEN_HASH_KEY"), "claim-reference", reference);

@@ -1,5 +1,5 @@
 /** Evidence without a stated expiry older than this is shown as stale (docs/dashboard.md). */
-export const UNDATED_STALE_AFTER_DAYS = 90;
+const UNDATED_STALE_AFTER_DAYS = 90;
 
 export type Freshness = "fresh" | "stale" | "expired";
 

@@ -8,7 +8,7 @@ import { assetHref } from "./assets.ts";
  * Strict policy for every Dashboard page: only this origin's stylesheet and script, forms post
  * only here, never framed. No inline code, so an injected string can never run.
  */
-export const CONTENT_SECURITY_POLICY = [
+const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
@@ -148,7 +148,7 @@ export function FieldError(props: { id: string; message: string | undefined }) {
   ) : null;
 }
 
-export function formatTime(iso: string | null | undefined): string {
+function formatTime(iso: string | null | undefined): string {
   if (!iso) return "";
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : `${date.toISOString().replace("T", " ").slice(0, 19)} UTC`;

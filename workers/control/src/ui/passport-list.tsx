@@ -16,7 +16,7 @@ export interface OrganisationItem {
 
 const PAGE_SIZE = 25;
 /** Text search reads at most this many passports through the API's filters (docs/dashboard.md). */
-export const SEARCH_SCAN_LIMIT = 1000;
+const SEARCH_SCAN_LIMIT = 1000;
 
 interface Filters {
   family?: string;

@@ -23,7 +23,7 @@ type History = z.infer<typeof HistoryEvent>;
 const RANK = { viewer: 0, editor: 1, admin: 2, owner: 3 } as const;
 
 /** Messages after a successful form, keyed by the `done` query parameter of the redirect. */
-export const DONE_MESSAGES: Record<string, string> = {
+const DONE_MESSAGES: Record<string, string> = {
   "binding-added": "Binding added.",
   "binding-replaced": "Binding updated.",
   "binding-removed": "Binding removed.",

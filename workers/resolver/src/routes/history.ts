@@ -8,8 +8,8 @@ import { wholeNumber } from "../query.ts";
 
 /** Record versions are positive 32-bit integers in D1; `after` is a version, so it stays below that. */
 const MAX_VERSION = 2 ** 31 - 1;
-export const HISTORY_DEFAULT_LIMIT = 100;
-export const HISTORY_MAX_LIMIT = 1000;
+const HISTORY_DEFAULT_LIMIT = 100;
+const HISTORY_MAX_LIMIT = 1000;
 
 export const history = new Hono<{ Bindings: Env }>();
 

@@ -32,7 +32,7 @@ const RECORD_HEADERS = { ...NOT_MODIFIED_HEADERS, "content-type": "application/j
  * why not. A malformed id is answered at once, without storage; otherwise one KV read. HEAD is
  * answered by the same code without a body.
  */
-export function resolveRecord(env: Env, identityId: string, request: Request): Response | Promise<Response> {
+function resolveRecord(env: Env, identityId: string, request: Request): Response | Promise<Response> {
   const defect = identityIdDefect(identityId);
   if (defect) {
     const answer = MALFORMED[defect];

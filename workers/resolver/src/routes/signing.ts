@@ -13,7 +13,7 @@ const PUBLIC_MEMBERS = ["kty", "crv", "x", "y", "kid", "alg", "use"] as const;
  * Five minutes: a rotation waits this long between listing a new key and signing with it
  * (docs/signing.md), so every verifier that refreshes from here knows the key in time.
  */
-export const JWKS_MAX_AGE_SECONDS = 300;
+const JWKS_MAX_AGE_SECONDS = 300;
 const JWKS_CACHE = { "cache-control": `public, max-age=${JWKS_MAX_AGE_SECONDS}` };
 
 interface KeySetAnswer {
