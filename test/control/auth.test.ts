@@ -24,12 +24,12 @@ function production(headers: Record<string, string>) {
 }
 
 async function providerToken(
-  claims: { iss?: string; aud?: string; sub?: string; exp?: number; nbf?: number } = {},
+  claims: { iss?: string; aud?: string; sub?: string; exp?: number; nbf?: number; common_name?: string } = {},
   privateJwk = env.TEST_IDP_PRIVATE_JWK,
 ) {
   const jwk = JSON.parse(privateJwk);
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({})
+  return new SignJWT(claims.common_name === undefined ? {} : { common_name: claims.common_name })
     .setProtectedHeader({ alg: "RS256", kid: jwk.kid, typ: "JWT" })
     .setIssuer(claims.iss ?? ISSUER)
     .setAudience(claims.aud ?? AUDIENCE)
@@ -55,6 +55,21 @@ describe("control-plane authentication (production configuration)", () => {
     expect(await bearer.json()).toMatchObject({ subject: "alice@example.com" });
     const access = await production({ "cf-access-jwt-assertion": token });
     expect(access.status).toBe(200);
+  });
+
+  it("refuses a token whose subject is empty, blank or holds control characters (401), and creates nothing", async () => {
+    for (const sub of ["", "   ", "alice\u0000", "x".repeat(256)]) {
+      const response = await production({ authorization: `Bearer ${await providerToken({ sub })}` });
+      expect(response.status, JSON.stringify(sub)).toBe(401);
+      expect(await response.json()).toEqual(UNAUTHENTICATED);
+    }
+  });
+
+  it("maps a Cloudflare Access service token (empty sub, common_name) to its own service-token: subject", async () => {
+    const token = await providerToken({ sub: "", common_name: "ci-pipeline.access" });
+    const response = await production({ "cf-access-jwt-assertion": token });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ subject: "service-token:ci-pipeline.access" });
   });
 
   const now = () => Math.floor(Date.now() / 1000);

@@ -63,6 +63,19 @@ function unauthenticated(reason: string): HttpProblem {
   );
 }
 
+/**
+ * Who the caller is. A blank `sub` names nobody and is refused. Cloudflare Access issues service
+ * tokens with an empty `sub` and the token's `common_name`; they act as `service-token:{common_name}`,
+ * a namespace no person's subject shares (docs/auth.md).
+ */
+function subjectOf(payload: JWTPayload): string | undefined {
+  const valid = (value: unknown): value is string =>
+    typeof value === "string" && value.trim() !== "" && value.length <= 255 && !/\p{Cc}/u.test(value);
+  if (valid(payload.sub)) return payload.sub;
+  if (payload.sub === "" && valid(payload.common_name)) return `service-token:${payload.common_name}`;
+  return undefined;
+}
+
 function issuerOf(token: string): string | undefined {
   try {
     const { iss } = decodeJwt(token);
@@ -98,7 +111,8 @@ export async function authenticate(headers: Headers, env: AuthEnv): Promise<Prin
   } catch (error) {
     throw unauthenticated(error instanceof Error ? `${error.name}: ${error.message}` : "verification failed");
   }
-  const subject = payload.sub as string;
+  const subject = subjectOf(payload);
+  if (!subject) throw unauthenticated("token names no subject");
   const org = payload.org;
   const role = payload.role;
   if (development && typeof org === "string" && typeof role === "string") {
