@@ -227,6 +227,66 @@ describe("evidence", () => {
   }
 });
 
+describe("credentials in any field that is published or kept in the history", () => {
+  const SECRET = "sk_live_0123456789abcdefghijklmn";
+  const cases: [string, (owner: Caller, id: string) => Promise<Response>][] = [
+    [
+      "display_name at creation",
+      (o) =>
+        o.request("POST", "/v1/passports", {
+          family: "api",
+          organisation_id: o.organisation,
+          display_name: `Payments ${SECRET}`,
+        }),
+    ],
+    [
+      "environment at creation",
+      (o) =>
+        o.request("POST", "/v1/passports", { family: "api", organisation_id: o.organisation, environment: SECRET }),
+    ],
+    [
+      "version at creation",
+      (o) => o.request("POST", "/v1/passports", { family: "api", organisation_id: o.organisation, version: SECRET }),
+    ],
+    [
+      "distinct_object_reason",
+      (o) =>
+        o.request("POST", "/v1/passports", {
+          family: "api",
+          organisation_id: o.organisation,
+          distinct_object_reason: `key ${SECRET}`,
+        }),
+    ],
+    ["display_name in an update", (o, id) => o.request("PATCH", `/v1/passports/${id}`, { display_name: SECRET })],
+    [
+      "the transfer reason",
+      (o, id) =>
+        o.request("POST", `/v1/passports/${id}/transfer`, {
+          organisation_id: o.organisation,
+          reason: `password=${SECRET}`,
+        }),
+    ],
+    [
+      "the duplicate reason",
+      (o, id) => o.request("POST", `/v1/passports/${id}/duplicate-of`, { survivor_id: id, reason: SECRET }),
+    ],
+    ["an organisation name", (o) => o.request("POST", "/v1/organisations", { name: `Acme ${SECRET}` })],
+  ];
+  for (const [field, send] of cases) {
+    it(`refuses a credential in ${field} (400, nothing stored, the secret not echoed)`, async () => {
+      const owner = await Caller.create("owner");
+      const { identity_id: id } = await owner.createPassport();
+      const before = await organisationState(owner.organisation);
+      const response = await send(owner, id);
+      expect(response.status).toBe(400);
+      const text = await response.text();
+      expect(text).toMatch(/credentials and secrets never belong in a passport/);
+      expect(text).not.toContain(SECRET);
+      expect(await organisationState(owner.organisation)).toBe(before);
+    });
+  }
+});
+
 describe("bindings", () => {
   it("validates values per class", async () => {
     const owner = await Caller.create("owner");

@@ -10,6 +10,15 @@ import {
 import { z } from "zod";
 
 const Text = (max: number) => z.string().trim().min(1).max(max);
+/**
+ * Free text that is published in the record or kept in the history: refused when it looks like a
+ * credential (spec 2.3 rule 4, 5.5), whichever field a secret is pasted into.
+ */
+const PublicText = (max: number) =>
+  Text(max).refine((value) => !credentialKind(value), {
+    error: (issue) =>
+      `looks like a ${credentialKind(String(issue.input))}; credentials and secrets never belong in a passport`,
+  });
 const Timestamp = z.iso.datetime({ offset: true });
 const HTTP_URL = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
 
@@ -70,11 +79,11 @@ export const CreatePassportRequest = z
   .object({
     organisation_id: Text(64).optional(),
     family: Family,
-    display_name: Text(200).optional(),
-    environment: Text(64).optional(),
-    version: Text(64).optional(),
+    display_name: PublicText(200).optional(),
+    environment: PublicText(64).optional(),
+    version: PublicText(64).optional(),
     bindings: z.array(BindingInput).max(50).default([]),
-    distinct_object_reason: Text(1000)
+    distinct_object_reason: PublicText(1000)
       .optional()
       .describe("Why this is a materially distinct object although its primary binding matches an existing passport."),
   })
@@ -87,7 +96,7 @@ export const CreatePassportRequest = z
   });
 export type CreatePassportRequest = z.infer<typeof CreatePassportRequest>;
 
-export const UpdatePassportRequest = z.object({ display_name: Text(200).nullable() }).strict();
+export const UpdatePassportRequest = z.object({ display_name: PublicText(200).nullable() }).strict();
 export type UpdatePassportRequest = z.infer<typeof UpdatePassportRequest>;
 
 export const EvidenceInput = z
@@ -142,10 +151,10 @@ export const AuthorityInput = z
   .superRefine(noCredentials);
 export type AuthorityInput = z.infer<typeof AuthorityInput>;
 
-export const MarkDuplicateRequest = z.object({ survivor_id: IdentityId, reason: Text(1000) }).strict();
-export const TransferRequest = z.object({ organisation_id: Text(64), reason: Text(1000) }).strict();
+export const MarkDuplicateRequest = z.object({ survivor_id: IdentityId, reason: PublicText(1000) }).strict();
+export const TransferRequest = z.object({ organisation_id: Text(64), reason: PublicText(1000) }).strict();
 
-export const CreateOrganisationRequest = z.object({ name: Text(200), parent_id: Text(64).optional() }).strict();
+export const CreateOrganisationRequest = z.object({ name: PublicText(200), parent_id: Text(64).optional() }).strict();
 export const MemberRole = z.enum(["owner", "admin", "editor", "viewer"]);
 export const PutMemberRequest = z.object({ role: MemberRole }).strict();
 
