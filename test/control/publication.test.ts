@@ -95,6 +95,28 @@ describe("publication", () => {
     expect(history.items.map((e: { record_version: number }) => e.record_version)).toEqual([1, 2, 3]);
   });
 
+  it("tells the truth about a deferred publication: the API says pending, the Dashboard says delayed, until the retry publishes", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport();
+    const deferred = await withFailingKv(owner, "PATCH", id, `/v1/passports/${id}`, { display_name: "Deferred" });
+    expect(
+      (await deferred.json<{ publication: { status: string; next_attempt_at: string | null } }>()).publication,
+    ).toMatchObject({ status: "pending", next_attempt_at: expect.any(String) });
+    const page = await app.request(
+      `http://control.test/dashboard/passports/${id}?done=state`,
+      { headers: { "cf-access-jwt-assertion": owner.token } },
+      env,
+    );
+    const html = await page.text();
+    expect(html).toContain("Publication to the resolver is delayed and retried automatically");
+    expect(html).not.toContain("the resolver serves it now");
+
+    await drainOutbox(env, new Date(Date.now() + 60_000));
+    const published = await owner.json("GET", `/v1/passports/${id}`);
+    expect(published.publication).toEqual({ status: "published", next_attempt_at: null });
+    expect((await resolve(id)).record.record_version).toBe(2);
+  });
+
   it("keeps the published history free of gaps when a publication failed before the next change", async () => {
     const owner = await Caller.create("owner");
     const { identity_id: id } = await owner.createPassport();

@@ -60,6 +60,14 @@ export const PassportView = z.object({
   created_at: Timestamp,
   updated_at: Timestamp,
   resolver_url: z.url(),
+  publication: z
+    .object({
+      status: z.enum(["published", "pending"]),
+      next_attempt_at: Timestamp.nullable(),
+    })
+    .describe(
+      "Whether the resolver serves this record version yet: `pending` while its publication waits for a retry at next_attempt_at (docs/publication.md).",
+    ),
 });
 export type PassportView = z.infer<typeof PassportView>;
 
@@ -97,7 +105,12 @@ export function passportEtag(recordVersion: number): string {
 }
 
 /** The Dashboard API's full view of a passport: stored state plus where its public proof lives. */
-export function passportView(stored: StoredPassport, env: Env, now = Date.now()): PassportView {
+export function passportView(
+  stored: StoredPassport,
+  env: Env,
+  pending?: { nextAttemptAt: string },
+  now = Date.now(),
+): PassportView {
   const { passport, organisation, parent } = stored;
   return {
     identity_id: passport.id,
@@ -146,6 +159,9 @@ export function passportView(stored: StoredPassport, env: Env, now = Date.now())
     created_at: passport.createdAt,
     updated_at: passport.updatedAt,
     resolver_url: resolverUrl(env, passport.id),
+    publication: pending
+      ? { status: "pending", next_attempt_at: pending.nextAttemptAt }
+      : { status: "published", next_attempt_at: null },
   };
 }
 

@@ -10,6 +10,7 @@ import {
   loadAggregate,
   type PassportChange,
   type PassportRow,
+  pendingPublication,
 } from "../db/passports.ts";
 import { publishOrDefer } from "../publication/publish.ts";
 
@@ -29,10 +30,11 @@ function checkIfMatch(c: AppContext, passport: PassportRow): void {
 
 /** Responds with the passport's full view and its ETag. */
 export async function respondWithPassport(c: AppContext, id: string, status: 200 | 201 = 200) {
-  const stored = await loadAggregate(c.get("db"), id);
+  const db = c.get("db");
+  const [stored, pending] = await Promise.all([loadAggregate(db, id), pendingPublication(db, id)]);
   if (!stored) throw new Error(`passport ${id} vanished`);
   c.header("etag", passportEtag(stored.passport.recordVersion));
-  return c.json(passportView(stored, c.env), status);
+  return c.json(passportView(stored, c.env, pending), status);
 }
 
 function isUniqueViolation(error: unknown): boolean {

@@ -72,6 +72,15 @@ function enqueuePublication(db: Database, passportId: string, recordVersion: num
     .onConflictDoUpdate({ target: outbox.passportId, set: { recordVersion, nextAttemptAt: at, attempts: 0 } });
 }
 
+/** The publication a passport still owes the resolver (its outbox row), if any. */
+export async function pendingPublication(db: Database, passportId: string) {
+  const [row] = await db
+    .select({ recordVersion: outbox.recordVersion, nextAttemptAt: outbox.nextAttemptAt })
+    .from(outbox)
+    .where(eq(outbox.passportId, passportId));
+  return row;
+}
+
 export async function findPassport(db: Database, id: string): Promise<PassportRow | undefined> {
   return db.query.passports.findFirst({ where: eq(passports.id, id) });
 }

@@ -148,7 +148,7 @@ export function FieldError(props: { id: string; message: string | undefined }) {
   ) : null;
 }
 
-function formatTime(iso: string | null | undefined): string {
+export function formatTime(iso: string | null | undefined): string {
   if (!iso) return "";
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : `${date.toISOString().replace("T", " ").slice(0, 19)} UTC`;

@@ -5,7 +5,7 @@ import type { HistoryEvent, PassportView } from "../api/views.ts";
 import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
 import { BINDING_LABELS, historyLabel, historySummary } from "./labels.ts";
-import { Layout, ProblemMessage, Time } from "./layout.tsx";
+import { formatTime, Layout, ProblemMessage, Time } from "./layout.tsx";
 import {
   AddBindingForm,
   AddEvidenceForm,
@@ -93,7 +93,14 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
       <h1>{passport.display_name ?? "Unnamed passport"}</h1>
       {done ? (
         <div class="notice" role="status">
-          {done} Published as record version {passport.record_version}; the resolver serves it now.
+          {done}{" "}
+          {passport.publication.status === "published"
+            ? `Published as record version ${passport.record_version}; the resolver serves it now.`
+            : `Saved as record version ${passport.record_version}. Publication to the resolver is delayed and retried automatically${
+                passport.publication.next_attempt_at && Date.parse(passport.publication.next_attempt_at) > Date.now()
+                  ? ` at ${formatTime(passport.publication.next_attempt_at)}`
+                  : " within a minute"
+              }; until then the resolver serves the previous version.`}
         </div>
       ) : null}
       {failure && !failedFormShown ? <ProblemMessage problem={failure.problem} id={`${failure.form}-problem`} /> : null}
