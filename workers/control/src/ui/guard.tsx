@@ -1,5 +1,7 @@
-import { problem } from "@passport/domain";
-import type { MiddlewareHandler } from "hono";
+import { type ProblemKind, problem } from "@passport/domain";
+import type { Context, MiddlewareHandler } from "hono";
+import { csrf } from "hono/csrf";
+import { HTTPException } from "hono/http-exception";
 import { type ApiFetch, dashboardApi } from "./api.ts";
 import type { UiEnv } from "./context.ts";
 import { Layout, ProblemMessage, pageHeaders } from "./layout.tsx";
@@ -53,30 +55,48 @@ export function signedIn(fetchApi: ApiFetch, options: { optional?: boolean } = {
 }
 
 const FORM_TYPES = ["application/x-www-form-urlencoded", "multipart/form-data"];
+const originCheck = csrf();
+
+function refusedForm(c: Context<UiEnv>, kind: ProblemKind, detail: string) {
+  pageHeaders(c);
+  const body = problem(kind, { detail });
+  return c.html(
+    <Layout title="Form not accepted">
+      <h1>The form could not be accepted</h1>
+      <ProblemMessage problem={body} />
+    </Layout>,
+    body.status as 400 | 403 | 415,
+  );
+}
 
 /**
- * Every Dashboard post is an HTML form. A body of another type, or one that does not parse as the
- * form it claims to be, is answered here (415 or 400, as a page) instead of failing inside a
- * handler; the parsed form is cached by Hono, so handlers read it again at no cost.
+ * Every Dashboard post is an HTML form from one of our own pages. Hono's CSRF middleware checks
+ * where it came from (Origin or Sec-Fetch-Site); a post from another site is refused here, before
+ * any handler or the API runs. Each form's synchronizer token is checked afterwards, per session
+ * (session.ts). A body of another type, or one that does not parse as the form it claims to be,
+ * is answered here (415 or 400) instead of failing inside a handler; Hono caches the parsed form,
+ * so handlers read it again at no cost.
  */
 export const formPosts: MiddlewareHandler<UiEnv> = async (c, next) => {
   if (c.req.method !== "POST") return next();
-  const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
-  const refuse = (status: 400 | 415, detail: string) => {
-    pageHeaders(c);
-    return c.html(
-      <Layout title="Form not accepted">
-        <h1>The form could not be read</h1>
-        <ProblemMessage problem={problem(status === 415 ? "unsupported-media-type" : "invalid-request", { detail })} />
-      </Layout>,
-      status,
+  try {
+    await originCheck(c, async () => {});
+  } catch (error) {
+    if (!(error instanceof HTTPException) || error.status !== 403) throw error;
+    return refusedForm(
+      c,
+      "forbidden",
+      "This form was posted from another site, so it was refused. Reload the page and try again.",
     );
-  };
-  if (!FORM_TYPES.includes(type)) return refuse(415, "Dashboard forms are sent as HTML form posts.");
+  }
+  const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
+  if (!FORM_TYPES.includes(type)) {
+    return refusedForm(c, "unsupported-media-type", "Dashboard forms are sent as HTML form posts.");
+  }
   try {
     await c.req.formData();
   } catch {
-    return refuse(400, "The form's body is malformed.");
+    return refusedForm(c, "invalid-request", "The form's body is malformed.");
   }
   return next();
 };

@@ -7,7 +7,7 @@ import type { ApiFetch, ApiResult } from "./api.ts";
 import type { UiEnv } from "./context.ts";
 import { signedIn, signInLocation } from "./guard.tsx";
 import { Layout, ProblemMessage, Time } from "./layout.tsx";
-import { refuseForgedPost, sameOrigin } from "./session.ts";
+import { refuseForgedPost } from "./session.ts";
 
 type UiContext = Context<UiEnv>;
 
@@ -270,7 +270,7 @@ export function onboardingRoutes(fetchApi: ApiFetch) {
     const form = await c.req.formData();
     const id = String(form.get("acquisition") ?? "");
     const reference = String(form.get("claim_reference") ?? "").trim();
-    if (!sameOrigin(c) || !ACQUISITION_ID.test(id)) return c.text("Refused.", 403);
+    if (!ACQUISITION_ID.test(id)) return c.text("Refused.", 403);
     if (CLAIM_REFERENCE.test(reference)) {
       setCookie(c, claimCookieName(c), `${id}~${reference}`, {
         path: CLAIM_COOKIE_PATH,

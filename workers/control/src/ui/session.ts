@@ -78,18 +78,12 @@ function constantTimeEqual(a: string, b: string): boolean {
   return difference === 0;
 }
 
-/** True when the request's Origin is this service's own (browsers send it with every form post). */
-export function sameOrigin(c: UiContext): boolean {
-  return c.req.header("origin") === new URL(c.req.url).origin;
-}
-
 /**
- * Refuses a cookie- or Access-authenticated form post that did not come from one of our pages:
- * the Origin must be ours and the form must carry this session's synchronizer token.
+ * Refuses a cookie- or Access-authenticated form post that was not rendered for this session: the
+ * form must carry this session's synchronizer token. (Where the post came from is checked before,
+ * for every Dashboard post, by Hono's CSRF middleware: guard.tsx.)
  */
-export async function refuseForgedPost(c: UiContext, session: Session, form: FormData): Promise<string | undefined> {
-  if (!sameOrigin(c))
-    return "This form was posted from another site, so it was refused. Reload the page and try again.";
+export async function refuseForgedPost(_c: UiContext, session: Session, form: FormData): Promise<string | undefined> {
   const presented = form.get("csrf");
   if (typeof presented !== "string" || !constantTimeEqual(presented, await csrfToken(session.token))) {
     return "This form has expired (it was loaded under another sign-in). Reload the page and try again.";
