@@ -41,6 +41,19 @@ function present<T extends Record<string, unknown>>(value: T): { [K in keyof T]:
   };
 }
 
+/** An evidence row in the wire names the record and the Dashboard API share (absent members as null). */
+export function evidenceFields(e: PassportAggregate["evidence"][number]) {
+  return {
+    id: e.id,
+    claim: e.claim,
+    source: e.source,
+    scope: e.scope,
+    reference: e.reference ?? null,
+    observed_at: e.observedAt,
+    fresh_until: e.freshUntil ?? null,
+  };
+}
+
 /**
  * Projects the stored passport to its public record. Only bounded proof leaves the control plane:
  * member subjects, internal notes, withdrawn evidence and acquisition context never do (spec 5.7).
@@ -75,19 +88,7 @@ export function projectPublicRecord(
       recheck_required: passport.recheckRequired ? (true as const) : undefined,
       duplicate_of: passport.duplicateOf,
     }),
-    evidence: aggregate.evidence
-      .filter((e) => !e.withdrawnAt)
-      .map((e) =>
-        present({
-          id: e.id,
-          claim: e.claim,
-          source: e.source,
-          scope: e.scope,
-          reference: e.reference,
-          observed_at: e.observedAt,
-          fresh_until: e.freshUntil,
-        }),
-      ),
+    evidence: aggregate.evidence.filter((e) => !e.withdrawnAt).map((e) => present(evidenceFields(e))),
     ...(aggregate.authority.length > 0
       ? {
           authority: aggregate.authority.map((a) =>

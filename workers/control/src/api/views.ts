@@ -1,4 +1,4 @@
-import { Availability, BindingClass, Family, IdentityId, LifecycleStatus } from "@passport/domain";
+import { Availability, BindingClass, evidenceFields, Family, IdentityId, LifecycleStatus } from "@passport/domain";
 import { z } from "zod";
 import type { loadAggregate, PassportRow } from "../db/passports.ts";
 import type { events } from "../db/schema.ts";
@@ -139,13 +139,7 @@ export function passportView(
       bound_at: b.boundAt,
     })),
     evidence: stored.evidence.map((e) => ({
-      id: e.id,
-      claim: e.claim,
-      source: e.source,
-      scope: e.scope,
-      reference: e.reference,
-      observed_at: e.observedAt,
-      fresh_until: e.freshUntil,
+      ...evidenceFields(e),
       freshness: !e.freshUntil ? "undated" : Date.parse(e.freshUntil) > now ? "fresh" : "expired",
     })),
     authority: stored.authority.map((a) => ({
