@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { Validator } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
 import { keyedHash } from "../../workers/control/src/marketplace/crypto.ts";
 import { developmentToken } from "../support/tokens.ts";
@@ -82,6 +83,24 @@ describe("claiming an acquisition", () => {
     });
     expect(wrongReference.status).toBe(404);
     expect((await api(stranger, "GET", "/v1/acquisitions/acq_nonexistent")).status).toBe(404);
+  });
+
+  it("answers progress and the claim in the shape the OpenAPI document declares", async () => {
+    const { acquisitionId, claimReference } = await completedAcquisition();
+    const owner = await developmentToken();
+    const document = await (await exports.default.fetch("http://control.test/openapi.json")).json<{
+      components: { schemas: Record<string, object> };
+    }>();
+    const schema = document.components.schemas.AcquisitionView;
+    expect(schema, "AcquisitionView is declared").toBeDefined();
+    const validator = new Validator(schema as never, "2020-12", false);
+    const claimed = await claim(owner, acquisitionId, claimReference);
+    const progress = await api(owner, "GET", `/v1/acquisitions/${acquisitionId}`);
+    for (const response of [claimed, progress]) {
+      expect(response.status).toBe(200);
+      const result = validator.validate(await response.json());
+      expect(result.errors, JSON.stringify(result.errors.slice(0, 3))).toEqual([]);
+    }
   });
 
   it("refuses a wrong claim reference and a reference already used by someone else", async () => {

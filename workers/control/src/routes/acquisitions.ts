@@ -33,7 +33,43 @@ function claimUsable(row: AcquisitionRow, hash: string, now: string): boolean {
   return row.claimHash === hash && !!row.claimExpiresAt && row.claimExpiresAt > now;
 }
 
-async function acquisitionView(db: Database, env: Env, row: AcquisitionRow, subject: string) {
+const Nullable = z.string().nullable();
+/** An acquisition's progress as the Dashboard API answers it (docs/acquisition.md). */
+const AcquisitionView = z.object({
+  acquisition_id: z.string(),
+  status: z.enum(["received", "processing", "completed", "failed"]),
+  next: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  stages: z.array(
+    z.object({
+      stage: z.string(),
+      label: z.string(),
+      status: z.enum(["running", "retrying", "succeeded", "failed"]),
+      attempts: z.int(),
+      outcome: Nullable,
+      error: z.object({ code: z.string(), message: Nullable }).nullable(),
+      at: z.string(),
+    }),
+  ),
+  error: z.object({ stage: z.string(), code: Nullable, message: Nullable, at: z.string() }).nullable(),
+  account: z.object({ organisation_id: z.string(), parent_organisation_id: Nullable, outcome: Nullable }).nullable(),
+  passport: z
+    .object({
+      identity_id: z.string(),
+      family: Nullable,
+      outcome: Nullable,
+      dashboard_url: z.string(),
+      resolver_url: z.url(),
+    })
+    .nullable(),
+  claimed: z.boolean(),
+  claimed_by_you: z.boolean(),
+  existing_account: z.boolean().optional(),
+});
+type AcquisitionView = z.infer<typeof AcquisitionView>;
+
+async function acquisitionView(db: Database, env: Env, row: AcquisitionRow, subject: string): Promise<AcquisitionView> {
   const [stages, account] = await Promise.all([stagesOf(db, row.id), accountOf(db, row)]);
   return {
     acquisition_id: row.id,
@@ -88,6 +124,7 @@ acquisitionsApi.get(
     path: "/v1/acquisitions/{id}",
     summary: "A marketplace acquisition's progress, stage by stage (before the claim: send X-Claim-Reference)",
     role: "any member",
+    response: { AcquisitionView },
   }),
   async (c) => {
     const db = c.get("db");
@@ -117,6 +154,7 @@ acquisitionsApi.post(
     summary: "Claim a completed marketplace acquisition with its single-use claim reference (docs/acquisition.md)",
     role: "any member",
     body: { ClaimRequest },
+    response: { AcquisitionView },
   }),
   async (c) => {
     const db = c.get("db");
