@@ -269,6 +269,22 @@ describe("organisation queries", () => {
     expect(await membershipIn(db, "user:queries-viewer", child)).toBeUndefined();
   });
 
+  it("never removes the last owner, even when both owners are removed at the same moment", async () => {
+    for (let round = 0; round < 10; round++) {
+      const organisation = unique("org");
+      await env.DB.prepare("INSERT INTO organisations (id, name) VALUES (?, ?)").bind(organisation, organisation).run();
+      await putMember(db, organisation, "user:owner-a", "owner");
+      await putMember(db, organisation, "user:owner-b", "owner");
+      const removed = await Promise.all([
+        removeMember(db, organisation, "user:owner-a"),
+        removeMember(db, organisation, "user:owner-b"),
+      ]);
+      expect(removed.filter(Boolean), `round ${round}`).toHaveLength(1);
+      expect((await membersOf(db, organisation)).filter((m) => m.role === "owner")).toHaveLength(1);
+      expect(await removeMember(db, organisation, removed[0] ? "user:owner-b" : "user:owner-a")).toBe(false);
+    }
+  });
+
   it("makes only the first claimant of an unheld organisation its owner", async () => {
     const unheld = unique("org");
     await env.DB.prepare("INSERT INTO organisations (id, name) VALUES (?, ?)").bind(unheld, unheld).run();

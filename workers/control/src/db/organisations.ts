@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, ne, or, sql } from "drizzle-orm";
 import type { Database } from "./client.ts";
 import { members, organisations } from "./schema.ts";
 
@@ -90,6 +90,21 @@ export function putMember(db: Database, organisationId: string, subject: string,
     .onConflictDoUpdate({ target: [members.organisationId, members.subject], set: { role } });
 }
 
-export function removeMember(db: Database, organisationId: string, subject: string) {
-  return db.delete(members).where(and(eq(members.organisationId, organisationId), eq(members.subject, subject)));
+/**
+ * Removes a member unless that would leave the organisation without an owner. The rule is part of
+ * the one DELETE statement, so two owners removing each other at the same moment cannot both
+ * succeed. Resolves to whether the member was removed.
+ */
+export async function removeMember(db: Database, organisationId: string, subject: string): Promise<boolean> {
+  const anotherOwner = sql`EXISTS (SELECT 1 FROM members AS other WHERE other.organisation_id = ${organisationId} AND other.role = 'owner' AND other.subject <> ${subject})`;
+  const result = await db
+    .delete(members)
+    .where(
+      and(
+        eq(members.organisationId, organisationId),
+        eq(members.subject, subject),
+        or(ne(members.role, "owner"), anotherOwner),
+      ),
+    );
+  return result.meta.changes > 0;
 }

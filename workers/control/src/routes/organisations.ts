@@ -138,7 +138,8 @@ organisations.delete(
       throw new HttpProblem("forbidden", { detail: "Only an owner can remove an owner." });
     }
     await refuseLosingLastOwner(c, id, subject, undefined);
-    await removeMember(db, id, subject);
+    // The check above words the common refusal; the statement itself holds the rule under races.
+    if (!(await removeMember(db, id, subject))) throw lastOwnerKept();
     return c.body(null, 204);
   },
 );
@@ -151,6 +152,8 @@ async function refuseLosingLastOwner(
 ): Promise<void> {
   const owners = (await membersOf(c.get("db"), organisationId)).filter((m) => m.role === "owner");
   if (owners.length === 1 && owners[0]?.subject === subject && newRole !== "owner") {
-    throw new HttpProblem("invalid-request", { detail: "An organisation keeps at least one owner." });
+    throw lastOwnerKept();
   }
 }
+
+const lastOwnerKept = () => new HttpProblem("invalid-request", { detail: "An organisation keeps at least one owner." });
