@@ -14,7 +14,7 @@ import {
   type StateChangeRequest,
   type UpdatePassportRequest,
 } from "../api/requests.ts";
-import type { Database } from "../db/client.ts";
+import { type Database, randomId } from "../db/client.ts";
 import type { Role } from "../db/organisations.ts";
 import {
   authorityOf,
@@ -105,7 +105,7 @@ export async function bindingRemoval(db: Database, passport: PassportRow, bindin
 }
 
 export function evidenceAddition(db: Database, passport: PassportRow, input: EvidenceInput): PassportChange {
-  const id = `ev_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+  const id = randomId("ev");
   return {
     kind: "evidence.added",
     detail: { evidence_id: id, claim: input.claim, source: input.source },
@@ -140,7 +140,7 @@ export async function evidenceWithdrawal(
 }
 
 export function authorityAddition(db: Database, passport: PassportRow, input: AuthorityInput): PassportChange {
-  const id = `au_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+  const id = randomId("au");
   return {
     kind: "authority.added",
     detail: { authority_id: id, action: input.action },

@@ -5,6 +5,7 @@ import { operation } from "../api/operations.ts";
 import { HttpProblem } from "../api/problem.ts";
 import { CreateOrganisationRequest, PutMemberRequest } from "../api/requests.ts";
 import type { AppEnv } from "../context.ts";
+import { randomId } from "../db/client.ts";
 import {
   createOrganisationStatements,
   membersOf,
@@ -54,7 +55,7 @@ organisations.post(
     const { subject } = c.get("principal");
     const body = c.req.valid("json");
     if (body.parent_id) await requireMembership(db, subject, body.parent_id, "admin");
-    const id = `org_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+    const id = randomId("org");
     await db.batch(
       createOrganisationStatements(db, { id, name: body.name, parentId: body.parent_id, ownerSubject: subject }),
     );

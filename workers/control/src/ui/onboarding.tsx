@@ -289,7 +289,7 @@ export function onboardingRoutes(fetchApi: ApiFetch) {
     if (!ACQUISITION_ID.test(id)) return c.redirect("/dashboard/passports", 303);
     const session = c.get("session");
     if (!session) return c.redirect(signInLocation(onboardingPath(id)), 303);
-    const refused = await refuseForgedPost(c, session, form);
+    const refused = await refuseForgedPost(session, form);
     if (refused) {
       return onboardingPage(c, id, {
         type: `${PROBLEM_TYPE_BASE}forbidden`,

@@ -40,7 +40,7 @@ function handle(form: (c: UiContext) => string, done: string, step: Step) {
     const raw = await c.req.formData();
     const fields = fieldsOf(raw);
     const fail = (problem: Problem) => passportPage(c, id, { form: form(c), problem, values: fields });
-    const refused = await refuseForgedPost(c, c.get("session"), raw);
+    const refused = await refuseForgedPost(c.get("session"), raw);
     if (refused) {
       return fail({ type: `${PROBLEM_TYPE_BASE}forbidden`, title: "Form refused", status: 403, detail: refused });
     }

@@ -83,7 +83,7 @@ function constantTimeEqual(a: string, b: string): boolean {
  * form must carry this session's synchronizer token. (Where the post came from is checked before,
  * for every Dashboard post, by Hono's CSRF middleware: guard.tsx.)
  */
-export async function refuseForgedPost(_c: UiContext, session: Session, form: FormData): Promise<string | undefined> {
+export async function refuseForgedPost(session: Session, form: FormData): Promise<string | undefined> {
   const presented = form.get("csrf");
   if (typeof presented !== "string" || !constantTimeEqual(presented, await csrfToken(session.token))) {
     return "This form has expired (it was loaded under another sign-in). Reload the page and try again.";

@@ -86,7 +86,7 @@ export function signInRoutes(fetchApi: ApiFetch) {
   routes.post("/sign-out", async (c) => {
     const session = currentSession(c);
     if (session) {
-      const refused = await refuseForgedPost(c, session, await c.req.formData());
+      const refused = await refuseForgedPost(session, await c.req.formData());
       if (refused) return c.text(refused, 403);
     }
     endSession(c);
