@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Caller, organisationState, resolve, uniqueEndpoint } from "../support/api.ts";
 
@@ -72,6 +73,75 @@ describe("duplicate governance", () => {
     });
     expect(response.status).toBe(409);
     expect((await response.json<{ existing_identity_id: string }>()).existing_identity_id).toBe(first.identity_id);
+  });
+
+  it("holds under races: of two creates for the same primary binding at once, exactly one wins", async () => {
+    const owner = await Caller.create("owner");
+    for (let round = 0; round < 8; round++) {
+      const endpoint = uniqueEndpoint();
+      const body = {
+        family: "api",
+        organisation_id: owner.organisation,
+        bindings: [{ class: "endpoint", value: endpoint }],
+      };
+      const responses = await Promise.all([1, 2, 3].map(() => owner.request("POST", "/v1/passports", body)));
+      const created = responses.filter((r) => r.status === 201);
+      const refused = responses.filter((r) => r.status === 409);
+      expect([created.length, refused.length], `round ${round}`).toEqual([1, 2]);
+      const winner = await created[0]?.json<{ identity_id: string }>();
+      for (const response of refused) {
+        expect(await response.json()).toMatchObject({
+          type: "urn:svc:passport:problem:duplicate-identity",
+          existing_identity_id: winner?.identity_id,
+        });
+      }
+    }
+    const list = await owner.json("GET", `/v1/passports?organisation_id=${owner.organisation}&limit=50`);
+    expect(list.items).toHaveLength(8);
+  });
+
+  it("holds under races: two passports adding the same primary binding at once, exactly one gets it", async () => {
+    const owner = await Caller.create("owner");
+    for (let round = 0; round < 8; round++) {
+      const endpoint = uniqueEndpoint();
+      const a = await owner.createPassport({ bindings: [{ class: "endpoint", value: uniqueEndpoint() }] });
+      const b = await owner.createPassport({ bindings: [{ class: "endpoint", value: uniqueEndpoint() }] });
+      const responses = await Promise.all(
+        [a, b].map((p) =>
+          owner.request("POST", `/v1/passports/${p.identity_id}/bindings`, { class: "endpoint", value: endpoint }),
+        ),
+      );
+      expect(responses.map((r) => r.status).sort(), `round ${round}`).toEqual([200, 409]);
+      const holders = await env.DB.prepare(
+        "SELECT p.id FROM bindings b JOIN passports p ON p.id = b.passport_id WHERE b.class = 'endpoint' AND b.value = ?",
+      )
+        .bind(endpoint)
+        .all<{ id: string }>();
+      expect(holders.results).toHaveLength(1);
+      const refusal = await responses.find((r) => r.status === 409)?.json<{ existing_identity_id: string }>();
+      expect(refusal?.existing_identity_id).toBe(holders.results[0]?.id);
+    }
+  });
+
+  it("refuses moving a passport into an organisation where its primary binding is already held", async () => {
+    const subject = `user-${crypto.randomUUID()}`;
+    const home = await Caller.create("owner", undefined, subject);
+    const target = await Caller.create("owner", undefined, subject);
+    const endpoint = uniqueEndpoint();
+    const held = await target.createPassport({ bindings: [{ class: "endpoint", value: endpoint }] });
+    const moving = await home.createPassport({ bindings: [{ class: "endpoint", value: endpoint }] });
+    const before = await organisationState(target.organisation);
+    const response = await home.request("POST", `/v1/passports/${moving.identity_id}/transfer`, {
+      organisation_id: target.organisation,
+      reason: "Consolidating the team's APIs",
+    });
+    expect(response.status).toBe(409);
+    expect(await response.json()).toMatchObject({
+      type: "urn:svc:passport:problem:duplicate-identity",
+      existing_identity_id: held.identity_id,
+    });
+    expect(await organisationState(target.organisation)).toBe(before);
+    expect((await home.json("GET", `/v1/passports/${moving.identity_id}`)).organisation.id).toBe(home.organisation);
   });
 
   it("retires a passport marked as duplicate and points it at the survivor; never both operative", async () => {

@@ -129,7 +129,8 @@ describe("passport queries", () => {
     const binding = [{ class: "endpoint" as const, value }];
     const holder = await newPassport({ bindings: binding });
     await newPassport({ family: "agent", bindings: binding });
-    const retired = await newPassport({ bindings: binding });
+    // Declared distinct, or the database would refuse a second operative holder (migration 0007).
+    const retired = await newPassport({ bindings: binding, distinctReason: "a materially distinct object" });
     await db.batch(
       commitChangeStatements(
         db,
@@ -282,6 +283,49 @@ describe("organisation queries", () => {
       expect(removed.filter(Boolean), `round ${round}`).toHaveLength(1);
       expect((await membersOf(db, organisation)).filter((m) => m.role === "owner")).toHaveLength(1);
       expect(await removeMember(db, organisation, removed[0] ? "user:owner-b" : "user:owner-a")).toBe(false);
+    }
+  });
+
+  it("never demotes the last owner, even when both owners demote each other at the same moment", async () => {
+    for (let round = 0; round < 10; round++) {
+      const organisation = unique("org");
+      await env.DB.prepare("INSERT INTO organisations (id, name) VALUES (?, ?)").bind(organisation, organisation).run();
+      await putMember(db, organisation, "user:owner-a", "owner");
+      await putMember(db, organisation, "user:owner-b", "owner");
+      const demoted = await Promise.all([
+        putMember(db, organisation, "user:owner-a", "admin"),
+        putMember(db, organisation, "user:owner-b", "viewer"),
+      ]);
+      expect(demoted.filter(Boolean), `round ${round}`).toHaveLength(1);
+      expect((await membersOf(db, organisation)).filter((m) => m.role === "owner")).toHaveLength(1);
+    }
+  });
+
+  it("changes or removes an owner only for an owner", async () => {
+    const organisation = unique("org");
+    await env.DB.prepare("INSERT INTO organisations (id, name) VALUES (?, ?)").bind(organisation, organisation).run();
+    await putMember(db, organisation, "user:owner-a", "owner");
+    await putMember(db, organisation, "user:owner-b", "owner");
+    expect(await putMember(db, organisation, "user:owner-a", "editor", false)).toBe(false);
+    expect(await removeMember(db, organisation, "user:owner-a", false)).toBe(false);
+    expect(await putMember(db, organisation, "user:member", "editor", false)).toBe(true);
+    expect(await removeMember(db, organisation, "user:member", false)).toBe(true);
+    expect((await membersOf(db, organisation)).map((m) => [m.subject, m.role])).toEqual([
+      ["user:owner-a", "owner"],
+      ["user:owner-b", "owner"],
+    ]);
+  });
+
+  it("makes exactly one of two racing claimants the owner of an unheld organisation", async () => {
+    for (let round = 0; round < 10; round++) {
+      const unheld = unique("org");
+      await env.DB.prepare("INSERT INTO organisations (id, name) VALUES (?, ?)").bind(unheld, unheld).run();
+      const became = await Promise.all([
+        becomeFirstOwner(db, unheld, "user:first"),
+        becomeFirstOwner(db, unheld, "user:second"),
+      ]);
+      expect(became.filter(Boolean), `round ${round}`).toHaveLength(1);
+      expect(await membersOf(db, unheld)).toHaveLength(1);
     }
   });
 

@@ -3,16 +3,19 @@ import { requireRole, visiblePassport } from "../access/membership.ts";
 import { HttpProblem } from "../api/problem.ts";
 import { passportEtag, passportView } from "../api/views.ts";
 import type { AppEnv } from "../context.ts";
+import type { Database } from "../db/client.ts";
 import type { Role } from "../db/organisations.ts";
 import {
   commitChangeStatements,
   findPassport,
+  isDuplicateIdentityViolation,
   loadAggregate,
   type PassportChange,
   type PassportRow,
   pendingPublication,
 } from "../db/passports.ts";
 import { publishOrDefer } from "../publication/publish.ts";
+import { duplicateRaceRefusal } from "./passport-changes.ts";
 
 type AppContext = Context<AppEnv>;
 
@@ -35,6 +38,19 @@ export async function respondWithPassport(c: AppContext, id: string, status: 200
   if (!stored) throw new Error(`passport ${id} vanished`);
   c.header("etag", passportEtag(stored.passport.recordVersion));
   return c.json(passportView(stored, c.env, pending), status);
+}
+
+/**
+ * Names the passport that holds the primary binding a change collided with: the binding it added,
+ * or, for a transfer, the passport's own bindings in the organisation it was moving to.
+ */
+async function refusalOfRacingDuplicate(db: Database, passport: PassportRow, change: PassportChange) {
+  const organisationId = change.set?.organisationId ?? passport.organisationId;
+  const candidates =
+    change.kind === "binding.added"
+      ? [change.detail as { class: string; value: string }]
+      : ((await loadAggregate(db, passport.id))?.bindings ?? []);
+  return duplicateRaceRefusal(db, organisationId, passport.family, candidates, passport.id);
 }
 
 function isUniqueViolation(error: unknown): boolean {
@@ -66,6 +82,7 @@ export async function applyChange(
   try {
     await db.batch(commitChangeStatements(db, passport, change, c.get("principal").subject, new Date().toISOString()));
   } catch (error) {
+    if (isDuplicateIdentityViolation(error)) throw await refusalOfRacingDuplicate(db, passport, change);
     if (!isUniqueViolation(error)) throw error;
     const current = await findPassport(db, id);
     throw new HttpProblem("precondition-failed", {

@@ -38,7 +38,8 @@ import { type PassportChange, type PassportRow, passportsWithBinding } from "../
  * Refuses a primary binding already held by another operative passport of the same family in the
  * organisation (spec 1.6): the primary binding is what says "this is the same object", so a second
  * passport for it would split its history. Other binding classes may be shared. `exceptId` lets a
- * passport re-check its own bindings.
+ * passport re-check its own bindings. This check words the common refusal; the database holds the
+ * rule when two writes race (migration 0007, `duplicateRaceRefusal`).
  */
 export async function refuseDuplicates(
   db: Database,
@@ -59,6 +60,29 @@ export async function refuseDuplicates(
       existing_identity_id: clash.id,
     });
   }
+}
+
+/**
+ * The refusal for a write the database stopped because another operative passport holds the same
+ * primary binding in the organisation the write targets: found again after the fact so the answer
+ * can name it. `candidates` are the primary binding values the write would have held there.
+ */
+export async function duplicateRaceRefusal(
+  db: Database,
+  organisationId: string,
+  family: Family,
+  candidates: { class: string; value: string }[],
+  exceptId?: string,
+): Promise<HttpProblem> {
+  try {
+    await refuseDuplicates(db, organisationId, family, candidates, exceptId);
+  } catch (problem) {
+    if (problem instanceof HttpProblem) return problem;
+    throw problem;
+  }
+  return new HttpProblem("duplicate-identity", {
+    detail: `Another passport of this organisation took the same ${PRIMARY_BINDING_CLASS[family]} at the same moment. Re-read and try again.`,
+  });
 }
 
 export function displayUpdate(input: UpdatePassportRequest): PassportChange {
@@ -85,7 +109,10 @@ export async function bindingAddition(
       binding_id: existing.id,
     });
   }
-  await refuseDuplicates(db, passport.organisationId, passport.family, [binding], passport.id);
+  // A passport declared a materially distinct object may share its primary binding (spec 1.6).
+  if (!passport.distinctReason) {
+    await refuseDuplicates(db, passport.organisationId, passport.family, [binding], passport.id);
+  }
   const id = crypto.randomUUID();
   return {
     kind: "binding.added",

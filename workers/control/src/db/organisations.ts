@@ -83,27 +83,51 @@ export function createOrganisationStatements(
   ] as const;
 }
 
-export function putMember(db: Database, organisationId: string, subject: string, role: Role) {
-  return db
-    .insert(members)
-    .values({ organisationId, subject, role })
-    .onConflictDoUpdate({ target: [members.organisationId, members.subject], set: { role } });
+/** True when another member of the organisation than `subject` holds the owner role. */
+const anotherOwnerThan = (organisationId: string, subject: string) =>
+  sql`EXISTS (SELECT 1 FROM members AS other WHERE other.organisation_id = ${organisationId} AND other.role = 'owner' AND other.subject <> ${subject})`;
+
+/**
+ * Adds a member or changes a member's role. A change is refused when it would leave the
+ * organisation without an owner, or when it touches an owner and `byOwner` is false. Both rules
+ * are part of the one statement (an upsert whose update is guarded), so two owners demoting each
+ * other at the same moment cannot both succeed. Resolves to whether the member now has `role`.
+ */
+export async function putMember(
+  db: Database,
+  organisationId: string,
+  subject: string,
+  role: Role,
+  byOwner = true,
+): Promise<boolean> {
+  const result = await db.run(
+    sql`INSERT INTO ${members} (organisation_id, subject, role) VALUES (${organisationId}, ${subject}, ${role})
+        ON CONFLICT (organisation_id, subject) DO UPDATE SET role = excluded.role
+        WHERE members.role <> 'owner'
+           OR (${byOwner ? 1 : 0} = 1 AND (excluded.role = 'owner' OR ${anotherOwnerThan(organisationId, subject)}))`,
+  );
+  return result.meta.changes > 0;
 }
 
 /**
- * Removes a member unless that would leave the organisation without an owner. The rule is part of
- * the one DELETE statement, so two owners removing each other at the same moment cannot both
- * succeed. Resolves to whether the member was removed.
+ * Removes a member unless that would leave the organisation without an owner, or the member is an
+ * owner and `byOwner` is false. The rules are part of the one DELETE statement, so two owners
+ * removing each other at the same moment cannot both succeed. Resolves to whether the member was
+ * removed.
  */
-export async function removeMember(db: Database, organisationId: string, subject: string): Promise<boolean> {
-  const anotherOwner = sql`EXISTS (SELECT 1 FROM members AS other WHERE other.organisation_id = ${organisationId} AND other.role = 'owner' AND other.subject <> ${subject})`;
+export async function removeMember(
+  db: Database,
+  organisationId: string,
+  subject: string,
+  byOwner = true,
+): Promise<boolean> {
   const result = await db
     .delete(members)
     .where(
       and(
         eq(members.organisationId, organisationId),
         eq(members.subject, subject),
-        or(ne(members.role, "owner"), anotherOwner),
+        or(ne(members.role, "owner"), byOwner ? anotherOwnerThan(organisationId, subject) : sql`0`),
       ),
     );
   return result.meta.changes > 0;

@@ -163,6 +163,14 @@ export function commitChangeStatements(
  * Active passports of `family` in `organisationId` that already carry the binding
  * `bindingClass`=`value` (duplicate governance, spec 1.6).
  */
+/**
+ * Whether a write was stopped by the database's duplicate rule (migration 0007): a primary binding
+ * already held by another operative passport of the same family in the organisation.
+ */
+export function isDuplicateIdentityViolation(error: unknown): boolean {
+  return String((error as { cause?: unknown })?.cause ?? error).includes("duplicate-identity");
+}
+
 export async function passportsWithBinding(
   db: Database,
   organisationId: string,

@@ -12,6 +12,7 @@ import {
   organisationsOf,
   organisationWithParent,
   putMember,
+  type Role,
   removeMember,
 } from "../db/organisations.ts";
 
@@ -111,10 +112,10 @@ organisations.put(
     const caller = await requireMembership(db, c.get("principal").subject, id, "admin");
     const existing = (await membersOf(db, id)).find((m) => m.subject === subject);
     if ((role === "owner" || existing?.role === "owner") && caller.role !== "owner") {
-      throw new HttpProblem("forbidden", { detail: "Only an owner can grant or change the owner role." });
+      throw ownerRoleReserved();
     }
-    await refuseLosingLastOwner(c, id, subject, role);
-    await putMember(db, id, subject, role);
+    // The checks above word the common refusals; the statement itself holds the rules under races.
+    if (!(await putMember(db, id, subject, role, caller.role === "owner"))) throw refusalOfOwnerChange(caller.role);
     return c.json({ subject, role }, existing ? 200 : 201);
   },
 );
@@ -136,25 +137,19 @@ organisations.delete(
     const existing = (await membersOf(db, id)).find((m) => m.subject === subject);
     if (!existing) throw new HttpProblem("route-not-found", { detail: "No such member." });
     if (existing.role === "owner" && caller.role !== "owner") {
-      throw new HttpProblem("forbidden", { detail: "Only an owner can remove an owner." });
+      throw ownerRoleReserved();
     }
-    await refuseLosingLastOwner(c, id, subject, undefined);
-    // The check above words the common refusal; the statement itself holds the rule under races.
-    if (!(await removeMember(db, id, subject))) throw lastOwnerKept();
+    // The checks above word the common refusals; the statement itself holds the rules under races.
+    if (!(await removeMember(db, id, subject, caller.role === "owner"))) throw refusalOfOwnerChange(caller.role);
     return c.body(null, 204);
   },
 );
 
-async function refuseLosingLastOwner(
-  c: { get: (key: "db") => AppEnv["Variables"]["db"] },
-  organisationId: string,
-  subject: string,
-  newRole: string | undefined,
-): Promise<void> {
-  const owners = (await membersOf(c.get("db"), organisationId)).filter((m) => m.role === "owner");
-  if (owners.length === 1 && owners[0]?.subject === subject && newRole !== "owner") {
-    throw lastOwnerKept();
-  }
+/** Why a membership statement changed nothing: the member became an owner meanwhile, or was the last one. */
+function refusalOfOwnerChange(callerRole: Role): HttpProblem {
+  return callerRole === "owner" ? lastOwnerKept() : ownerRoleReserved();
 }
 
 const lastOwnerKept = () => new HttpProblem("invalid-request", { detail: "An organisation keeps at least one owner." });
+const ownerRoleReserved = () =>
+  new HttpProblem("forbidden", { detail: "Only an owner can grant, change or remove the owner role." });

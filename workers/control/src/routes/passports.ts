@@ -23,6 +23,7 @@ import {
   bindingAddition,
   bindingRemoval,
   displayUpdate,
+  duplicateRaceRefusal,
   duplicateRetirement,
   evidenceAddition,
   evidenceWithdrawal,
@@ -33,7 +34,7 @@ import {
 } from "../changes/passport-changes.ts";
 import type { AppEnv } from "../context.ts";
 import { membershipIn, membershipsOf } from "../db/organisations.ts";
-import { createPassportStatements, historyOf, listPassports } from "../db/passports.ts";
+import { createPassportStatements, historyOf, isDuplicateIdentityViolation, listPassports } from "../db/passports.ts";
 import { publishOrDefer } from "../publication/publish.ts";
 
 export const passports = new Hono<AppEnv>();
@@ -58,20 +59,24 @@ passports.post(
       await refuseDuplicates(db, membership.organisationId, body.family, body.bindings);
     }
     const id = mintIdentityId();
-    await db.batch(
-      createPassportStatements(db, {
-        id,
-        organisationId: membership.organisationId,
-        family: body.family,
-        displayName: body.display_name,
-        environment: body.environment,
-        version: body.version,
-        bindings: body.bindings,
-        distinctReason: body.distinct_object_reason,
-        actor: subject,
-        at: new Date().toISOString(),
-      }),
-    );
+    const statements = createPassportStatements(db, {
+      id,
+      organisationId: membership.organisationId,
+      family: body.family,
+      displayName: body.display_name,
+      environment: body.environment,
+      version: body.version,
+      bindings: body.bindings,
+      distinctReason: body.distinct_object_reason,
+      actor: subject,
+      at: new Date().toISOString(),
+    });
+    try {
+      await db.batch(statements);
+    } catch (error) {
+      if (!isDuplicateIdentityViolation(error)) throw error;
+      throw await duplicateRaceRefusal(db, membership.organisationId, body.family, body.bindings);
+    }
     await publishOrDefer(c.env, id);
     c.header("location", `/v1/passports/${id}`);
     return respondWithPassport(c, id, 201);
