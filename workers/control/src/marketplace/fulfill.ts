@@ -1,3 +1,4 @@
+import { bodyLimit } from "hono/body-limit";
 import { recordAcquisition } from "../db/acquisitions.ts";
 import { database } from "../db/client.ts";
 import { type MarketplaceEnv, secret } from "./config.ts";
@@ -21,8 +22,6 @@ type TokenRead = { token: string; offerType?: string } | { failure: string };
  * (platform facts), so urlencoded and multipart are both accepted through `formData()`.
  */
 async function readToken(request: Request): Promise<TokenRead> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_FORM_BYTES) return { failure: "The set-up form is larger than a registration token can be." };
   let form: FormData;
   try {
     form = await request.formData();
@@ -42,6 +41,22 @@ async function readToken(request: Request): Promise<TokenRead> {
   const offerType = form.get(OFFER_TYPE_FIELD);
   return { token, ...(typeof offerType === "string" && offerType ? { offerType: offerType.slice(0, 64) } : {}) };
 }
+
+/**
+ * Refuses a set-up form larger than any registration token needs, counting while it streams in (a
+ * chunked body is never read whole), with the same page or problem as any other refused handoff.
+ */
+export const limitFulfillForm = bodyLimit({
+  maxSize: MAX_FORM_BYTES,
+  onError: (c) =>
+    handoffErrorResponse(c.req.header("accept") ?? null, {
+      kind: "payload-too-large",
+      detail: "The set-up form is larger than a registration token can be.",
+      next: "restart_setup",
+      stage: "registration_token_handoff",
+      occurredAt: new Date().toISOString(),
+    }),
+});
 
 function onboardingLocation(env: Env, acquisitionId: string, claimReference: string): string {
   const url = new URL(env.DASHBOARD_ONBOARDING_URL);

@@ -1,11 +1,12 @@
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { HttpProblem } from "../api/problem.ts";
 import type { AppEnv } from "../context.ts";
 import { database } from "../db/client.ts";
 import { type MarketplaceEnv, secret } from "./config.ts";
 import { sameSecret } from "./crypto.ts";
 import { EventRejected, parseSubscriptionChange } from "./events.ts";
-import { fulfill } from "./fulfill.ts";
+import { fulfill, limitFulfillForm } from "./fulfill.ts";
 import { snsSigningCertificates } from "./sns-certificates.ts";
 import { SnsUnverified, verifySnsNotification } from "./sns-signature.ts";
 import { applySubscriptionChange } from "./subscriptions.ts";
@@ -15,7 +16,15 @@ export const marketplace = new Hono<AppEnv>();
 
 const MAX_EVENT_BYTES = 256 * 1024;
 
-marketplace.post("/fulfill", (c) => fulfill(c.req.raw, c.env as MarketplaceEnv));
+marketplace.post("/fulfill", limitFulfillForm, (c) => fulfill(c.req.raw, c.env as MarketplaceEnv));
+
+// Counts while the body streams in, so an oversize event is refused before it is read whole.
+const limitEventBody = bodyLimit({
+  maxSize: MAX_EVENT_BYTES,
+  onError: () => {
+    throw new HttpProblem("payload-too-large", { detail: `Events are limited to ${MAX_EVENT_BYTES} bytes.` });
+  },
+});
 
 async function requireEventsSecret(headers: Headers, env: MarketplaceEnv): Promise<void> {
   const presented = /^Bearer (\S+)$/.exec(headers.get("authorization") ?? "")?.[1];
@@ -29,18 +38,20 @@ async function requireEventsSecret(headers: Headers, env: MarketplaceEnv): Promi
   }
 }
 
+/** The relay's bearer secret is checked before any of the body is read. */
+const eventsSecret: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await requireEventsSecret(c.req.raw.headers, c.env as MarketplaceEnv);
+  return next();
+};
+
 /**
  * `POST /marketplace/events`: subscription changes relayed from EventBridge (API destination with
  * an API-key connection) or from the legacy SNS topics (through a queue and a relay). SNS posts
  * text/plain, so the body is parsed as JSON whatever its declared type.
  */
-marketplace.post("/events", async (c) => {
+marketplace.post("/events", eventsSecret, limitEventBody, async (c) => {
   const env = c.env as MarketplaceEnv;
-  await requireEventsSecret(c.req.raw.headers, env);
   const bytes = await c.req.arrayBuffer();
-  if (bytes.byteLength > MAX_EVENT_BYTES) {
-    throw new HttpProblem("payload-too-large", { detail: `Events are limited to ${MAX_EVENT_BYTES} bytes.` });
-  }
   let body: unknown;
   try {
     body = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));

@@ -1,5 +1,6 @@
 import { type ProblemKind, problem } from "@passport/domain";
 import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
 import { type ApiFetch, dashboardApi } from "./api.ts";
@@ -65,9 +66,16 @@ function refusedForm(c: Context<UiEnv>, kind: ProblemKind, detail: string) {
       <h1>The form could not be accepted</h1>
       <ProblemMessage problem={body} />
     </Layout>,
-    body.status as 400 | 403 | 415,
+    body.status as 400 | 403 | 413 | 415,
   );
 }
+
+/** Every Dashboard form is a handful of short fields; the limit counts while the body streams in. */
+const MAX_FORM_BYTES = 64 * 1024;
+const limitFormBody = bodyLimit({
+  maxSize: MAX_FORM_BYTES,
+  onError: (c) => refusedForm(c, "payload-too-large", `Dashboard forms are limited to ${MAX_FORM_BYTES} bytes.`),
+});
 
 /**
  * Every Dashboard post is an HTML form from one of our own pages. Hono's CSRF middleware checks
@@ -93,6 +101,8 @@ export const formPosts: MiddlewareHandler<UiEnv> = async (c, next) => {
   if (!FORM_TYPES.includes(type)) {
     return refusedForm(c, "unsupported-media-type", "Dashboard forms are sent as HTML form posts.");
   }
+  const tooLarge = await limitFormBody(c, async () => {});
+  if (tooLarge) return tooLarge;
   try {
     await c.req.formData();
   } catch {
