@@ -100,6 +100,9 @@ export default defineConfig({
                   TEST_IDP_PRIVATE_JWK: identityProviderKeys.privateJwk,
                   ...marketplaceSecrets(),
                 },
+                // A small stand-in for FULFILL_CEILING: the real one (300 a minute, shared by every
+                // test file in the run) cannot be used up without starving the others' set-ups.
+                ratelimits: { TEST_FULFILL_CEILING: { namespace_id: "9001", simple: { limit: 5, period: 60 } } },
                 serviceBindings: {
                   TEST_RESOLVER: "passport-resolver",
                   TEST_IDENTITY_PROVIDER: "identity-provider",

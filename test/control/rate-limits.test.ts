@@ -1,5 +1,6 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { app } from "../../workers/control/src/app.ts";
 import { Caller } from "../support/api.ts";
 
 /**
@@ -53,6 +54,38 @@ describe("POST /marketplace/fulfill", () => {
     const other = await post("/marketplace/fulfill", freshAddress());
     expect(other.status).toBe(400);
     expect(await other.json()).toMatchObject({ type: "urn:svc:passport:problem:invalid-registration-token" });
+  });
+});
+
+describe("the fulfill ceiling", () => {
+  it("refuses every client once all clients together reach it", async () => {
+    // The control plane's own app over a real limiter binding; only the ceiling's size is the test's.
+    const testEnv = { ...env, FULFILL_CEILING: env.TEST_FULFILL_CEILING };
+    const sendFrom = (address: string) =>
+      app.request(
+        "http://control.test/marketplace/fulfill",
+        {
+          method: "POST",
+          headers: { "cf-connecting-ip": address, accept: "application/json" },
+          body: new URLSearchParams(),
+        },
+        testEnv,
+      );
+
+    let admitted = 0;
+    let refusal: Response | undefined;
+    for (let client = 0; client < 12 && !refusal; client++) {
+      const response = await sendFrom(freshAddress());
+      if (response.status === 429) refusal = response;
+      else admitted++;
+    }
+    // Five a window; a run straddling a window boundary may admit up to twice that.
+    expect(admitted).toBeGreaterThanOrEqual(5);
+    expect(admitted).toBeLessThanOrEqual(10);
+    if (!refusal) throw new Error("the ceiling never refused");
+    await expectRateLimited(refusal);
+    // A client that has sent nothing yet is refused too: the ceiling counts everyone.
+    await expectRateLimited(await sendFrom(freshAddress()));
   });
 });
 

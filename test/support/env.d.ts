@@ -12,6 +12,8 @@ declare namespace Cloudflare {
     SIGNING_KEY: string;
     TEST_SIGNING_JWKS: string;
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    /** A fulfill ceiling of 5 a minute, for driving the ceiling to its refusal (vitest.config.ts). */
+    TEST_FULFILL_CEILING: RateLimit;
     /** Empty databases for the migration-chain tests (test/migrations), one per chain. */
     TEST_MIGRATION_DB_ORIGINAL_INIT: D1Database;
     TEST_MIGRATION_DB_CURRENT: D1Database;
