@@ -173,7 +173,9 @@ export class RecordServer {
       "verify",
     ])) as CryptoKeyPair;
     const { x, y } = (await crypto.subtle.exportKey("jwk", pair.publicKey)) as JsonWebKey;
-    const header = base64urlEncode(new TextEncoder().encode(JSON.stringify({ alg: "ES256", kid, typ: "passport+jws" })));
+    const header = base64urlEncode(
+      new TextEncoder().encode(JSON.stringify({ alg: "ES256", kid, typ: "passport+jws" })),
+    );
     const sign = async (record: unknown) => {
       const payload = base64urlEncode(new TextEncoder().encode(canonicalJson(record)));
       const signature = await crypto.subtle.sign(

@@ -31,7 +31,10 @@ describe("binding match: only verified bindings count", () => {
     const result = await server.verifier().verify(id, { family: "api", baseUrl: TARGET });
     expect(result.outcome).toBe("ok");
     expect(result.relied_on.bindings).toEqual([
-      expect.objectContaining({ value: "https://api.contract.example/v1", verification: expect.objectContaining({ state: "verified" }) }),
+      expect.objectContaining({
+        value: "https://api.contract.example/v1",
+        verification: expect.objectContaining({ state: "verified" }),
+      }),
     ]);
   });
 
@@ -52,7 +55,12 @@ describe("binding match: only verified bindings count", () => {
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ state: "claimed" }, "claimed", /not proven/],
       [
-        { state: "lapsed", method: "http_well_known", lapsed_at: "2026-11-22T00:00:00Z", reason: "well-known document no longer names the identity id" },
+        {
+          state: "lapsed",
+          method: "http_well_known",
+          lapsed_at: "2026-11-22T00:00:00Z",
+          reason: "well-known document no longer names the identity id",
+        },
         "lapsed",
         /no longer names the identity id/,
       ],
@@ -75,7 +83,10 @@ describe("binding match: only verified bindings count", () => {
       [[], /not in the record/],
       [[asserted("evd_endpoint", "agent.endpoint_control", { trusted_source: true })], /not observed/],
       [[observed("evd_endpoint", "agent.endpoint_control", "https://api.contract.example", -1)], /fresh only until/],
-      [[observed("evd_endpoint", "agent.endpoint_control", "https://other.example")], /observed for https:\/\/other\.example/],
+      [
+        [observed("evd_endpoint", "agent.endpoint_control", "https://other.example")],
+        /observed for https:\/\/other\.example/,
+      ],
     ];
     for (const [evidence, problem] of proofs) {
       const { server, id } = await served(contractRecord({ evidence }));
@@ -95,7 +106,9 @@ describe("binding match: only verified bindings count", () => {
       evidence: [],
     });
     const claimed = await served(record);
-    const refused = await claimed.server.verifier().verify(claimed.id, { bindings: [{ class: "manifest", value: manifest }] });
+    const refused = await claimed.server
+      .verifier()
+      .verify(claimed.id, { bindings: [{ class: "manifest", value: manifest }] });
     expect(refused.outcome).toBe("binding_unverified");
 
     record.bindings = [
@@ -130,7 +143,9 @@ describe("required evidence: source and scope, not only claim and freshness", ()
 
   it("asserted evidence from a source the operator does not trust does not establish a claim, and is named", async () => {
     const { server, id } = await served(
-      contractRecord({ evidence: [...contractRecord().evidence, asserted("evd_self", claim, { source: "our own audit" })] }),
+      contractRecord({
+        evidence: [...contractRecord().evidence, asserted("evd_self", claim, { source: "our own audit" })],
+      }),
     );
     const result = await server.verifier().verify(id, { evidence: [claim] });
     expect(result).toMatchObject({
@@ -141,7 +156,10 @@ describe("required evidence: source and scope, not only claim and freshness", ()
   });
 
   it("observed evidence, or asserted evidence from a trusted source, establishes it", async () => {
-    for (const item of [observed("evd_dns", claim, "contract.example"), asserted("evd_auditor", claim, { trusted_source: true })]) {
+    for (const item of [
+      observed("evd_dns", claim, "contract.example"),
+      asserted("evd_auditor", claim, { trusted_source: true }),
+    ]) {
       const { server, id } = await served(contractRecord({ evidence: [...contractRecord().evidence, item] }));
       const result = await server.verifier().verify(id, { baseUrl: TARGET, evidence: [{ claim, maxAge: "30d" }] });
       expect(result.outcome).toBe("ok");
@@ -173,11 +191,16 @@ describe("signatures are required unless the caller loudly opts out", () => {
   it("a verifier without keys is refused when it is built; with skip-insecure a passing check is never ok", async () => {
     const { server, id } = await served();
     expect(() => new Verifier({ resolver: CONTRACT_RESOLVER })).toThrow(/jwks is required/);
-    expect(
-      () => new Verifier({ resolver: CONTRACT_RESOLVER, jwks: server.jwks, signature: "skip-insecure" }),
-    ).toThrow(/contradict/);
+    expect(() => new Verifier({ resolver: CONTRACT_RESOLVER, jwks: server.jwks, signature: "skip-insecure" })).toThrow(
+      /contradict/,
+    );
 
-    const insecure = new Verifier({ resolver: CONTRACT_RESOLVER, fetch: server.fetch, signature: "skip-insecure", now: () => NOW });
+    const insecure = new Verifier({
+      resolver: CONTRACT_RESOLVER,
+      fetch: server.fetch,
+      signature: "skip-insecure",
+      now: () => NOW,
+    });
     const result = await insecure.verify(id, { baseUrl: TARGET });
     expect(result).toMatchObject({
       outcome: "ok_signature_skipped",
@@ -200,7 +223,10 @@ describe("signatures are required unless the caller loudly opts out", () => {
   it("a record with a repeated member name is refused before its signature, even one that verifies", async () => {
     const { server, id, published } = await served();
     // JSON.parse keeps the last "state": the signed reading is active; another parser reads revoked.
-    const text = JSON.stringify(published).replace('"state":{"lifecycle"', '"state":{"lifecycle":"revoked"},"state":{"lifecycle"');
+    const text = JSON.stringify(published).replace(
+      '"state":{"lifecycle"',
+      '"state":{"lifecycle":"revoked"},"state":{"lifecycle"',
+    );
     expect(JSON.parse(text)).toEqual(published);
     server.serveRaw(id, text, await server.sign(published));
     const result = await server.verifier().verify(id);
@@ -267,7 +293,8 @@ describe("transport: https only, no redirect to another origin, bounded answers"
     expect((await verifier(`${CONTRACT_RESOLVER}/api/p/${id}.json`).resolve(id)).outcome).toBe("resolved");
     const away = await verifier(`https://evil.example/api/p/${id}.json`).resolve(id);
     expect(away).toMatchObject({ outcome: "network_failure", kind: "unexpected_response" });
-    if (away.outcome === "network_failure") expect(away.detail).toContain("redirected to another origin (https://evil.example)");
+    if (away.outcome === "network_failure")
+      expect(away.detail).toContain("redirected to another origin (https://evil.example)");
   });
 
   it("refuses an answer larger than the cap, declared or streamed", async () => {

@@ -162,17 +162,29 @@ function unproven(binding: RecordBinding, record: PassportRecordView, now: numbe
   }
   if (v.state !== "verified") return { ...base, ...facts, state: v.state, problem: "control of it is not proven" };
   if (isPast(v.fresh_until, now)) {
-    return { ...base, ...facts, state: "lapsed", problem: `its verification was fresh only until ${v.fresh_until ?? "(not stated)"}` };
+    return {
+      ...base,
+      ...facts,
+      state: "lapsed",
+      problem: `its verification was fresh only until ${v.fresh_until ?? "(not stated)"}`,
+    };
   }
   const proof = record.evidence.find((e) => e.id !== undefined && e.id === v.evidence);
   const unsupported = (problem: string) => ({ ...base, ...facts, state: v.state, problem });
   if (!proof) return unsupported(`the evidence it names (${v.evidence ?? "none"}) is not in the record`);
   if (proof.basis !== "observed") return unsupported(`its evidence ${proof.id} was not observed by the service`);
   if (isPast(proof.fresh_until, now)) {
-    return { ...base, ...facts, state: "lapsed", problem: `its evidence ${proof.id} was fresh only until ${proof.fresh_until ?? "(not stated)"}` };
+    return {
+      ...base,
+      ...facts,
+      state: "lapsed",
+      problem: `its evidence ${proof.id} was fresh only until ${proof.fresh_until ?? "(not stated)"}`,
+    };
   }
   if (isUrl(binding.value) && (proof.scope === undefined || !scopeCovers(proof.scope, binding.value))) {
-    return unsupported(`its evidence ${proof.id} was observed for ${proof.scope ?? "no stated scope"}, not for the bound value`);
+    return unsupported(
+      `its evidence ${proof.id} was observed for ${proof.scope ?? "no stated scope"}, not for the bound value`,
+    );
   }
   return undefined;
 }
@@ -245,7 +257,9 @@ function bindings(record: PassportRecordView, expectation: Expectation, now: num
         next_step: "challenge",
         reason: `The record binds ${unverified
           .map((u) => `${u.class} ${redactUrl(u.value)} (${u.state}: ${u.problem})`)
-          .join(", ")}, but the service has no current proof that the passport's holder controls it. Do not call it as this passport until the holder proves control.`,
+          .join(
+            ", ",
+          )}, but the service has no current proof that the passport's holder controls it. Do not call it as this passport until the holder proves control.`,
         relied_on,
         unverified,
       },

@@ -157,16 +157,21 @@ async function fetchSameOrigin(
   let current = url;
   for (let hop = 0; ; hop++) {
     const response = await policy.fetch(current, { ...init, method: "GET", redirect: "manual", signal });
-    if (response.type === "opaqueredirect") return { ok: false, detail: `${redactForReport(url)} redirected; not followed` };
+    // A browser's `opaqueredirect` answer has status 0 and hides where it points.
+    if (response.status === 0) return { ok: false, detail: `${redactForReport(current)} redirected; not followed` };
     if (!REDIRECTS.has(response.status)) return { ok: true, response };
     await response.body?.cancel();
     const location = response.headers.get("location");
     const next = location && URL.canParse(location, current) ? new URL(location, current) : undefined;
     if (!next) return { ok: false, detail: `${redactForReport(current)} redirected without a usable Location` };
     if (next.origin !== origin) {
-      return { ok: false, detail: `${redactForReport(current)} redirected to another origin (${next.origin}); not followed` };
+      return {
+        ok: false,
+        detail: `${redactForReport(current)} redirected to another origin (${next.origin}); not followed`,
+      };
     }
-    if (hop >= MAX_REDIRECTS) return { ok: false, detail: `more than ${MAX_REDIRECTS} redirects from ${redactForReport(url)}` };
+    if (hop >= MAX_REDIRECTS)
+      return { ok: false, detail: `more than ${MAX_REDIRECTS} redirects from ${redactForReport(url)}` };
     current = next.href;
   }
 }
@@ -180,7 +185,7 @@ function redactForReport(value: string): string {
  * Reads a body as text, at most `maxBytes` of it: a declared `Content-Length` over the cap is
  * refused unread, and the stream is cancelled once it passes the cap.
  */
-export async function readCapped(
+async function readCapped(
   response: Response,
   maxBytes: number,
 ): Promise<{ ok: true; text: string } | { ok: false; problem: string }> {
@@ -217,7 +222,9 @@ export async function readCapped(
 export async function readStrictJson(
   response: Response,
   maxBytes: number,
-): Promise<{ ok: true; value: unknown } | ({ ok: false } & (StrictJsonProblem | { kind: "too_large"; problem: string }))> {
+): Promise<
+  { ok: true; value: unknown } | ({ ok: false } & (StrictJsonProblem | { kind: "too_large"; problem: string }))
+> {
   const read = await readCapped(response, maxBytes);
   if (!read.ok) return { ok: false, kind: "too_large", problem: read.problem };
   return strictJsonParse(read.text);

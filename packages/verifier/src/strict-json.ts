@@ -69,7 +69,10 @@ class Scanner {
           const name = this.string();
           at = path ? `${path}.${name}` : name;
           if (names.has(name)) {
-            return { kind: "duplicate_member", problem: `duplicate member name "${name}" at ${path || "the top level"}` };
+            return {
+              kind: "duplicate_member",
+              problem: `duplicate member name "${name}" at ${path || "the top level"}`,
+            };
           }
           names.add(name);
           this.space();

@@ -141,7 +141,8 @@ export class Verifier {
       throw new TypeError(`signature: "${signature}" is not "required" or "skip-insecure"`);
     }
     if (signature === "skip-insecure") {
-      if (jwks !== undefined) throw new TypeError('signature: "skip-insecure" and jwks contradict each other; pick one');
+      if (jwks !== undefined)
+        throw new TypeError('signature: "skip-insecure" and jwks contradict each other; pick one');
       this.#keys = { kind: "skipped" };
     } else if (typeof jwks === "string") {
       const unsafeKeys = insecureAddress(jwks);
@@ -250,7 +251,11 @@ export class Verifier {
       const read = await readStrictJson(response, this.#http.maxBytes);
       if (!read.ok && read.kind === "duplicate_member") {
         // Two readings of one record: refused before its signature, which covers only one of them.
-        return proofFailure(identityId, ambiguousRecord(identityId, read.problem), source(freshness, url, confirmedAt, how));
+        return proofFailure(
+          identityId,
+          ambiguousRecord(identityId, read.problem),
+          source(freshness, url, confirmedAt, how),
+        );
       }
       if (!read.ok) {
         return networkFailure(identityId, url, {

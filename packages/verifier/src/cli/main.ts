@@ -82,7 +82,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
         : { jwks: await trustedKeys(common.jwks ?? "", io) }),
     });
     if (common.insecureNoSignature) {
-      io.stderr("passport: WARNING --insecure-no-signature: record signatures are NOT checked; the answer may be forged.");
+      io.stderr(
+        "passport: WARNING --insecure-no-signature: record signatures are NOT checked; the answer may be forged.",
+      );
     }
     if (command.command === "resolve") {
       const result = await verifier.resolve(target, {
