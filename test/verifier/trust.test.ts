@@ -346,6 +346,10 @@ describe("passport verify: keys or an explicit opt-out", () => {
     expect(insecure.stdout).toMatch(/^INSECURE\s+ok_signature_skipped/);
     expect(insecure.stdout).toContain("signature NOT CHECKED");
     expect(insecure.stderr).toContain("WARNING --insecure-no-signature");
+
+    const found = await passport(server, ["resolve", id, "--insecure-no-signature"]);
+    expect(found.code).toBe(EXIT.unsigned);
+    expect(found.stdout).toMatch(/^FOUND UNSIGNED\s+psp_/);
   });
 
   it("reports an unproven binding as binding_unverified (exit 1), and shows each binding's state", async () => {

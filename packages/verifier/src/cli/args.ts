@@ -48,7 +48,8 @@ Durations: seconds, or a number with s, m, h or d (90s, 15m, 12h, 30d).
 Exit codes: 0 ok, 1 verification failed (or not found / malformed id), 2 usage error,
             3 network failure (could not fetch proof; not evidence against the identity),
             4 proof failed (signature_invalid, unknown_key, history_broken),
-            5 every expectation held but the signature was not checked (--insecure-no-signature).`;
+            5 every expectation held (verify) or the record was found (resolve), but its
+              signature was not checked (--insecure-no-signature).`;
 
 export type Command =
   | { command: "help" }

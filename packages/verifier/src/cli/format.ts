@@ -142,7 +142,7 @@ function bindingState(b: RecordBinding): string {
 export function formatResolve(result: ResolveResult): string {
   if (result.outcome !== "resolved") return formatVerify(result);
   return [
-    `FOUND  ${result.identity_id}`,
+    `${result.proof.signature === "verified" ? "FOUND" : "FOUND UNSIGNED"}  ${result.identity_id}`,
     ...record(result.record),
     ...proof(result.proof),
     ...source(result.source),

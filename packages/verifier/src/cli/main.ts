@@ -93,6 +93,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
         ...(expectation.seen ? { seen: expectation.seen } : {}),
       });
       print(result, formatResolve(result));
+      if (result.outcome === "resolved" && result.proof.signature !== "verified") return EXIT.unsigned;
       return exitFor(result.outcome);
     }
     const result = await verifier.verify(target, expectation);
