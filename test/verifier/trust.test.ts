@@ -96,6 +96,19 @@ describe("binding match: only verified bindings count", () => {
     }
   });
 
+  it("a binding verified through DNS counts: its evidence's scope is the TXT record checked under the bound host", async () => {
+    const record = contractRecord({
+      evidence: [observed("evd_endpoint", "binding.endpoint_control", "_passport.api.contract.example TXT")],
+    });
+    (record.bindings[0] as Record<string, unknown>).verification = { ...verified("evd_endpoint"), method: "dns_txt" };
+    const { server, id } = await served(record);
+    expect((await server.verifier().verify(id, { baseUrl: TARGET })).outcome).toBe("ok");
+
+    record.evidence = [observed("evd_endpoint", "binding.endpoint_control", "_passport.elsewhere.example TXT")];
+    const other = await served(record);
+    expect((await other.server.verifier().verify(other.id, { baseUrl: TARGET })).outcome).toBe("binding_unverified");
+  });
+
   it("a manifest target matches only a verified manifest binding; a second, unproven copy does not stand in", async () => {
     const manifest = "https://agents.contract.example/.well-known/agent.json";
     const record = contractRecord({

@@ -13,7 +13,11 @@ const MAX_DEPTH = 64;
 
 class Scanner {
   i = 0;
-  constructor(readonly text: string) {}
+  readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
 
   space(): void {
     while (" \t\n\r".includes(this.text.charAt(this.i)) && this.i < this.text.length) this.i++;

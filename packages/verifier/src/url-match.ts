@@ -51,10 +51,15 @@ export function redactUrl(value: string): string {
   return `${url.origin}${url.pathname}`;
 }
 
-/** A DNS name as evidence scopes write one: `host`, `dns:host`, or the TXT label `_passport.host`. */
+/**
+ * A DNS name as evidence scopes write one: `host`, `dns:host`, or the record checked,
+ * `_passport.host TXT` (underscore labels and the record type dropped).
+ */
 function dnsName(scope: string): string | undefined {
   const name = scope
+    .trim()
     .replace(/^dns:/i, "")
+    .replace(/\s+TXT$/i, "")
     .replace(/^(_[a-z0-9-]+\.)+/i, "")
     .replace(/\.$/, "")
     .toLowerCase();
