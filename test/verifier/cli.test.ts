@@ -3,16 +3,22 @@ import { describe, expect, it } from "vitest";
 import { EXIT } from "../../packages/verifier/src/cli/args.ts";
 import { run } from "../../packages/verifier/src/cli/main.ts";
 import type { FetchLike } from "../../packages/verifier/src/index.ts";
-import { Owner, RESOLVER, resolverFetch } from "./support.ts";
+import { Owner, pinnedKeys, RESOLVER, resolverFetch } from "./support.ts";
 
+/** Runs the CLI; `resolve` and `verify` get the pinned key set as `--jwks keys.json` unless told otherwise. */
 async function passport(args: string[], fetch: FetchLike = resolverFetch) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await run(args, {
+  const keyed = ["resolve", "verify"].includes(args[0] ?? "") && !args.includes("--insecure-no-signature");
+  const code = await run(keyed && !args.includes("--jwks") ? [...args, "--jwks", "keys.json"] : args, {
     stdout: (text) => out.push(text),
     stderr: (text) => err.push(text),
     env: { PASSPORT_RESOLVER: RESOLVER },
     fetch,
+    readFile: async (path) => {
+      if (path !== "keys.json") throw new Error("ENOENT");
+      return JSON.stringify(pinnedKeys());
+    },
   });
   return { code, stdout: out.join("\n"), stderr: err.join("\n") };
 }
@@ -20,26 +26,25 @@ async function passport(args: string[], fetch: FetchLike = resolverFetch) {
 describe("passport CLI against the real resolver", () => {
   it("verify: a readable summary and exit 0 for a passport that meets the expectation", async () => {
     const owner = await Owner.create();
-    const { id, endpoint } = await owner.apiPassport();
-    const result = await passport([
-      "verify",
-      id,
-      "--family",
-      "api",
-      "--env",
-      "production",
-      "--org",
-      owner.organisation,
-      "--base-url",
-      endpoint,
-      "--consequence",
-      "higher",
-    ]);
+    const { id } = await owner.apiPassport();
+    const args = ["verify", id, "--family", "api", "--env", "production", "--org", owner.organisation];
+    const result = await passport([...args, "--consequence", "higher"]);
     expect(result.code).toBe(EXIT.ok);
     expect(result.stdout).toMatch(new RegExp(`^OK\\s+ok\\s+${id}`));
     expect(result.stdout).toContain("Next step:  proceed");
-    expect(result.stdout).toContain("Not checked: version, evidence, maximum record age");
+    expect(result.stdout).toContain("Not checked: version, bindings, evidence, maximum record age");
+    expect(result.stdout).toContain("signature verified");
     expect(result.stdout).toContain("Identity is not authorization");
+  });
+
+  it("verify --base-url: an endpoint the owner only typed in is binding_unverified (exit 1), never ok", async () => {
+    const owner = await Owner.create();
+    const { id, endpoint } = await owner.apiPassport();
+    const result = await passport(["verify", id, "--family", "api", "--base-url", endpoint]);
+    expect(result.code).toBe(EXIT.failed);
+    expect(result.stdout).toMatch(new RegExp(`^FAIL\\s+binding_unverified\\s+${id}`));
+    expect(result.stdout).toContain(`Unverified: endpoint ${endpoint} (claimed)`);
+    expect(result.stdout).toContain("Next step:  challenge");
   });
 
   it("verify --json: the outcome object, and exit 1 for a failed check", async () => {
@@ -79,7 +84,7 @@ describe("passport CLI against the real resolver", () => {
     const result = await passport(["resolve", id]);
     expect(result.code).toBe(EXIT.ok);
     expect(result.stdout).toContain(`FOUND  ${id}`);
-    expect(result.stdout).toContain(`endpoint ${endpoint}`);
+    expect(result.stdout).toContain(`endpoint ${endpoint}  [claimed]`);
     expect(result.stdout).toContain("active, environment production, version 2026-10");
   });
 
@@ -133,7 +138,9 @@ describe("passport CLI against the real resolver", () => {
     [["verify", "psp_x", "--colour"], "Unknown option", EXIT.usage],
     [["resolve", "psp_x", "--env", "production"], "--env applies to verify only", EXIT.usage],
     [["verify", "psp_x", "--max-age", "soon"], "--max-age", EXIT.usage],
-    [["verify", "psp_x", "--resolver", "ftp://resolver"], "not an http(s) URL", EXIT.usage],
+    [["verify", "psp_x", "--resolver", "ftp://resolver"], "is not https", EXIT.usage],
+    [["verify", "psp_x", "--resolver", "http://resolver.example"], "plain http only to a loopback address", EXIT.usage],
+    [["verify", "psp_x", "--insecure-no-signature", "--jwks", "k.json"], "contradict", EXIT.usage],
     [["envelope", "agent-card.json"], "http(s) agent manifest URL", EXIT.usage],
     [["frobnicate", "x"], 'unknown command "frobnicate"', EXIT.usage],
   ])("usage: %j -> %s (exit %i)", async (args, message, code) => {

@@ -2,7 +2,18 @@ import { mintIdentityId } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { IDENTITY_IS_NOT_AUTHORIZATION } from "../../packages/verifier/src/index.ts";
 import { resolve as resolveRaw } from "../support/api.ts";
-import { daysAgo, Owner, RESOLVER, recording, verifierFor } from "./support.ts";
+import {
+  asserted,
+  contractRecord,
+  daysAgo,
+  NOW,
+  Owner,
+  observed,
+  RESOLVER,
+  RecordServer,
+  recording,
+  verifierFor,
+} from "./support.ts";
 
 /** Every outcome carries the authorization statement, whatever its class. */
 function expectNotAuthorization(result: { identity_is_not_authorization: boolean; authorization_note: string }) {
@@ -18,8 +29,7 @@ function mistype(id: string): string {
 describe("verify: outcome classes from records the real resolver serves", () => {
   it("ok: an active API passport that meets every stated expectation, with the fields relied on", async () => {
     const owner = await Owner.create();
-    const { id, endpoint } = await owner.apiPassport();
-    await owner.evidence(id, { claim: "organisation.domain_control", observed_at: daysAgo(2) });
+    const { id } = await owner.apiPassport();
     const served = (await resolveRaw(id)).record;
 
     const result = await verifierFor().verify(id, {
@@ -27,8 +37,6 @@ describe("verify: outcome classes from records the real resolver serves", () => 
       organisation: owner.organisation,
       environment: "production",
       version: "2026-10",
-      baseUrl: `${endpoint}/charges`,
-      evidence: [{ claim: "organisation.domain_control", maxAge: "30d" }],
       consequence: "higher",
       maxAge: 60,
     });
@@ -38,15 +46,14 @@ describe("verify: outcome classes from records the real resolver serves", () => 
     expect(result.ok).toBe(true);
     expect(result.next_step).toBe("proceed");
     expect(result.findings).toEqual([]);
-    expect(result.unchecked).toEqual([]);
+    expect(result.unchecked).toEqual(["bindings", "evidence"]);
+    expect(result.proof).toMatchObject({ digest: "verified", signature: "verified" });
     expectNotAuthorization(result);
     expect(result.relied_on).toMatchObject({
       identity_id: id,
       family: "api",
       organisation: { id: owner.organisation },
       state: { lifecycle: "active", environment: "production", version: "2026-10", as_of: served.state.as_of },
-      bindings: [{ class: "endpoint", value: endpoint }],
-      evidence: [{ claim: "organisation.domain_control", observed_at: served.evidence[0].observed_at }],
       record_version: served.record_version,
       digest: served.digest,
     });
@@ -55,6 +62,27 @@ describe("verify: outcome classes from records the real resolver serves", () => 
       etag: `"${served.digest}"`,
       from_cache: false,
       attempts: 1,
+    });
+  });
+
+  it("an endpoint the owner typed in and evidence it wrote itself never make ok: binding_unverified, and the evidence does not count", async () => {
+    const owner = await Owner.create();
+    const { id, endpoint } = await owner.apiPassport();
+    await owner.evidence(id, { claim: "organisation.domain_control", observed_at: daysAgo(2) });
+    const result = await verifierFor().verify(id, {
+      family: "api",
+      baseUrl: `${endpoint}/charges`,
+      evidence: [{ claim: "organisation.domain_control", maxAge: "30d" }],
+    });
+    expect(result).toMatchObject({
+      outcome: "binding_unverified",
+      next_step: "challenge",
+      unverified: [{ class: "endpoint", value: endpoint, state: "claimed" }],
+    });
+    expect(result.findings[1]).toMatchObject({
+      outcome: "missing_evidence",
+      missing_claims: ["organisation.domain_control"],
+      not_counted: [{ claim: "organisation.domain_control", source: "verifier test", why: "not_observed" }],
     });
   });
 
@@ -203,15 +231,21 @@ describe("verify: outcome classes from records the real resolver serves", () => 
     expect(result).toMatchObject({
       outcome: "missing_evidence",
       next_step: "challenge",
-      missing_claims: ["api.security_review", "api.uptime_sla"],
+      // The member's own evidence is asserted from an untrusted source: named, but not counted.
+      missing_claims: ["organisation.domain_control", "api.security_review", "api.uptime_sla"],
+      not_counted: [{ claim: "organisation.domain_control", why: "not_observed" }],
     });
   });
 
   it("stale: evidence older than the claim's maximum age, with its age", async () => {
-    const owner = await Owner.create();
-    const { id } = await owner.apiPassport();
-    await owner.evidence(id, { claim: "organisation.domain_control", observed_at: daysAgo(40) });
-    const result = await verifierFor().verify(id, {
+    const server = await RecordServer.create();
+    const base = contractRecord();
+    const old = {
+      ...observed("evd_dns", "organisation.domain_control", "contract.example"),
+      observed_at: daysAgo(40, NOW),
+    };
+    const { identity_id: id } = await server.publish({ ...base, evidence: [...base.evidence, old] });
+    const result = await server.verifier().verify(id, {
       evidence: [{ claim: "organisation.domain_control", maxAge: "30d" }],
     });
     expect(result).toMatchObject({ outcome: "stale", next_step: "re-resolve" });
@@ -228,11 +262,15 @@ describe("verify: outcome classes from records the real resolver serves", () => 
   });
 
   it("stale: evidence whose own fresh_until has passed", async () => {
-    const owner = await Owner.create();
-    const { id } = await owner.apiPassport();
-    const freshUntil = daysAgo(1);
-    await owner.evidence(id, { claim: "api.pen_test", observed_at: daysAgo(100), fresh_until: freshUntil });
-    const result = await verifierFor().verify(id, { evidence: ["api.pen_test"] });
+    const server = await RecordServer.create();
+    const freshUntil = daysAgo(1, NOW);
+    const review = asserted("evd_review", "api.pen_test", {
+      trusted_source: true,
+      observed_at: daysAgo(100, NOW),
+      fresh_until: freshUntil,
+    });
+    const { identity_id: id } = await server.publish(contractRecord({ evidence: [review] }));
+    const result = await server.verifier().verify(id, { evidence: ["api.pen_test"] });
     expect(result).toMatchObject({
       outcome: "stale",
       stale: [{ what: "evidence", claim: "api.pen_test", fresh_until: freshUntil }],

@@ -90,8 +90,8 @@ describe("signed records: each kind of tampering has its own outcome", () => {
       identity_is_not_authorization: true,
     });
     expect(result.findings.map((f) => f.outcome)).toEqual(["signature_invalid"]);
-    // Without trusted keys the digest is still recomputed, so the alteration is still caught.
-    expect((await verifierFor().verify(id)).outcome).toBe("signature_invalid");
+    // Even with the signature check skipped, the digest is recomputed, so the alteration is still caught.
+    expect((await verifierFor({ signature: "skip-insecure" }).verify(id)).outcome).toBe("signature_invalid");
   });
 
   it("an altered record with its digest recomputed: signature_invalid (mismatch)", async () => {
@@ -104,9 +104,13 @@ describe("signed records: each kind of tampering has its own outcome", () => {
 
     const result = await verifierFor({ jwks: pinned() }).verify(id);
     expect(result).toMatchObject({ outcome: "signature_invalid", kind: "mismatch", kid: currentKid() });
-    // A verifier without keys cannot tell: it says so rather than claiming the signature held.
-    const unkeyed = await verifierFor().verify(id);
-    expect(unkeyed).toMatchObject({ outcome: "ok", proof: { signature: "not_checked" } });
+    // A verifier that skipped signatures cannot tell: it says so, and never answers ok.
+    const unkeyed = await verifierFor({ signature: "skip-insecure" }).verify(id);
+    expect(unkeyed).toMatchObject({
+      outcome: "ok_signature_skipped",
+      ok: false,
+      proof: { signature: "skipped_insecure" },
+    });
   });
 
   it("a swapped signature (another record's, set by a proxy on the way): signature_invalid (mismatch)", async () => {
@@ -124,7 +128,7 @@ describe("signed records: each kind of tampering has its own outcome", () => {
     expect(result).toMatchObject({ outcome: "signature_invalid", kind: "mismatch", next_step: "deny" });
   });
 
-  it("a signature stripped on the way: signature_invalid (missing) when signatures are required", async () => {
+  it("a signature stripped on the way: signature_invalid (missing), as signatures are always required with keys", async () => {
     const { id } = await publishedVersions(1);
     const stripping: FetchLike = async (input, init) => {
       const real = await resolverFetch(input, init);
@@ -134,9 +138,7 @@ describe("signed records: each kind of tampering has its own outcome", () => {
     };
     const strict = await verifierFor({ jwks: pinned(), fetch: stripping }).verify(id);
     expect(strict).toMatchObject({ outcome: "signature_invalid", kind: "missing" });
-    const lenient = await verifierFor({ jwks: pinned(), fetch: stripping, requireSignature: false }).verify(id);
-    expect(lenient).toMatchObject({ outcome: "ok", proof: { signature: "absent" } });
-    expect(() => new Verifier({ resolver: RESOLVER, requireSignature: true })).toThrow(/needs trusted keys/);
+    expect(() => new Verifier({ resolver: RESOLVER })).toThrow(/jwks is required/);
   });
 
   it("a record signed with a key the consumer does not trust: unknown_key, naming the key", async () => {
@@ -298,9 +300,9 @@ describe("passport verify with trusted keys", () => {
       `Integrity:  digest verified; signature verified (key ${currentKid()}); history verified`,
     );
 
-    const unkeyed = await passport(["verify", id]);
-    expect(unkeyed.code).toBe(EXIT.ok);
-    expect(unkeyed.stdout).toContain("signature not checked (no trusted keys: pass --jwks)");
+    const unkeyed = await passport(["verify", id, "--insecure-no-signature"]);
+    expect(unkeyed.code).toBe(EXIT.unsigned);
+    expect(unkeyed.stdout).toContain("signature NOT CHECKED (--insecure-no-signature; pass --jwks)");
 
     const first = snapshots[0] as Awaited<ReturnType<typeof snapshot>>;
     await tamper(id, first.text, first.metadata);
@@ -320,11 +322,13 @@ describe("passport verify with trusted keys", () => {
     expect(altered.stdout).toContain("Problem:    digest_mismatch");
   });
 
-  it("refuses --require-signature without keys, and a key file that is not a key set, as usage errors", async () => {
+  it("refuses a check without keys or opt-out, and a key file that is not a key set, as usage errors", async () => {
     const id = (await publishedVersions(1)).id;
-    expect((await passport(["verify", id, "--require-signature"])).code).toBe(EXIT.usage);
+    expect((await passport(["verify", id])).code).toBe(EXIT.usage);
     expect((await passport(["verify", id, "--jwks", "missing.json"])).code).toBe(EXIT.usage);
     expect((await passport(["verify", id, "--jwks", "bad.json"], { "bad.json": '{"keys":[]}' })).code).toBe(EXIT.usage);
-    expect((await passport(["verify", id, "--seen", "two:sha-256:x"])).code).toBe(EXIT.usage);
+    expect((await passport(["verify", id, "--insecure-no-signature", "--seen", "two:sha-256:x"])).code).toBe(
+      EXIT.usage,
+    );
   });
 });

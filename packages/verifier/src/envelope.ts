@@ -1,4 +1,4 @@
-import { fetchWithRetry, readProblem } from "./http.ts";
+import { fetchWithRetry, readProblem, readStrictJson } from "./http.ts";
 import { describeIdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 import type { NetworkFailureKind } from "./outcome.ts";
 import { PROBLEM_TYPE_BASE, type Verifier } from "./verifier.ts";
@@ -107,13 +107,17 @@ export function envelopeProblem(value: unknown): string | undefined {
  * const result = await fetchEnvelope(verifier, "https://agents.example/support/agent-card.json");
  * if (result.outcome === "envelope") result.envelope.recommended_path;
  */
-export async function fetchEnvelope(verifier: Verifier, target: string, signal?: AbortSignal): Promise<EnvelopeResult> {
+export async function fetchEnvelope(
+  resolver: Pick<Verifier, "resolver" | "http">,
+  target: string,
+  signal?: AbortSignal,
+): Promise<EnvelopeResult> {
   if (target.startsWith("psp_") || target.toLowerCase().startsWith("psp_")) {
     const defect = identityIdDefect(target);
     if (defect) return { outcome: "malformed_id", target, detail: describeIdentityIdDefect(defect) };
   }
-  const url = `${verifier.resolver}/api/agent-envelope?target=${encodeURIComponent(target)}`;
-  const answer = await fetchWithRetry(url, { headers: { accept: "application/json" } }, verifier.http, signal);
+  const url = `${resolver.resolver}/api/agent-envelope?target=${encodeURIComponent(target)}`;
+  const answer = await fetchWithRetry(url, { headers: { accept: "application/json" } }, resolver.http, signal);
   if (!answer.ok) {
     return {
       outcome: "network_failure",
@@ -126,13 +130,9 @@ export async function fetchEnvelope(verifier: Verifier, target: string, signal?:
   }
   const { response } = answer;
   if (response.status === 200) {
-    let body: unknown;
-    try {
-      body = await response.json();
-    } catch {
-      body = undefined;
-    }
-    const problem = envelopeProblem(body);
+    const read = await readStrictJson(response, resolver.http.maxBytes);
+    const body = read.ok ? read.value : undefined;
+    const problem = read.ok ? envelopeProblem(body) : read.problem;
     if (problem) {
       return {
         outcome: "network_failure",

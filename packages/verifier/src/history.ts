@@ -1,4 +1,4 @@
-import { fetchWithRetry, type HttpPolicy, readProblem } from "./http.ts";
+import { fetchWithRetry, type HttpPolicy, readProblem, readStrictJson } from "./http.ts";
 import type { NetworkFailureKind } from "./outcome.ts";
 import type { HistoryEntryView } from "./proof.ts";
 
@@ -79,12 +79,9 @@ export async function fetchHistory(
         ...(problem.type ? { problem_type: problem.type } : {}),
       };
     }
-    let body: { entries?: unknown; next?: unknown };
-    try {
-      body = await response.json();
-    } catch {
-      return unusable("the history answer is not JSON", 200);
-    }
+    const read = await readStrictJson(response, http.maxBytes);
+    if (!read.ok) return unusable(`the history answer is not usable: ${read.problem}`, 200);
+    const body = read.value as { entries?: unknown; next?: unknown } | null;
     if (!Array.isArray(body?.entries)) return unusable("the history answer has no entries list", 200);
     for (const entry of body.entries) {
       if (!isEntry(entry, identityId)) return unusable("a history entry is not usable", 200);

@@ -1,4 +1,5 @@
 import type { NetworkFailureKind } from "./outcome.ts";
+import { type StrictJsonProblem, strictJsonParse } from "./strict-json.ts";
 
 /** The subset of `fetch` this package calls; pass a service binding's `fetch`, a mock or a proxy. */
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
@@ -11,6 +12,35 @@ export interface HttpPolicy {
   retries: number;
   /** Delay before the first retry; doubled for each further one. */
   retryDelayMs: number;
+  /** Largest body read, in bytes; a longer answer is refused. */
+  maxBytes: number;
+}
+
+/** Default body cap: a record is a few kilobytes, a full history page of 1000 entries about 400 KB. */
+export const DEFAULT_MAX_BYTES = 1_048_576;
+
+/** Same-origin redirects followed per attempt; a redirect to another origin is never followed. */
+const MAX_REDIRECTS = 3;
+
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "");
+  return host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Why `value` may not be asked for proof, or undefined: only https, or plain http to a loopback
+ * address (a resolver on the caller's own machine), and no user information in the URL.
+ * @example
+ * insecureAddress("http://resolver.example"); // "is not https (plain http only to a loopback address)"
+ * insecureAddress("http://127.0.0.1:8787"); // undefined
+ */
+export function insecureAddress(value: string): string | undefined {
+  if (!URL.canParse(value)) return "is not a URL";
+  const url = new URL(value);
+  if (url.username || url.password) return "carries user information";
+  if (url.protocol === "https:") return undefined;
+  if (url.protocol === "http:" && isLoopback(url.hostname)) return undefined;
+  return "is not https (plain http only to a loopback address)";
 }
 
 export type HttpAnswer =
@@ -42,7 +72,9 @@ export async function readProblem(response: Response): Promise<{ type?: string; 
     return {};
   }
   try {
-    const body: unknown = await response.json();
+    const read = await readCapped(response, 65_536);
+    if (!read.ok) return {};
+    const body: unknown = JSON.parse(read.text);
     if (typeof body !== "object" || body === null) return {};
     const { type, detail } = body as Record<string, unknown>;
     return {
@@ -85,7 +117,9 @@ export async function fetchWithRetry(
     const timeout = AbortSignal.timeout(policy.timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     try {
-      const response = await policy.fetch(url, { ...init, method: "GET", signal: combined });
+      const followed = await fetchSameOrigin(url, init, policy, combined);
+      if (!followed.ok) return { ok: false, kind: "unexpected_response", attempts, detail: followed.detail };
+      const { response } = followed;
       if (response.status < 500) return { ok: true, response, attempts };
       const problem = await readProblem(response);
       last = {
@@ -104,6 +138,96 @@ export async function fetchWithRetry(
     }
   }
   return { ...last, attempts };
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * One GET that follows redirects itself: within the first address's origin only, at most
+ * {@link MAX_REDIRECTS} times. A browser hides a redirect's target (`opaqueredirect`), so there a
+ * redirect is refused.
+ */
+async function fetchSameOrigin(
+  url: string,
+  init: RequestInit,
+  policy: HttpPolicy,
+  signal: AbortSignal,
+): Promise<{ ok: true; response: Response } | { ok: false; detail: string }> {
+  const origin = new URL(url).origin;
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    const response = await policy.fetch(current, { ...init, method: "GET", redirect: "manual", signal });
+    // A browser's `opaqueredirect` answer has status 0 and hides where it points.
+    if (response.status === 0) return { ok: false, detail: `${redactForReport(current)} redirected; not followed` };
+    if (!REDIRECTS.has(response.status)) return { ok: true, response };
+    await response.body?.cancel();
+    const location = response.headers.get("location");
+    const next = location && URL.canParse(location, current) ? new URL(location, current) : undefined;
+    if (!next) return { ok: false, detail: `${redactForReport(current)} redirected without a usable Location` };
+    if (next.origin !== origin) {
+      return {
+        ok: false,
+        detail: `${redactForReport(current)} redirected to another origin (${next.origin}); not followed`,
+      };
+    }
+    if (hop >= MAX_REDIRECTS)
+      return { ok: false, detail: `more than ${MAX_REDIRECTS} redirects from ${redactForReport(url)}` };
+    current = next.href;
+  }
+}
+
+function redactForReport(value: string): string {
+  const url = new URL(value);
+  return `${url.origin}${url.pathname}`;
+}
+
+/**
+ * Reads a body as text, at most `maxBytes` of it: a declared `Content-Length` over the cap is
+ * refused unread, and the stream is cancelled once it passes the cap.
+ */
+async function readCapped(
+  response: Response,
+  maxBytes: number,
+): Promise<{ ok: true; text: string } | { ok: false; problem: string }> {
+  const tooLong = { ok: false as const, problem: `the answer is larger than ${maxBytes} bytes` };
+  const declared = Number(response.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel();
+    return tooLong;
+  }
+  if (!response.body) return { ok: true, text: "" };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.byteLength;
+    if (length > maxBytes) {
+      await reader.cancel();
+      return tooLong;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return { ok: true, text: new TextDecoder().decode(bytes) };
+}
+
+/** Reads a JSON body within the size cap, refusing duplicate member names (see strict-json.ts). */
+export async function readStrictJson(
+  response: Response,
+  maxBytes: number,
+): Promise<
+  { ok: true; value: unknown } | ({ ok: false } & (StrictJsonProblem | { kind: "too_large"; problem: string }))
+> {
+  const read = await readCapped(response, maxBytes);
+  if (!read.ok) return { ok: false, kind: "too_large", problem: read.problem };
+  return strictJsonParse(read.text);
 }
 
 export interface CacheDirectives {

@@ -4,12 +4,14 @@ import type { PassportRecordView, RecordBinding, RecordOrganisation, RecordState
 /** Every outcome class; each keeps one failure class of spec 7 distinct from the others. */
 export const OUTCOME_CLASSES = [
   "ok",
+  "ok_signature_skipped",
   "not_found",
   "malformed_id",
   "family_mismatch",
   "organisation_mismatch",
   "environment_or_version_mismatch",
   "binding_mismatch",
+  "binding_unverified",
   "missing_evidence",
   "stale",
   "state_not_operative",
@@ -66,8 +68,8 @@ interface FindingBase<K extends OutcomeClass> {
  */
 export interface Proof {
   digest: "verified";
-  /** `verified` with `kid`; `absent` when the answer carried none and none was required; `not_checked` without trusted keys. */
-  signature: "verified" | "absent" | "not_checked";
+  /** `verified` with `kid`; `skipped_insecure` only when the caller opted out of signatures (`signature: "skip-insecure"`). */
+  signature: "verified" | "skipped_insecure";
   kid?: string;
   /** `verified`: the published history chains to this record and every entry's signature holds; `chain_only`: the same without trusted keys. */
   history: "verified" | "chain_only" | "not_checked";
@@ -96,6 +98,15 @@ interface Common<Ok extends boolean> {
 export interface Ok extends FindingBase<"ok">, Common<true> {
   source: ProofSource;
   /** Aspects the expectation did not constrain, and so this `ok` says nothing about. */
+  unchecked: string[];
+}
+
+/**
+ * Every expectation held, but the caller opted out of the signature check, so the record may have
+ * been forged or altered on the way: never `ok`, and `ok: false`.
+ */
+export interface OkSignatureSkipped extends FindingBase<"ok_signature_skipped">, Common<false> {
+  source: ProofSource;
   unchecked: string[];
 }
 
@@ -150,8 +161,38 @@ export interface BindingMismatchFinding extends FindingBase<"binding_mismatch"> 
   bound: RecordBinding[];
 }
 
+/** A binding that matches the target but is not proven: why it does not count. */
+export interface UnverifiedBinding {
+  class: string;
+  value: string;
+  /** The published state; `claimed` when the record carries none. A `verified` one past `fresh_until` is reported `lapsed`. */
+  state: "claimed" | "lapsed" | "verified" | (string & {});
+  problem: string;
+  method?: string;
+  fresh_until?: string;
+  lapsed_at?: string;
+}
+
+export interface BindingUnverifiedFinding extends FindingBase<"binding_unverified"> {
+  /** For each required binding the record carries without current proof of control. */
+  unverified: UnverifiedBinding[];
+}
+
+/** Evidence for a required claim that was present but does not establish it. */
+export interface UncountedEvidence {
+  claim: string;
+  evidence_id?: string;
+  basis?: string;
+  source?: string;
+  scope?: string;
+  /** `not_observed` (asserted by a member from a source the operator does not trust, or no basis), `out_of_scope`. */
+  why: "not_observed" | "out_of_scope";
+}
+
 export interface MissingEvidenceFinding extends FindingBase<"missing_evidence"> {
   missing_claims: string[];
+  /** Evidence for those claims that was present but does not count, and why. */
+  not_counted: UncountedEvidence[];
 }
 
 export interface StaleItem {
@@ -175,7 +216,7 @@ export interface StateNotOperativeFinding extends FindingBase<"state_not_operati
 }
 
 /** Why a record's signature or digest does not hold. */
-export type SignatureProblem = "missing" | "malformed" | "mismatch" | "digest_mismatch";
+export type SignatureProblem = "missing" | "malformed" | "mismatch" | "digest_mismatch" | "duplicate_member";
 
 export interface SignatureInvalidFinding extends FindingBase<"signature_invalid"> {
   kind: SignatureProblem;
@@ -184,6 +225,8 @@ export interface SignatureInvalidFinding extends FindingBase<"signature_invalid"
   /** For `digest_mismatch`: the digest the record states and the one its content has. */
   stated_digest?: string;
   computed_digest?: string;
+  /** For `duplicate_member`: the repeated name and where. */
+  detail?: string;
 }
 
 export interface UnknownKeyFinding extends FindingBase<"unknown_key"> {
@@ -224,6 +267,7 @@ export type Finding =
   | OrganisationMismatchFinding
   | EnvironmentOrVersionMismatchFinding
   | BindingMismatchFinding
+  | BindingUnverifiedFinding
   | MissingEvidenceFinding
   | StaleFinding
   | StateNotOperativeFinding;
@@ -232,6 +276,7 @@ export interface FamilyMismatch extends FamilyMismatchFinding, Common<false> {}
 export interface OrganisationMismatch extends OrganisationMismatchFinding, Common<false> {}
 export interface EnvironmentOrVersionMismatch extends EnvironmentOrVersionMismatchFinding, Common<false> {}
 export interface BindingMismatch extends BindingMismatchFinding, Common<false> {}
+export interface BindingUnverified extends BindingUnverifiedFinding, Common<false> {}
 export interface MissingEvidence extends MissingEvidenceFinding, Common<false> {}
 export interface Stale extends StaleFinding, Common<false> {}
 export interface StateNotOperative extends StateNotOperativeFinding, Common<false> {}
@@ -256,12 +301,14 @@ export interface NetworkFailure extends FindingBase<"network_failure">, Common<f
 /** The result of {@link Verifier.verify}: exactly one outcome class, never collapsed with another. */
 export type VerifyOutcome =
   | Ok
+  | OkSignatureSkipped
   | NotFound
   | MalformedId
   | FamilyMismatch
   | OrganisationMismatch
   | EnvironmentOrVersionMismatch
   | BindingMismatch
+  | BindingUnverified
   | MissingEvidence
   | Stale
   | StateNotOperative

@@ -40,7 +40,17 @@ const SIGNATURE_REASONS: Record<SignatureProblem, string> = {
   malformed: "The record's Passport-Signature is not a detached ES256 JWS.",
   mismatch: "The record's signature does not match its content: the record or its signature was altered.",
   digest_mismatch: "The record's content does not match its own digest: the record was altered after publication.",
+  duplicate_member:
+    "The record's JSON repeats a member name, so it reads differently in different parsers and its signature covers only one reading.",
 };
+
+/** A record whose JSON repeats a member name: refused before its signature is checked, relying on nothing in it. */
+export function ambiguousRecord(identityId: string, problem: string): ProofFinding {
+  return {
+    ...signatureInvalid({ identity_id: identityId } as PassportRecordView, "duplicate_member", { detail: problem }),
+    relied_on: {},
+  };
+}
 
 function signatureInvalid(
   record: PassportRecordView,
@@ -114,7 +124,7 @@ function historyBroken(
  * Checks a record as served: its digest against its canonical JSON, then its detached signature
  * against the trusted keys (when any are configured).
  * @example
- * const check = await checkRecordProof(json, parsed, response.headers.get("passport-signature"), ring, true);
+ * const check = await checkRecordProof(json, parsed, response.headers.get("passport-signature"), ring);
  * if (!check.ok) check.finding.outcome; // "signature_invalid" | "unknown_key"
  */
 export async function checkRecordProof(
@@ -122,7 +132,6 @@ export async function checkRecordProof(
   record: PassportRecordView,
   signature: string | null,
   keys: KeyRing | undefined,
-  requireSignature: boolean,
 ): Promise<ProofCheck> {
   const { digest: stated, ...content } = raw;
   const computed = await canonicalDigest(content);
@@ -135,11 +144,8 @@ export async function checkRecordProof(
       }),
     };
   }
-  if (!keys) return { ok: true, proof: { digest: "verified", signature: "not_checked", history: "not_checked" } };
-  if (!signature) {
-    if (requireSignature) return { ok: false, finding: signatureInvalid(record, "missing") };
-    return { ok: true, proof: { digest: "verified", signature: "absent", history: "not_checked" } };
-  }
+  if (!keys) return { ok: true, proof: { digest: "verified", signature: "skipped_insecure", history: "not_checked" } };
+  if (!signature) return { ok: false, finding: signatureInvalid(record, "missing") };
   const check = await verifyDetachedJws(signature, raw, keys);
   if (check.valid) {
     return { ok: true, proof: { digest: "verified", signature: "verified", kid: check.kid, history: "not_checked" } };

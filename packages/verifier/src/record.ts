@@ -18,11 +18,29 @@ export interface RecordOrganisation {
   parent?: { id: string; name?: string };
 }
 
+/**
+ * Whether the service has proven that the passport's holder controls a binding's value
+ * (docs/record-format.md). A binding published without it is only claimed.
+ */
+export interface BindingVerification {
+  state: "claimed" | "verified" | "lapsed" | (string & {});
+  /** How control was proven: `http_well_known`, `dns_txt`, `document_names_id`, `provider_statement`. */
+  method?: string;
+  verified_at?: string;
+  /** A `verified` binding past this time counts as lapsed. */
+  fresh_until?: string;
+  /** The id of the observed evidence item that proves it. */
+  evidence?: string;
+  lapsed_at?: string;
+  reason?: string;
+}
+
 export interface RecordBinding {
   class: string;
   value: string;
   label?: string;
   bound_at?: string;
+  verification?: BindingVerification;
 }
 
 export interface RecordState {
@@ -38,6 +56,10 @@ export interface RecordState {
 export interface RecordEvidence {
   id?: string;
   claim: string;
+  /** `observed` by the service's own check, or `asserted` by a member of the organisation. */
+  basis?: "observed" | "asserted" | (string & {});
+  /** Set only on asserted evidence whose source the operator lists as trusted. */
+  trusted_source?: boolean;
   source?: string;
   scope?: string;
   reference?: string;
@@ -180,9 +202,33 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
     record.organisation = organisation.value;
   }
 
-  const bindings = list(json.bindings, "bindings", (entry, at) =>
-    member<RecordBinding>(entry, at, { class: "string", value: "string" }, { label: "string", bound_at: "string" }),
-  );
+  const bindings = list(json.bindings, "bindings", (entry, at) => {
+    const binding = member<RecordBinding>(
+      entry,
+      at,
+      { class: "string", value: "string" },
+      { label: "string", bound_at: "string" },
+    );
+    if (!binding.ok) return binding;
+    const verification = (entry as Record<string, unknown>).verification;
+    if (verification === undefined) return binding;
+    const parsed = member<BindingVerification>(
+      verification,
+      `${at}verification.`,
+      { state: "string" },
+      {
+        method: "string",
+        verified_at: "string",
+        fresh_until: "string",
+        evidence: "string",
+        lapsed_at: "string",
+        reason: "string",
+      },
+    );
+    if (!parsed.ok) return parsed;
+    binding.value.verification = parsed.value;
+    return binding;
+  });
   if (!bindings.ok) return bindings;
   record.bindings = bindings.value;
 
@@ -193,6 +239,8 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
       { claim: "string" },
       {
         id: "string",
+        basis: "string",
+        trusted_source: "boolean",
         source: "string",
         scope: "string",
         reference: "string",

@@ -50,3 +50,45 @@ export function redactUrl(value: string): string {
   if (!url) return value;
   return `${url.origin}${url.pathname}`;
 }
+
+/**
+ * A DNS name as evidence scopes write one: `host`, `dns:host`, or the record checked,
+ * `_passport.host TXT` (underscore labels and the record type dropped).
+ */
+function dnsName(scope: string): string | undefined {
+  const name = scope
+    .trim()
+    .replace(/^dns:/i, "")
+    .replace(/\s+TXT$/i, "")
+    .replace(/^(_[a-z0-9-]+\.)+/i, "")
+    .replace(/\.$/, "")
+    .toLowerCase();
+  return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(name) ? name : undefined;
+}
+
+/**
+ * True when an evidence scope names an address (an http(s) URL or origin, or a DNS name) rather
+ * than free text; only such a scope can be compared with a target.
+ */
+export function isAddressScope(scope: string): boolean {
+  return httpUrl(scope) !== undefined || dnsName(scope) !== undefined;
+}
+
+/**
+ * True when evidence whose scope is `scope` speaks for `target`: a URL or origin scope covers the
+ * target as a bound base URL would ({@link coveredBy}); a DNS name covers that host and the hosts
+ * below it (control of a zone includes its subdomains). Non-URL targets need the exact scope.
+ * @example
+ * scopeCovers("https://api.example.com", "https://api.example.com/v1"); // true
+ * scopeCovers("example.com", "https://api.example.com/v1"); // true
+ * scopeCovers("https://example.com", "https://api.example.com/v1"); // false
+ */
+export function scopeCovers(scope: string, target: string): boolean {
+  const t = httpUrl(target);
+  if (!t) return scope === target;
+  if (httpUrl(scope)) return coveredBy(target, scope);
+  const name = dnsName(scope);
+  if (!name) return false;
+  const host = t.hostname.toLowerCase();
+  return host === name || host.endsWith(`.${name}`);
+}

@@ -5,11 +5,14 @@ import { fetchHistory } from "./history.ts";
 import {
   ageSeconds,
   cacheDirectives,
+  DEFAULT_MAX_BYTES,
   type FetchLike,
   fetchWithRetry,
   type HttpPolicy,
+  insecureAddress,
   platformFetch,
   readProblem,
+  readStrictJson,
 } from "./http.ts";
 import { describeIdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 import { type JwkSet, KeyRing } from "./keys.ts";
@@ -18,6 +21,7 @@ import {
   type NetworkFailure,
   type NetworkFailureKind,
   type NotFound,
+  type OkSignatureSkipped,
   outcome,
   type Proof,
   type ProofFailure,
@@ -25,13 +29,16 @@ import {
   type SeenVersion,
   type VerifyOutcome,
 } from "./outcome.ts";
-import { checkHistory, checkRecordProof, compareWithSeen, type ProofFinding } from "./proof.ts";
+import { ambiguousRecord, checkHistory, checkRecordProof, compareWithSeen, type ProofFinding } from "./proof.ts";
 import { type PassportRecordView, parseRecord } from "./record.ts";
 
 export const PROBLEM_TYPE_BASE = "urn:svc:passport:problem:";
 
 export interface VerifierOptions {
-  /** The resolver's base URL, for example `https://resolver.example`; records are read from `{resolver}/api/p/{id}.json`. */
+  /**
+   * The resolver's base URL, for example `https://resolver.example`; records are read from
+   * `{resolver}/api/p/{id}.json`. https only; plain http only to a loopback address.
+   */
   resolver: string;
   /** Defaults to the platform's `fetch`. In a Worker, a service binding's `(i, init) => env.RESOLVER.fetch(i, init)` works too. */
   fetch?: FetchLike;
@@ -41,22 +48,24 @@ export interface VerifierOptions {
   retries?: number;
   /** Back-off before the first retry, doubled for each further one; default 250. */
   retryDelayMs?: number;
+  /** Largest answer read, in bytes; default 1 MiB. A longer one is a network failure. */
+  maxBytes?: number;
   /** The in-memory cache to use (share one between verifiers), or `false` for none. */
   cache?: RecordCache | false;
   /** The clock, in milliseconds since the epoch; default `Date.now`. */
   now?: () => number;
   /**
-   * The public keys trusted to sign records: a JWK Set, or the http(s) URL of one that you choose
+   * The public keys trusted to sign records: a JWK Set, or the https URL of one that you choose
    * (re-read when its `Cache-Control: max-age` runs out, default 300 s). Never taken from the
-   * answer being verified. Without it, signatures are not checked and `proof.signature` is
-   * `not_checked`.
+   * answer being verified. Required unless `signature: "skip-insecure"`.
    */
   jwks?: JwkSet | string;
   /**
-   * A record without a signature fails as `signature_invalid` (kind `missing`). Needs `jwks`;
-   * default `true` when `jwks` is given.
+   * `"required"` (the default): every record must carry a valid signature by one of `jwks`.
+   * `"skip-insecure"`: no keys, signatures not checked; a record that meets every expectation is
+   * then `ok_signature_skipped`, never `ok`, because anyone on the way could have written it.
    */
-  requireSignature?: boolean;
+  signature?: "required" | "skip-insecure";
 }
 
 export interface ResolveOptions {
@@ -91,14 +100,14 @@ export type ResolveResult = Resolved | NotFound | MalformedId | NetworkFailure |
 const DEFAULT_JWKS_MAX_AGE_SECONDS = 300;
 
 type TrustedKeys =
-  | { kind: "none" }
+  | { kind: "skipped" }
   | { kind: "pinned"; ring: KeyRing }
   | { kind: "url"; url: string; ring?: KeyRing; expiresAt: number };
 
 /**
  * The reference consumer: resolves passports and runs the pre-call check of spec 4.6.
  * @example
- * const verifier = new Verifier({ resolver: "https://resolver.example" });
+ * const verifier = new Verifier({ resolver: "https://resolver.example", jwks: pinnedKeySet });
  * const result = await verifier.verify("psp_k03khmq2ren546nj2zrpdtsmdz", {
  *   family: "api",
  *   environment: "production",
@@ -113,33 +122,38 @@ export class Verifier {
   readonly #cache: RecordCache | undefined;
   readonly #now: () => number;
   readonly #keys: TrustedKeys;
-  readonly #requireSignature: boolean;
 
   constructor(options: VerifierOptions) {
-    if (!URL.canParse(options.resolver) || !/^https?:$/.test(new URL(options.resolver).protocol)) {
-      throw new TypeError(`resolver: "${options.resolver}" is not an http(s) URL`);
-    }
+    const unsafe = insecureAddress(options.resolver);
+    if (unsafe) throw new TypeError(`resolver: "${options.resolver}" ${unsafe}`);
     this.resolver = options.resolver.replace(/\/+$/, "");
     this.#http = {
       fetch: options.fetch ?? platformFetch,
       timeoutMs: options.timeoutMs ?? 5000,
       retries: options.retries ?? 2,
       retryDelayMs: options.retryDelayMs ?? 250,
+      maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
     };
     this.#cache = options.cache === false ? undefined : (options.cache ?? new RecordCache());
     this.#now = options.now ?? Date.now;
-    const { jwks } = options;
-    if (typeof jwks === "string") {
-      if (!URL.canParse(jwks) || !/^https?:$/.test(new URL(jwks).protocol)) {
-        throw new TypeError(`jwks: "${jwks}" is not an http(s) URL`);
-      }
-      this.#keys = { kind: "url", url: jwks, expiresAt: 0 };
-    } else {
-      this.#keys = jwks === undefined ? { kind: "none" } : { kind: "pinned", ring: new KeyRing(jwks) };
+    const { jwks, signature = "required" } = options;
+    if (signature !== "required" && signature !== "skip-insecure") {
+      throw new TypeError(`signature: "${signature}" is not "required" or "skip-insecure"`);
     }
-    this.#requireSignature = options.requireSignature ?? jwks !== undefined;
-    if (this.#requireSignature && jwks === undefined) {
-      throw new TypeError("requireSignature needs trusted keys: pass jwks (a JWK Set or its URL)");
+    if (signature === "skip-insecure") {
+      if (jwks !== undefined)
+        throw new TypeError('signature: "skip-insecure" and jwks contradict each other; pick one');
+      this.#keys = { kind: "skipped" };
+    } else if (typeof jwks === "string") {
+      const unsafeKeys = insecureAddress(jwks);
+      if (unsafeKeys) throw new TypeError(`jwks: "${jwks}" ${unsafeKeys}`);
+      this.#keys = { kind: "url", url: jwks, expiresAt: 0 };
+    } else if (jwks !== undefined) {
+      this.#keys = { kind: "pinned", ring: new KeyRing(jwks) };
+    } else {
+      throw new TypeError(
+        'jwks is required: the public keys you trust to sign records (a JWK Set, or an https URL you choose); to check without them, say signature: "skip-insecure"',
+      );
     }
   }
 
@@ -233,17 +247,25 @@ export class Verifier {
     }
 
     if (response.status === 200) {
-      let json: unknown;
-      try {
-        json = await response.json();
-      } catch {
+      const how = { from_cache: false, revalidated: false, attempts };
+      const read = await readStrictJson(response, this.#http.maxBytes);
+      if (!read.ok && read.kind === "duplicate_member") {
+        // Two readings of one record: refused before its signature, which covers only one of them.
+        return proofFailure(
+          identityId,
+          ambiguousRecord(identityId, read.problem),
+          source(freshness, url, confirmedAt, how),
+        );
+      }
+      if (!read.ok) {
         return networkFailure(identityId, url, {
           kind: "unexpected_response",
           attempts,
           status: 200,
-          detail: "the resolver's answer is not JSON",
+          detail: `the resolver's answer is not usable: ${read.problem}`,
         });
       }
+      const json = read.value;
       const parsed = parseRecord(json);
       if (!parsed.ok || parsed.value.identity_id !== identityId) {
         return networkFailure(identityId, url, {
@@ -255,16 +277,9 @@ export class Verifier {
             : `the resolver's answer is not a usable passport record: ${parsed.problem}`,
         });
       }
-      const how = { from_cache: false, revalidated: false, attempts };
       const etag = response.headers.get("etag");
       const signature = response.headers.get("passport-signature");
-      const check = await checkRecordProof(
-        json as Record<string, unknown>,
-        parsed.value,
-        signature,
-        keys,
-        this.#requireSignature,
-      );
+      const check = await checkRecordProof(json as Record<string, unknown>, parsed.value, signature, keys);
       const partial = { record: parsed.value, ...(etag ? { etag } : {}), ...freshness };
       if (!check.ok) return proofFailure(identityId, check.finding, source(partial, url, confirmedAt, how));
       const entry: CacheEntry = { ...partial, proof: check.proof };
@@ -329,7 +344,21 @@ export class Verifier {
       ...(expectation.seen ? { seen: expectation.seen } : {}),
     });
     if (result.outcome !== "resolved") return result;
-    return { ...evaluate(result.record, expectation, result.source, this.#now()), proof: result.proof };
+    const verdict = evaluate(result.record, expectation, result.source, this.#now());
+    if (verdict.outcome === "ok" && result.proof.signature !== "verified") {
+      const { ok: _, identity_is_not_authorization: __, authorization_note: ___, findings: ____, ...rest } = verdict;
+      return {
+        ...outcome<OkSignatureSkipped>({
+          ...rest,
+          outcome: "ok_signature_skipped",
+          next_step: "challenge",
+          reason:
+            "The record meets every stated expectation, but its signature was NOT checked (signature: skip-insecure): anyone between you and the resolver could have written it. Do not rely on it where a forged record matters; pin the service's keys (jwks) instead.",
+        }),
+        proof: result.proof,
+      };
+    }
+    return { ...verdict, proof: result.proof };
   }
 
   /**
@@ -382,14 +411,13 @@ export class Verifier {
     const proof = entry.proof;
     if (!proof) return false;
     if (!keys) return true;
-    if (proof.signature === "verified") return proof.kid !== undefined && keys.key(proof.kid) !== undefined;
-    return proof.signature === "absent" && !this.#requireSignature;
+    return proof.signature === "verified" && proof.kid !== undefined && keys.key(proof.kid) !== undefined;
   }
 
   /** The trusted key ring: pinned, or read from the caller's URL when its copy has expired. */
   async #trustedKeys(identityId: string, signal?: AbortSignal): Promise<KeyRing | undefined | NetworkFailure> {
     const keys = this.#keys;
-    if (keys.kind === "none") return undefined;
+    if (keys.kind === "skipped") return undefined;
     if (keys.kind === "pinned") return keys.ring;
     const now = this.#now();
     if (keys.ring && now < keys.expiresAt) return keys.ring;
@@ -412,8 +440,10 @@ export class Verifier {
       await answer.response.body?.cancel();
       return failed(`HTTP ${answer.response.status}`, answer.response.status);
     }
+    const read = await readStrictJson(answer.response, this.#http.maxBytes);
+    if (!read.ok) return failed(read.problem, 200);
     try {
-      keys.ring = new KeyRing(await answer.response.json());
+      keys.ring = new KeyRing(read.value);
     } catch (error) {
       return failed(error instanceof Error ? error.message : "not a JWK Set", 200);
     }

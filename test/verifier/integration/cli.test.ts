@@ -22,10 +22,18 @@ afterAll(async () => {
   if (child) await stopService(child);
 });
 
-/** Runs the CLI the way its `bin` runs it; returns exit code and output. */
+/** The key set a consumer pins; here read from the local resolver (plain http is allowed to loopback only). */
+const keys = () => `${service.resolver}/.well-known/jwks.json`;
+
+/**
+ * Runs the CLI the way its `bin` runs it, trusting the local service's keys unless the arguments
+ * say otherwise; returns exit code and output.
+ */
 async function passport(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const keyed = ["resolve", "verify"].includes(args[0] ?? "") && !args.includes("--insecure-no-signature");
+  const argv = keyed && !args.includes("--jwks") ? [...args, "--jwks", keys()] : args;
   try {
-    const { stdout, stderr } = await run(process.execPath, ["--experimental-strip-types", bin, ...args], {
+    const { stdout, stderr } = await run(process.execPath, ["--experimental-strip-types", bin, ...argv], {
       cwd: root,
       env: { ...process.env, PASSPORT_RESOLVER: service.resolver },
     });
@@ -54,27 +62,42 @@ function payments(): string {
 }
 
 describe("passport CLI against the local service (npm start)", () => {
-  it("ok: the demo API passport meets a production pre-call expectation (exit 0)", async () => {
+  const production = ["--family", "api", "--org", "org_demo", "--env", "production", "--version", "2026-10"];
+
+  it("ok: the demo API passport meets a production pre-call expectation, its signature checked (exit 0)", async () => {
+    const result = await passport("verify", payments(), ...production, "--consequence", "higher");
+    expect(result.stdout).toMatch(/^OK\s+ok\s+psp_/);
+    expect(result.stdout).toContain("signature verified");
+    expect(result.code).toBe(0);
+  });
+
+  it("a base URL or binding the service has not verified is binding_unverified, never ok (exit 1)", async () => {
     const result = await passport(
       "verify",
       payments(),
-      "--family",
-      "api",
-      "--org",
-      "org_demo",
-      "--env",
-      "production",
-      "--version",
-      "2026-10",
+      ...production,
       "--base-url",
       "https://payments.demo.example/v1/charges",
       "--require-binding",
       "openapi",
-      "--consequence",
-      "higher",
+      "--json",
     );
-    expect(result.stdout).toMatch(/^OK\s+ok\s+psp_/);
-    expect(result.code).toBe(0);
+    expect(result.code).toBe(1);
+    const outcome = JSON.parse(result.stdout);
+    expect(outcome).toMatchObject({ outcome: "binding_unverified", next_step: "challenge" });
+    expect(outcome.unverified.map((u: { class: string }) => u.class).sort()).toEqual(["endpoint", "openapi"]);
+  });
+
+  it("without keys: a usage error, and the explicit opt-out is never ok (exit 5)", async () => {
+    const unkeyed = await run(process.execPath, ["--experimental-strip-types", bin, "verify", payments()], {
+      cwd: root,
+      env: { ...process.env, PASSPORT_RESOLVER: service.resolver },
+    }).catch((error: { code: number; stderr: string }) => error);
+    expect(unkeyed).toMatchObject({ code: 2 });
+    const insecure = await passport("verify", payments(), ...production, "--insecure-no-signature");
+    expect(insecure.code).toBe(5);
+    expect(insecure.stdout).toMatch(/^INSECURE\s+ok_signature_skipped/);
+    expect(insecure.stderr).toContain("WARNING --insecure-no-signature");
   });
 
   it("a suspended passport fails with state_not_operative (exit 1)", async () => {
@@ -138,7 +161,7 @@ describe("passport CLI against the local service (npm start)", () => {
   it("runs as the workspace's passport script (what `npm run passport -- ...` runs after the toolchain check)", async () => {
     // `npm run passport` first runs scripts/run.mjs, which may install the workspace; the test
     // skips that step (it must not change node_modules under the other suites) and runs the rest.
-    const { stdout } = await run("pnpm", ["--silent", "run", "passport:cli", "resolve", payments()], {
+    const { stdout } = await run("pnpm", ["--silent", "run", "passport:cli", "resolve", payments(), "--jwks", keys()], {
       cwd: root,
       env: { ...process.env, PASSPORT_RESOLVER: service.resolver },
     });

@@ -1,16 +1,17 @@
 import { CONSEQUENCES, type Consequence, durationSeconds, type Expectation } from "../expectation.ts";
+import { insecureAddress } from "../http.ts";
 import type { RequiredBinding, SeenVersion } from "../outcome.ts";
 
 /** Exit codes; documented in the package README and docs/verifier.md. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, network: 3, proof: 4 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, network: 3, proof: 4, unsigned: 5 } as const;
 
 export class UsageError extends Error {
   override name = "UsageError";
 }
 
 export const USAGE = `Usage:
-  passport resolve <identity-id> [proof options] [--resolver URL] [--json]
-  passport verify <identity-id> [expectations] [proof options] [--resolver URL] [--json]
+  passport resolve <identity-id> --jwks FILE|URL [proof options] [--resolver URL] [--json]
+  passport verify <identity-id> --jwks FILE|URL [expectations] [proof options] [--resolver URL] [--json]
   passport envelope <agent-manifest-url | identity-id> [--resolver URL] [--json]
   passport help
 
@@ -19,23 +20,26 @@ Expectations (verify):
   --org ID                       the responsible organisation id
   --env NAME                     the environment (state.environment), e.g. production
   --version VERSION              the version (state.version)
-  --base-url URL                 the address about to be called; must be under an endpoint binding
-  --require-binding CLASS[=VAL]  a binding that must be present (repeatable)
-  --require-evidence CLAIM[:MAX] a claim that must have evidence, optionally no older than MAX (repeatable)
+  --base-url URL                 the address about to be called; must be under a verified endpoint binding
+  --require-binding CLASS[=VAL]  a binding that must be present and verified (repeatable)
+  --require-evidence CLAIM[:MAX] a claim that must have observed (or trusted) evidence covering the
+                                 target, optionally no older than MAX (repeatable)
   --lifecycle LIST               accepted lifecycle statuses, comma-separated (default: active)
   --availability LIST            accepted availability signals; the record must state one
   --consequence lower|changing|higher   spec 4.1 freshness policy (default: lower)
   --max-age DURATION             maximum age of the record copy, e.g. 30s, 5m
 
 Proof (resolve, verify):
-  --jwks FILE|URL                the public keys you trust to sign records (a JWK Set file, or a URL
-                                 you choose); without it signatures are not checked
-  --require-signature            fail when a record is unsigned (implied by --jwks; needs it)
+  --jwks FILE|URL                the public keys you trust to sign records (a JWK Set file, or an
+                                 https URL you choose); required
+  --insecure-no-signature        check WITHOUT keys: signatures are not checked, and a passing
+                                 verify is ok_signature_skipped (exit 5), never ok
   --history                      also check the published history chains to the record
   --seen VERSION:DIGEST          a version seen before; an older record served as current fails
 
 Common:
-  --resolver URL                 resolver base URL (default: $PASSPORT_RESOLVER or http://127.0.0.1:8787)
+  --resolver URL                 resolver base URL, https (plain http only to loopback)
+                                 (default: $PASSPORT_RESOLVER or http://127.0.0.1:8787)
   --timeout DURATION             per attempt (default 5s)
   --retries N                    retries after a network failure or 5xx (default 2)
   --json                         print the machine-readable result
@@ -43,7 +47,9 @@ Common:
 Durations: seconds, or a number with s, m, h or d (90s, 15m, 12h, 30d).
 Exit codes: 0 ok, 1 verification failed (or not found / malformed id), 2 usage error,
             3 network failure (could not fetch proof; not evidence against the identity),
-            4 proof failed (signature_invalid, unknown_key, history_broken).`;
+            4 proof failed (signature_invalid, unknown_key, history_broken),
+            5 every expectation held (verify) or the record was found (resolve), but its
+              signature was not checked (--insecure-no-signature).`;
 
 export type Command =
   | { command: "help" }
@@ -54,9 +60,10 @@ interface Common {
   json: boolean;
   timeoutMs: number;
   retries: number;
-  /** A JWK Set file path or an http(s) URL. */
+  /** A JWK Set file path or an https URL. */
   jwks?: string;
-  requireSignature: boolean;
+  /** `--insecure-no-signature`: the caller opted out of signature checks. */
+  insecureNoSignature: boolean;
 }
 
 const OPTIONS = {
@@ -74,7 +81,7 @@ const OPTIONS = {
   consequence: "string",
   "max-age": "string",
   jwks: "string",
-  "require-signature": "boolean",
+  "insecure-no-signature": "boolean",
   history: "boolean",
   seen: "string",
   timeout: "string",
@@ -165,7 +172,7 @@ function evidenceRequirement(value: string): { claim: string; maxAge?: number } 
   return { claim: value };
 }
 
-const PROOF_OPTIONS = ["jwks", "require-signature", "history", "seen"] as const;
+const PROOF_OPTIONS = ["jwks", "insecure-no-signature", "history", "seen"] as const;
 
 /** `VERSION:DIGEST`, for example `3:sha-256:Qx…`. */
 function seenVersion(value: string): SeenVersion {
@@ -210,17 +217,23 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     const misplaced = PROOF_OPTIONS.find((name) => values[name] !== undefined);
     if (misplaced) throw new UsageError(`--${misplaced} applies to resolve and verify only`);
   }
-  if (values["require-signature"] && values.jwks === undefined) {
-    throw new UsageError("--require-signature needs --jwks: the keys you trust to sign records");
+  if (command !== "envelope") {
+    if (values["insecure-no-signature"] && values.jwks !== undefined) {
+      throw new UsageError("--jwks and --insecure-no-signature contradict each other; pick one");
+    }
+    if (!values["insecure-no-signature"] && values.jwks === undefined) {
+      throw new UsageError(
+        `${command} needs --jwks FILE|URL, the public keys you trust to sign records (the service publishes its set at /.well-known/jwks.json; pin a copy). To check without keys, say --insecure-no-signature.`,
+      );
+    }
   }
   if (command === "envelope" && !target.toLowerCase().startsWith("psp_") && !/^https?:\/\//.test(target)) {
     throw new UsageError("envelope needs an http(s) agent manifest URL or an identity id");
   }
 
   const resolver = values.resolver ?? env.PASSPORT_RESOLVER ?? "http://127.0.0.1:8787";
-  if (!URL.canParse(resolver) || !/^https?:$/.test(new URL(resolver).protocol)) {
-    throw new UsageError(`--resolver: "${resolver}" is not an http(s) URL`);
-  }
+  const unsafe = insecureAddress(resolver);
+  if (unsafe) throw new UsageError(`--resolver: "${resolver}" ${unsafe}`);
   const retries = values.retries === undefined ? 2 : Number(values.retries);
   if (!Number.isInteger(retries) || retries < 0 || retries > 10)
     throw new UsageError("--retries must be a whole number from 0 to 10");
@@ -230,7 +243,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     timeoutMs: values.timeout === undefined ? 5000 : duration(values.timeout, "--timeout") * 1000,
     retries,
     ...(values.jwks !== undefined ? { jwks: values.jwks } : {}),
-    requireSignature: values["require-signature"] ?? values.jwks !== undefined,
+    insecureNoSignature: values["insecure-no-signature"] ?? false,
   };
 
   const expectation: Expectation = {};

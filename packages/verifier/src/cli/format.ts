@@ -1,7 +1,7 @@
 import { formatAge } from "../checks.ts";
 import type { EnvelopeResult } from "../envelope.ts";
 import type { Proof, ProofSource, ReliedOn, VerifyOutcome } from "../outcome.ts";
-import type { PassportRecordView } from "../record.ts";
+import type { PassportRecordView, RecordBinding } from "../record.ts";
 import type { ResolveResult } from "../verifier.ts";
 
 function lines(value: unknown, prefix = ""): string[] {
@@ -26,9 +26,7 @@ function proof(p: Proof | undefined): string[] {
   const signature =
     p.signature === "verified"
       ? `signature verified (key ${p.kid})`
-      : p.signature === "absent"
-        ? "no signature sent"
-        : "signature not checked (no trusted keys: pass --jwks)";
+      : "signature NOT CHECKED (--insecure-no-signature; pass --jwks)";
   const history =
     p.history === "verified"
       ? "history verified"
@@ -53,10 +51,18 @@ function extra(result: VerifyOutcome): string[] {
     case "not_found":
       return [`  Resolver:   ${result.resolver_url}`];
     case "ok":
+    case "ok_signature_skipped":
       return result.unchecked.length > 0 ? [`  Not checked: ${result.unchecked.join(", ")}`] : [];
+    case "binding_unverified":
+      return result.unverified.map((u) => `  Unverified: ${u.class} ${u.value} (${u.state}): ${u.problem}`);
+    case "missing_evidence":
+      return result.not_counted.map(
+        (n) =>
+          `  Not counted: ${n.evidence_id ?? n.claim} (${n.why === "out_of_scope" ? `scope ${n.scope}` : `${n.basis ?? "no basis"}${n.source ? `, source ${n.source}` : ""}`})`,
+      );
     case "signature_invalid":
       return [
-        `  Problem:    ${result.kind}${result.kid ? ` (key ${result.kid})` : ""}`,
+        `  Problem:    ${result.kind}${result.kid ? ` (key ${result.kid})` : ""}${result.detail ? `: ${result.detail}` : ""}`,
         ...(result.computed_digest
           ? [`  Digest:     stated ${result.stated_digest ?? "(none)"}, content ${result.computed_digest}`]
           : []),
@@ -83,7 +89,7 @@ function extra(result: VerifyOutcome): string[] {
 /** A readable summary of a verification result. */
 export function formatVerify(result: VerifyOutcome): string {
   return [
-    `${result.ok ? "OK  " : "FAIL"}  ${result.outcome}  ${result.identity_id}`,
+    `${result.ok ? "OK  " : result.outcome === "ok_signature_skipped" ? "INSECURE" : "FAIL"}  ${result.outcome}  ${result.identity_id}`,
     `  ${result.reason}`,
     `  Next step:  ${result.next_step}`,
     ...extra(result),
@@ -114,21 +120,29 @@ function record(r: PassportRecordView): string[] {
     `  Organisation: ${org}`,
     `  State:        ${state}${s.as_of ? ` as of ${s.as_of}` : ""}`,
     `  Bindings:     ${r.bindings.length === 0 ? "(none)" : ""}`,
-    ...r.bindings.map((b) => `    ${b.class} ${b.value}`),
+    ...r.bindings.map((b) => `    ${b.class} ${b.value}  [${bindingState(b)}]`),
     `  Evidence:     ${r.evidence.length === 0 ? "(none)" : ""}`,
     ...r.evidence.map(
       (e) =>
-        `    ${e.claim}${e.observed_at ? ` observed ${e.observed_at}` : ""}${e.fresh_until ? `, fresh until ${e.fresh_until}` : ""}`,
+        `    ${e.claim} (${e.basis ?? "basis not stated"}${e.basis === "asserted" ? `${e.trusted_source ? ", trusted source" : ""}${e.source ? ` by ${e.source}` : ""}` : ""})${e.observed_at ? ` observed ${e.observed_at}` : ""}${e.fresh_until ? `, fresh until ${e.fresh_until}` : ""}`,
     ),
     `  Record:       version ${r.record_version ?? "?"}, published ${r.published_at ?? "?"}`,
   ];
+}
+
+function bindingState(b: RecordBinding): string {
+  const v = b.verification;
+  if (!v) return "claimed";
+  if (v.state === "verified") return `verified by ${v.method ?? "?"}${v.fresh_until ? ` until ${v.fresh_until}` : ""}`;
+  if (v.state === "lapsed") return `lapsed${v.reason ? `: ${v.reason}` : ""}`;
+  return v.state;
 }
 
 /** A readable summary of a resolution. */
 export function formatResolve(result: ResolveResult): string {
   if (result.outcome !== "resolved") return formatVerify(result);
   return [
-    `FOUND  ${result.identity_id}`,
+    `${result.proof.signature === "verified" ? "FOUND" : "FOUND UNSIGNED"}  ${result.identity_id}`,
     ...record(result.record),
     ...proof(result.proof),
     ...source(result.source),

@@ -1,5 +1,5 @@
 import { fetchEnvelope } from "../envelope.ts";
-import type { FetchLike } from "../http.ts";
+import { DEFAULT_MAX_BYTES, type FetchLike, insecureAddress, platformFetch } from "../http.ts";
 import { type JwkSet, KeyRing } from "../keys.ts";
 import type { OutcomeClass } from "../outcome.ts";
 import { Verifier } from "../verifier.ts";
@@ -19,12 +19,17 @@ function exitFor(outcome: OutcomeClass | "resolved" | "envelope" | "envelope_una
   if (outcome === "ok" || outcome === "resolved" || outcome === "envelope") return EXIT.ok;
   if (outcome === "network_failure" || outcome === "envelope_unavailable") return EXIT.network;
   if (outcome === "signature_invalid" || outcome === "unknown_key" || outcome === "history_broken") return EXIT.proof;
+  if (outcome === "ok_signature_skipped") return EXIT.unsigned;
   return EXIT.failed;
 }
 
-/** `--jwks`: an http(s) URL is handed to the verifier as is; anything else is a JWK Set file. */
+/** `--jwks`: a URL is handed to the verifier as is (it must be https, or http to loopback); anything else is a JWK Set file. */
 async function trustedKeys(value: string, io: Io): Promise<JwkSet | string> {
-  if (/^https?:\/\//i.test(value)) return value;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+    const unsafe = insecureAddress(value);
+    if (unsafe) throw new UsageError(`--jwks: "${value}" ${unsafe}`);
+    return value;
+  }
   if (!io.readFile) throw new UsageError("--jwks: no file system here; give the key set's URL");
   let text: string;
   try {
@@ -54,16 +59,33 @@ export async function run(argv: string[], io: Io): Promise<number> {
       return EXIT.ok;
     }
     const { common, target, expectation } = command;
-    const verifier = new Verifier({
-      resolver: common.resolver,
+    const print = (value: unknown, text: string) => io.stdout(common.json ? JSON.stringify(value, null, 2) : text);
+    const http = {
+      fetch: io.fetch ?? platformFetch,
       timeoutMs: common.timeoutMs,
       retries: common.retries,
+      retryDelayMs: 250,
+      maxBytes: DEFAULT_MAX_BYTES,
+    };
+    if (command.command === "envelope") {
+      // The envelope is an unsigned answer about a target, not a record: no keys are involved.
+      const result = await fetchEnvelope({ resolver: common.resolver.replace(/\/+$/, ""), http }, target);
+      print(result, formatEnvelope(result));
+      return exitFor(result.outcome);
+    }
+    const verifier = new Verifier({
+      resolver: common.resolver,
+      ...http,
       cache: false,
-      ...(io.fetch ? { fetch: io.fetch } : {}),
-      ...(common.jwks !== undefined ? { jwks: await trustedKeys(common.jwks, io) } : {}),
-      requireSignature: common.requireSignature,
+      ...(common.insecureNoSignature
+        ? { signature: "skip-insecure" as const }
+        : { jwks: await trustedKeys(common.jwks ?? "", io) }),
     });
-    const print = (value: unknown, text: string) => io.stdout(common.json ? JSON.stringify(value, null, 2) : text);
+    if (common.insecureNoSignature) {
+      io.stderr(
+        "passport: WARNING --insecure-no-signature: record signatures are NOT checked; the answer may be forged.",
+      );
+    }
     if (command.command === "resolve") {
       const result = await verifier.resolve(target, {
         consequence: "changing",
@@ -71,15 +93,11 @@ export async function run(argv: string[], io: Io): Promise<number> {
         ...(expectation.seen ? { seen: expectation.seen } : {}),
       });
       print(result, formatResolve(result));
+      if (result.outcome === "resolved" && result.proof.signature !== "verified") return EXIT.unsigned;
       return exitFor(result.outcome);
     }
-    if (command.command === "verify") {
-      const result = await verifier.verify(target, expectation);
-      print(result, formatVerify(result));
-      return exitFor(result.outcome);
-    }
-    const result = await fetchEnvelope(verifier, target);
-    print(result, formatEnvelope(result));
+    const result = await verifier.verify(target, expectation);
+    print(result, formatVerify(result));
     return exitFor(result.outcome);
   } catch (error) {
     if (error instanceof UsageError) {
