@@ -31,10 +31,10 @@ const { values } = parseArgs({
 const environment = values.env;
 const settingsFile = join(root, values.settings);
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const fail = (lines: string[]) => {
+function fail(lines: string[]): never {
   for (const line of lines) process.stderr.write(`preflight: ${line}\n`);
   process.exit(1);
-};
+}
 
 const wrangler: Runner = (args) =>
   new Promise((resolve, reject) => {
@@ -116,15 +116,15 @@ if (values["dry-run"]) {
       writeFileSync(path, JSON.stringify(secrets), { mode: 0o600 });
       return { path, remove: () => rmSync(folder, { recursive: true, force: true }) };
     },
+    keepSigningJwks: (jwks) => {
+      // The public half must survive into the next deploy: it is kept in the operator's settings.
+      const raw = JSON.parse(readFileSync(settingsFile, "utf8"));
+      raw.environments[environment].signingJwks = jwks;
+      writeFileSync(settingsFile, `${JSON.stringify(raw, null, 2)}\n`);
+      log(`added a new signing key's public half to ${values.settings}; keep it with your settings`);
+    },
     log,
   });
-  if (result.newSigningKey) {
-    // The public half must survive into the next deploy: it is kept in the operator's settings.
-    const raw = JSON.parse(readFileSync(settingsFile, "utf8"));
-    raw.environments[environment].signingJwks = { keys: [result.newSigningKey, ...envSettings.signingJwks.keys] };
-    writeFileSync(settingsFile, `${JSON.stringify(raw, null, 2)}\n`);
-    log(`added the new signing key's public half to ${values.settings}; commit it with your settings`);
-  }
   log(`resolver: ${result.resolverUrl}`);
   log(`control plane (Dashboard): ${result.controlUrl}/dashboard`);
 }

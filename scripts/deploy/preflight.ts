@@ -23,7 +23,8 @@ export function preflight(input: PreflightInput): string[] {
   const development = input.environment === "development";
   for (const [which, config] of Object.entries(input.configs) as [string, WorkerConfig][]) {
     for (const [name, value] of Object.entries(config.vars ?? {})) {
-      if (/\.invalid([/:]|$)/.test(hostOf(value))) problems.push(`${which}: ${name} points at a .invalid host (${value})`);
+      if (/\.invalid([/:]|$)/.test(hostOf(value)))
+        problems.push(`${which}: ${name} points at a .invalid host (${value})`);
       if (!development && /^https?:\/\/(127\.0\.0\.1|localhost)([:/]|$)/.test(value)) {
         problems.push(`${which}: ${name} points at this machine (${value})`);
       }
@@ -58,7 +59,8 @@ export function preflight(input: PreflightInput): string[] {
   }
   const families = parseJson(vars.MARKETPLACE_PRODUCT_FAMILIES) as Record<string, string> | undefined;
   const codes = Object.keys(families ?? {});
-  if (codes.length === 0) problems.push("control: MARKETPLACE_PRODUCT_FAMILIES is empty; no purchase could be fulfilled");
+  if (codes.length === 0)
+    problems.push("control: MARKETPLACE_PRODUCT_FAMILIES is empty; no purchase could be fulfilled");
   else if (codes.some((code) => SIMULATOR_PRODUCT_CODES.has(code))) {
     problems.push("control: MARKETPLACE_PRODUCT_FAMILIES still holds the simulator's product code prod-passport-api");
   }

@@ -4,8 +4,12 @@
 // goes through `run` (wrangler's CLI) or `fetch`, so tests drive the whole sequence with fakes.
 import { randomBytes } from "node:crypto";
 import { signingKeyPair } from "../dev-keys.mjs";
-import type { Configs, ResolvedIds } from "./config.ts";
+import type { ResolvedIds } from "./config.ts";
 import { CONTROL_SECRETS, resourceNames } from "./config.ts";
+import type { EnvironmentSettings } from "./settings.ts";
+
+type Jwks = EnvironmentSettings["signingJwks"];
+type Jwk = Jwks["keys"][number];
 
 /** Runs `wrangler <args>`; rejects when wrangler exits non-zero. */
 export type Runner = (args: string[]) => Promise<string>;
@@ -15,18 +19,20 @@ export type DeployContext = {
   run: Runner;
   fetch: typeof fetch;
   /** Writes the generated configs with the given ids; returns their file paths. */
-  writeConfigs: (ids: ResolvedIds, signingJwks: { keys: unknown[] }) => { resolver: string; control: string };
+  writeConfigs: (ids: ResolvedIds, signingJwks: Jwks) => { resolver: string; control: string };
   /** Writes secrets to a private temporary file for `--secrets-file`; returns it and a remover. */
   secretsFile: (secrets: Record<string, string>) => { path: string; remove: () => void };
   /** Values the service cannot make itself (the AWS credentials), read from the environment. */
   providedSecrets: Record<string, string | undefined>;
-  signingJwks: { keys: unknown[] };
+  signingJwks: Jwks;
+  /** Keeps the key set for the next deploy, called before anything is deployed with a new key. */
+  keepSigningJwks: (jwks: Jwks) => void;
   /** The environment's public URLs, from its custom domains. */
   urls: { resolver: string; control: string };
   log: (line: string) => void;
 };
 
-export type DeployResult = { resolverUrl: string; controlUrl: string; newSigningKey?: unknown };
+export type DeployResult = { resolverUrl: string; controlUrl: string; newSigningKey?: Jwk };
 
 export async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
   const names = resourceNames(ctx.environment);
@@ -84,22 +90,26 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
 
   const missing: Record<string, string> = {};
   let signingJwks = ctx.signingJwks;
-  let newSigningKey: unknown;
+  let newSigningKey: Jwk | undefined;
   for (const name of CONTROL_SECRETS) {
     if (have.has(name)) continue;
     if (name === "SIGNING_KEY") {
       const kid = `rec-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString("hex")}`;
       const pair = await signingKeyPair("ES256", kid);
       missing.SIGNING_KEY = pair.privateJwk;
-      newSigningKey = JSON.parse(pair.publicJwk);
-      signingJwks = { keys: [newSigningKey, ...signingJwks.keys] };
+      const publicJwk: Jwk = JSON.parse(pair.publicJwk);
+      newSigningKey = publicJwk;
+      signingJwks = { keys: [publicJwk, ...signingJwks.keys] };
     } else if (name.startsWith("MARKETPLACE_AWS_")) {
       const value = ctx.providedSecrets[name];
       if (!value) throw new Error(`secret ${name} is not set on the control plane and not in the environment`);
       missing[name] = value;
     } else missing[name] = generatedKey();
   }
-  if (newSigningKey) files = ctx.writeConfigs(ids, signingJwks);
+  if (newSigningKey) {
+    ctx.keepSigningJwks(signingJwks);
+    files = ctx.writeConfigs(ids, signingJwks);
+  }
   ctx.log(`secrets to set: ${Object.keys(missing).join(", ") || "none"} (values never printed)`);
 
   ctx.log("applying D1 migrations (remote)");
