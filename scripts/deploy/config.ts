@@ -32,7 +32,7 @@ export const CONTROL_SECRETS = [
 export const PRODUCTION = "production";
 
 /** A name for this environment: production keeps the base name, any other gets a suffix. */
-export function nameIn(environment: string, base: string): string {
+function nameIn(environment: string, base: string): string {
   return environment === PRODUCTION ? base : `${base}-${environment}`;
 }
 

@@ -34,7 +34,7 @@ export type DeployContext = {
 
 export type DeployResult = { resolverUrl: string; controlUrl: string; newSigningKey?: Jwk };
 
-export async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
+async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
   const names = resourceNames(ctx.environment);
   const kvId = async () =>
     (JSON.parse(await ctx.run(["kv", "namespace", "list"])) as { id: string; title: string }[]).find(
@@ -128,7 +128,7 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
 }
 
 /** The deployed resolver answers its health route and publishes a non-empty JWKS. */
-export async function smokeCheck(ctx: Pick<DeployContext, "fetch" | "log">, resolverUrl: string): Promise<void> {
+async function smokeCheck(ctx: Pick<DeployContext, "fetch" | "log">, resolverUrl: string): Promise<void> {
   const health = await ctx.fetch(`${resolverUrl}/health`);
   if (!health.ok) throw new Error(`smoke check: ${resolverUrl}/health answered ${health.status}`);
   const jwksResponse = await ctx.fetch(`${resolverUrl}/.well-known/jwks.json`);
