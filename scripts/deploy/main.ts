@@ -107,6 +107,7 @@ if (values["dry-run"]) {
     providedSecrets: {
       MARKETPLACE_AWS_ACCESS_KEY_ID: process.env.MARKETPLACE_AWS_ACCESS_KEY_ID,
       MARKETPLACE_AWS_SECRET_ACCESS_KEY: process.env.MARKETPLACE_AWS_SECRET_ACCESS_KEY,
+      MARKETPLACE_EVENTS_SECRET: process.env.MARKETPLACE_EVENTS_SECRET,
     },
     writeConfigs: (ids, signingJwks) =>
       writeConfigs(generateConfigs(committed, environment, { ...envSettings, signingJwks }, ids), dir),

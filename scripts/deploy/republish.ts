@@ -32,7 +32,11 @@ export async function republishAll(ctx: RepublishContext): Promise<number> {
     const rows = await ctx.query(enqueueRepublishPage(cursor, pageSize));
     if (rows.length === 0) break;
     // SQLite and JavaScript order these ASCII ids the same way; the largest is where to resume.
-    cursor = rows.map((row) => String(row.passport_id)).sort().at(-1) ?? cursor;
+    cursor =
+      rows
+        .map((row) => String(row.passport_id))
+        .sort()
+        .at(-1) ?? cursor;
     ctx.cursor.write(cursor);
     enqueued += rows.length;
     ctx.log(`enqueued ${enqueued} passports (up to ${cursor})`);

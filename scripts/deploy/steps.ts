@@ -22,7 +22,7 @@ export type DeployContext = {
   writeConfigs: (ids: ResolvedIds, signingJwks: Jwks) => { resolver: string; control: string };
   /** Writes secrets to a private temporary file for `--secrets-file`; returns it and a remover. */
   secretsFile: (secrets: Record<string, string>) => { path: string; remove: () => void };
-  /** Values the service cannot make itself (the AWS credentials), read from the environment. */
+  /** Values read from the environment: the AWS credentials (required), the events secret (optional). */
   providedSecrets: Record<string, string | undefined>;
   signingJwks: Jwks;
   /** Keeps the key set for the next deploy, called before anything is deployed with a new key. */
@@ -104,7 +104,7 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
       const value = ctx.providedSecrets[name];
       if (!value) throw new Error(`secret ${name} is not set on the control plane and not in the environment`);
       missing[name] = value;
-    } else missing[name] = generatedKey();
+    } else missing[name] = ctx.providedSecrets[name] || generatedKey();
   }
   if (newSigningKey) {
     ctx.keepSigningJwks(signingJwks);

@@ -211,7 +211,11 @@ function fakeAccount() {
       for (const name of Object.keys(secrets)) state.secrets.add(name);
       return { path: "secrets.json", remove: () => {} };
     },
-    providedSecrets: { MARKETPLACE_AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", MARKETPLACE_AWS_SECRET_ACCESS_KEY: "aws-secret" },
+    providedSecrets: {
+      MARKETPLACE_AWS_ACCESS_KEY_ID: "AKIDEXAMPLE",
+      MARKETPLACE_AWS_SECRET_ACCESS_KEY: "aws-secret",
+      MARKETPLACE_EVENTS_SECRET: "events-secret-the-operator-chose",
+    },
     signingJwks: { keys: [] },
     keepSigningJwks: (jwks) => kept.push(jwks),
     urls: { resolver: "https://id.example.com", control: "https://passport.example.com" },
@@ -243,6 +247,7 @@ describe("deploy steps", () => {
     const [secrets = {}] = account.secretFiles;
     expect(Object.keys(secrets).sort()).toEqual([...CONTROL_SECRETS].sort());
     expect(secrets.MARKETPLACE_AWS_SECRET_ACCESS_KEY).toBe("aws-secret");
+    expect(secrets.MARKETPLACE_EVENTS_SECRET).toBe("events-secret-the-operator-chose");
     expect(atob(secrets.MARKETPLACE_TOKEN_HASH_KEY ?? "")).toHaveLength(32);
     expect(first.newSigningKey).toMatchObject({ kty: "EC", alg: "ES256", use: "sig" });
     expect(first.newSigningKey).not.toHaveProperty("d");
