@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -280,5 +281,29 @@ describe("deploy steps", () => {
     const account = fakeAccount();
     const context = { ...account.context(), fetch: async () => Response.json({ keys: [] }) };
     await expect(deploy(context)).rejects.toThrow("/.well-known/jwks.json has no keys");
+  });
+});
+
+describe("npm run deploy -- --dry-run", () => {
+  it("refuses the committed defaults with the preflight's lines and exits 1, before building anything", () => {
+    const result = spawnSync(
+      process.execPath,
+      [
+        "--experimental-strip-types",
+        "--disable-warning=ExperimentalWarning",
+        "scripts/deploy/main.ts",
+        "--dry-run",
+        "--settings",
+        "deploy/no-such-settings.json",
+      ],
+      { cwd: root, encoding: "utf8" },
+    );
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain("checking the committed configuration instead");
+    expect(result.stdout).not.toContain("wrangler deploy --dry-run");
+    const lines = result.stderr.trim().split("\n");
+    expect(lines.length).toBeGreaterThan(5);
+    expect(lines.every((line) => line.startsWith("preflight: "))).toBe(true);
+    expect(lines).toContain("preflight: resolver: SIGNING_JWKS is an empty key set; records could not be verified");
   });
 });
