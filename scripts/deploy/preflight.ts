@@ -38,7 +38,7 @@ export function preflight(input: PreflightInput): string[] {
       }
     }
     for (const service of (config.services as { binding: string; service: string }[] | undefined) ?? []) {
-      if (!development && /sim/.test(service.service)) {
+      if (!development && /(^|-)sim(-|$)|simulator/.test(service.service)) {
         problems.push(`${which}: service binding ${service.binding} points at the simulator Worker ${service.service}`);
       }
     }

@@ -88,6 +88,14 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
   let files = ctx.writeConfigs(ids, ctx.signingJwks);
   const have = await existingSecrets(ctx, files.control);
 
+  const unavailable = CONTROL_SECRETS.filter(
+    (name) => name.startsWith("MARKETPLACE_AWS_") && !have.has(name) && !ctx.providedSecrets[name],
+  );
+  if (unavailable.length) {
+    throw new Error(
+      unavailable.map((name) => `secret ${name} is not set on the control plane and not in the environment`).join("\n"),
+    );
+  }
   const missing: Record<string, string> = {};
   let signingJwks = ctx.signingJwks;
   let newSigningKey: Jwk | undefined;
@@ -101,9 +109,7 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
       newSigningKey = publicJwk;
       signingJwks = { keys: [publicJwk, ...signingJwks.keys] };
     } else if (name.startsWith("MARKETPLACE_AWS_")) {
-      const value = ctx.providedSecrets[name];
-      if (!value) throw new Error(`secret ${name} is not set on the control plane and not in the environment`);
-      missing[name] = value;
+      missing[name] = ctx.providedSecrets[name] ?? "";
     } else missing[name] = ctx.providedSecrets[name] || generatedKey();
   }
   if (newSigningKey) {

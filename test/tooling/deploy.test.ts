@@ -273,7 +273,12 @@ describe("deploy steps", () => {
   it("stops before any deploy when an AWS credential is neither set nor provided", async () => {
     const account = fakeAccount();
     const context = { ...account.context(), providedSecrets: {} };
-    await expect(deploy(context)).rejects.toThrow("secret MARKETPLACE_AWS_ACCESS_KEY_ID is not set");
+    await expect(deploy(context)).rejects.toThrow(
+      [
+        "secret MARKETPLACE_AWS_ACCESS_KEY_ID is not set on the control plane and not in the environment",
+        "secret MARKETPLACE_AWS_SECRET_ACCESS_KEY is not set on the control plane and not in the environment",
+      ].join("\n"),
+    );
     expect(account.calls.filter((call) => call.startsWith("deploy"))).toEqual([]);
   });
 
