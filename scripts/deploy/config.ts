@@ -1,0 +1,202 @@
+// Settings to wrangler configuration: the committed wrangler.toml files stay the source of every
+// binding and knob; this step renames what must differ per environment (Worker names, resource
+// names, rate-limit namespaces), fills in the operator's values and the resolved resource ids, and
+// writes JSON configs into the git-ignored .deploy/<environment>/ folder.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { parse } from "smol-toml";
+import type { EnvironmentSettings } from "./settings.ts";
+
+export type WorkerConfig = Record<string, unknown> & {
+  name: string;
+  main: string;
+  vars?: Record<string, string>;
+};
+
+/** The two Workers the service deploys, resolver first (the control plane binds to it). */
+export type Configs = { resolver: WorkerConfig; control: WorkerConfig };
+
+/** Ids found or created by the deploy; absent in a dry run. */
+export type ResolvedIds = { kvNamespaceId?: string; d1DatabaseId?: string };
+
+/** Secrets the control plane cannot run without; declared so wrangler refuses a deploy lacking one. */
+export const CONTROL_SECRETS = [
+  "SIGNING_KEY",
+  "MARKETPLACE_AWS_ACCESS_KEY_ID",
+  "MARKETPLACE_AWS_SECRET_ACCESS_KEY",
+  "MARKETPLACE_TOKEN_HASH_KEY",
+  "MARKETPLACE_TOKEN_ENCRYPTION_KEY",
+  "MARKETPLACE_EVENTS_SECRET",
+] as const;
+
+export const PRODUCTION = "production";
+
+/** A name for this environment: production keeps the base name, any other gets a suffix. */
+function nameIn(environment: string, base: string): string {
+  return environment === PRODUCTION ? base : `${base}-${environment}`;
+}
+
+/** Resource names per environment: staging never sees production's resources. */
+export function resourceNames(environment: string) {
+  return {
+    resolver: nameIn(environment, "passport-resolver"),
+    control: nameIn(environment, "passport-control"),
+    kv: nameIn(environment, "passport-snapshots"),
+    d1: nameIn(environment, "passport"),
+    queue: nameIn(environment, "passport-acquisitions"),
+    deadLetterQueue: `${nameIn(environment, "passport-acquisitions")}-dlq`,
+  };
+}
+
+type Raw = Record<string, unknown>;
+
+function readToml(file: string): Raw {
+  return parse(readFileSync(file, "utf8")) as Raw;
+}
+
+/** The committed configs as wrangler would read them for production (no environment section). */
+export function committedConfigs(root: string): Configs {
+  const resolver = readToml(join(root, "wrangler.toml"));
+  const control = readToml(join(root, "workers", "control", "wrangler.toml"));
+  return {
+    resolver: absolutePaths(withoutEnvs(resolver), root) as WorkerConfig,
+    control: absolutePaths(withoutEnvs(control), join(root, "workers", "control")) as WorkerConfig,
+  };
+}
+
+/** The development environment's control-plane Worker name, as committed. */
+export function committedDevelopmentName(root: string): string | undefined {
+  const control = readToml(join(root, "workers", "control", "wrangler.toml"));
+  const envs = control.env as Record<string, Raw> | undefined;
+  return envs?.development?.name as string | undefined;
+}
+
+function withoutEnvs({ env: _env, dev: _dev, ...config }: Raw): Raw {
+  return config;
+}
+
+// Paths in a wrangler config are relative to the config file; the generated file lives elsewhere.
+function absolutePaths(config: Raw, base: string): Raw {
+  const out: Raw = { ...config, main: resolve(base, config.main as string) };
+  if (Array.isArray(config.d1_databases)) {
+    out.d1_databases = (config.d1_databases as Raw[]).map((db) =>
+      db.migrations_dir ? { ...db, migrations_dir: resolve(base, db.migrations_dir as string) } : db,
+    );
+  }
+  if (config.assets) {
+    const assets = config.assets as Raw;
+    out.assets = { ...assets, directory: resolve(base, assets.directory as string) };
+  }
+  return out;
+}
+
+/** The production-shaped configs for one environment of the operator's settings. */
+export function generateConfigs(
+  committed: Configs,
+  environment: string,
+  settings: EnvironmentSettings,
+  ids: ResolvedIds = {},
+): Configs {
+  const names = resourceNames(environment);
+  const resolverUrl = `https://${settings.resolverDomain}`;
+  const controlUrl = `https://${settings.controlDomain}`;
+  const kv = { binding: "SNAPSHOTS", ...(ids.kvNamespaceId ? { id: ids.kvNamespaceId } : {}) };
+  const common = { account_id: settings.accountId, workers_dev: false, preview_urls: false };
+
+  const resolver: WorkerConfig = {
+    ...committed.resolver,
+    ...common,
+    name: names.resolver,
+    kv_namespaces: [kv],
+    ratelimits: offsetRateLimits(committed.resolver.ratelimits, settings.rateLimitNamespaceOffset),
+    routes: [{ pattern: settings.resolverDomain, custom_domain: true }],
+    vars: {
+      ...committed.resolver.vars,
+      ...settings.resolverVars,
+      PUBLIC_BASE_URL: resolverUrl,
+      SIGNING_JWKS: JSON.stringify(settings.signingJwks),
+    },
+  };
+
+  const queues = committed.control.queues as { producers: Raw[]; consumers: Raw[] };
+  const queueName = (name: unknown) =>
+    name === "passport-acquisitions"
+      ? names.queue
+      : name === "passport-acquisitions-dlq"
+        ? names.deadLetterQueue
+        : (name as string);
+  const control: WorkerConfig = {
+    ...committed.control,
+    ...common,
+    name: names.control,
+    kv_namespaces: [kv],
+    d1_databases: (committed.control.d1_databases as Raw[]).map((db) => {
+      const { database_id: _placeholder, ...rest } = db;
+      return { ...rest, database_name: names.d1, ...(ids.d1DatabaseId ? { database_id: ids.d1DatabaseId } : {}) };
+    }),
+    services: (committed.control.services as Raw[]).map((service) =>
+      service.service === "passport-resolver" ? { ...service, service: names.resolver } : service,
+    ),
+    queues: {
+      producers: queues.producers.map((p) => ({ ...p, queue: queueName(p.queue) })),
+      consumers: queues.consumers.map((c) => ({
+        ...c,
+        queue: queueName(c.queue),
+        ...(c.dead_letter_queue ? { dead_letter_queue: queueName(c.dead_letter_queue) } : {}),
+      })),
+    },
+    ratelimits: offsetRateLimits(committed.control.ratelimits, settings.rateLimitNamespaceOffset),
+    routes: [{ pattern: settings.controlDomain, custom_domain: true }],
+    secrets: { required: [...CONTROL_SECRETS] },
+    vars: {
+      ...committed.control.vars,
+      ...settings.controlVars,
+      ENVIRONMENT: environment,
+      RESOLVER_BASE_URL: resolverUrl,
+      AUTH_ISSUER: settings.access.teamDomain,
+      AUTH_AUDIENCE: settings.access.audience,
+      AUTH_JWKS_URL: `${settings.access.teamDomain}/cdn-cgi/access/certs`,
+      MARKETPLACE_REGION: settings.marketplace.region,
+      MARKETPLACE_METERING_URL: `https://metering.marketplace.${settings.marketplace.region}.amazonaws.com/`,
+      MARKETPLACE_ENTITLEMENT_URL: `https://entitlement.marketplace.${settings.marketplace.region}.amazonaws.com/`,
+      MARKETPLACE_ENTITLEMENT_CHECK: settings.marketplace.entitlementCheck,
+      MARKETPLACE_PRODUCT_FAMILIES: JSON.stringify(settings.marketplace.productFamilies),
+      DASHBOARD_ONBOARDING_URL: `${controlUrl}/dashboard/onboarding`,
+    },
+  };
+  return { resolver, control };
+}
+
+function offsetRateLimits(limits: unknown, offset: number): Raw[] {
+  return ((limits as Raw[] | undefined) ?? []).map((limit) => ({
+    ...limit,
+    namespace_id: String(Number(limit.namespace_id) + offset),
+  }));
+}
+
+/** Writes the configs as <dir>/resolver.json and <dir>/control.json, paths relative to <dir>. */
+export function writeConfigs(configs: Configs, dir: string): { resolver: string; control: string } {
+  mkdirSync(dir, { recursive: true });
+  const files = { resolver: join(dir, "resolver.json"), control: join(dir, "control.json") };
+  for (const which of ["resolver", "control"] as const) {
+    writeFileSync(files[which], `${JSON.stringify(relativePaths(configs[which], dir), null, 2)}\n`);
+  }
+  return files;
+}
+
+function relativePaths(config: WorkerConfig, dir: string): Raw {
+  const rel = (path: string) => relative(dir, path) || ".";
+  const out: Raw = { ...config, main: rel(config.main) };
+  if (Array.isArray(config.d1_databases)) {
+    out.d1_databases = (config.d1_databases as Raw[]).map((db) =>
+      db.migrations_dir ? { ...db, migrations_dir: rel(db.migrations_dir as string) } : db,
+    );
+  }
+  if (config.assets) {
+    const assets = config.assets as Raw;
+    out.assets = { ...assets, directory: rel(assets.directory as string) };
+  }
+  return out;
+}
+
+export const generatedDir = (root: string, environment: string) => join(root, ".deploy", environment);

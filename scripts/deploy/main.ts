@@ -1,0 +1,131 @@
+// `npm run deploy -- [--env <name>] [--settings <file>] [--dry-run] [--allow-subscription-only]`
+// (docs/deploy.md). The dry run makes no network call: it prints the plan, runs the preflight and
+// builds both Workers with `wrangler deploy --dry-run` against the generated configuration.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import {
+  committedConfigs,
+  committedDevelopmentName,
+  generateConfigs,
+  generatedDir,
+  resourceNames,
+  writeConfigs,
+} from "./config.ts";
+import { preflight } from "./preflight.ts";
+import { readSettings, SettingsError } from "./settings.ts";
+import { deploy, type Runner } from "./steps.ts";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const { values } = parseArgs({
+  options: {
+    env: { type: "string", default: "production" },
+    settings: { type: "string", default: process.env.DEPLOY_SETTINGS ?? "deploy/settings.json" },
+    "dry-run": { type: "boolean", default: false },
+    "allow-subscription-only": { type: "boolean", default: false },
+  },
+});
+const environment = values.env;
+const settingsFile = join(root, values.settings);
+const log = (line: string) => process.stdout.write(`${line}\n`);
+function fail(lines: string[]): never {
+  for (const line of lines) process.stderr.write(`preflight: ${line}\n`);
+  process.exit(1);
+}
+
+const wrangler: Runner = (args) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(join(root, "node_modules", ".bin", "wrangler"), args, {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+    });
+    child.on("close", (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`wrangler ${args[0]} ${args[1] ?? ""} exited with ${code}`)),
+    );
+  });
+
+const developmentControlName = committedDevelopmentName(root);
+if (!existsSync(settingsFile)) {
+  // Without settings, the committed defaults are what would be deployed: show why they cannot be.
+  log(`no settings file at ${values.settings}; checking the committed configuration instead`);
+  fail(preflight({ environment, configs: committedConfigs(root), developmentControlName }));
+}
+
+let settings: ReturnType<typeof readSettings>;
+try {
+  settings = readSettings(settingsFile);
+} catch (error) {
+  if (error instanceof SettingsError) fail(error.lines);
+  throw error;
+}
+const envSettings = settings.environments[environment];
+if (!envSettings) fail([`${values.settings} has no environment "${environment}"`]);
+const allowSubscriptionOnly = values["allow-subscription-only"] || envSettings.marketplace.allowSubscriptionOnly;
+const committed = committedConfigs(root);
+const dir = generatedDir(root, environment);
+const names = resourceNames(environment);
+const urls = { resolver: `https://${envSettings.resolverDomain}`, control: `https://${envSettings.controlDomain}` };
+
+const dry = generateConfigs(committed, environment, envSettings);
+const offsets = Object.values(settings.environments).map((env) => env.rateLimitNamespaceOffset);
+const shared = offsets.length !== new Set(offsets).size ? ["two environments share a rateLimitNamespaceOffset"] : [];
+const problems = [
+  ...shared,
+  ...preflight({ environment, configs: dry, developmentControlName, allowSubscriptionOnly }),
+];
+if (problems.length) fail(problems);
+
+log(`plan for ${environment} (account ${envSettings.accountId}):`);
+log(`  1. find or create KV ${names.kv}, D1 ${names.d1}, queues ${names.queue} and ${names.deadLetterQueue}`);
+log(`  2. write configuration to ${relative(root, dir)}/ and apply D1 migrations remotely`);
+log(`  3. deploy ${names.resolver} on ${urls.resolver}`);
+log(`  4. deploy ${names.control} on ${urls.control}, with any missing secret (generated or from the environment)`);
+log(`  5. smoke check ${urls.resolver}/health and /.well-known/jwks.json`);
+
+if (values["dry-run"]) {
+  const files = writeConfigs(dry, dir);
+  for (const which of ["resolver", "control"] as const) {
+    log(`building ${which} with wrangler deploy --dry-run`);
+    await wrangler(["deploy", "--dry-run", "--outdir", join(dir, "dist", which), "-c", files[which]]);
+  }
+  log("dry run passed: nothing was sent to Cloudflare");
+} else {
+  process.env.CLOUDFLARE_ACCOUNT_ID = envSettings.accountId;
+  const result = await deploy({
+    environment,
+    run: wrangler,
+    fetch,
+    signingJwks: envSettings.signingJwks,
+    urls,
+    providedSecrets: {
+      MARKETPLACE_AWS_ACCESS_KEY_ID: process.env.MARKETPLACE_AWS_ACCESS_KEY_ID,
+      MARKETPLACE_AWS_SECRET_ACCESS_KEY: process.env.MARKETPLACE_AWS_SECRET_ACCESS_KEY,
+      MARKETPLACE_EVENTS_SECRET: process.env.MARKETPLACE_EVENTS_SECRET,
+    },
+    writeConfigs: (ids, signingJwks) =>
+      writeConfigs(generateConfigs(committed, environment, { ...envSettings, signingJwks }, ids), dir),
+    secretsFile: (secrets) => {
+      const folder = mkdtempSync(join(tmpdir(), "passport-secrets-"));
+      const path = join(folder, "secrets.json");
+      writeFileSync(path, JSON.stringify(secrets), { mode: 0o600 });
+      return { path, remove: () => rmSync(folder, { recursive: true, force: true }) };
+    },
+    keepSigningJwks: (jwks) => {
+      // The public half must survive into the next deploy: it is kept in the operator's settings.
+      const raw = JSON.parse(readFileSync(settingsFile, "utf8"));
+      raw.environments[environment].signingJwks = jwks;
+      writeFileSync(settingsFile, `${JSON.stringify(raw, null, 2)}\n`);
+      log(`added a new signing key's public half to ${values.settings}; keep it with your settings`);
+    },
+    log,
+  });
+  log(`resolver: ${result.resolverUrl}`);
+  log(`control plane (Dashboard): ${result.controlUrl}/dashboard`);
+}

@@ -1,0 +1,44 @@
+// `npm run republish -- --env <name> [--settings <file>]`: republishes every passport of one
+// deployed environment (docs/deploy.md). Needs wrangler to be signed in to the environment's account.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { generatedDir, resourceNames } from "./config.ts";
+import { republishAll } from "./republish.ts";
+import { readSettings } from "./settings.ts";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const { values } = parseArgs({
+  options: {
+    env: { type: "string" },
+    settings: { type: "string", default: process.env.DEPLOY_SETTINGS ?? "deploy/settings.json" },
+  },
+});
+if (!values.env) throw new Error("usage: npm run republish -- --env <name>");
+const environment = values.env;
+const settings = readSettings(join(root, values.settings)).environments[environment];
+if (!settings) throw new Error(`${values.settings} has no environment "${environment}"`);
+const database = resourceNames(environment).d1;
+const cursorFile = join(generatedDir(root, environment), "republish-cursor");
+mkdirSync(dirname(cursorFile), { recursive: true });
+
+await republishAll({
+  query: async (sql) => {
+    const result = spawnSync(
+      join(root, "node_modules", ".bin", "wrangler"),
+      ["d1", "execute", database, "--remote", "--json", "--command", sql],
+      { cwd: root, encoding: "utf8", env: { ...process.env, CLOUDFLARE_ACCOUNT_ID: settings.accountId } },
+    );
+    if (result.status !== 0) throw new Error(`wrangler d1 execute failed: ${result.stderr.trim()}`);
+    const [first] = JSON.parse(result.stdout) as { results: Record<string, unknown>[] }[];
+    return first?.results ?? [];
+  },
+  cursor: {
+    read: () => (existsSync(cursorFile) ? readFileSync(cursorFile, "utf8").trim() : ""),
+    write: (cursor) => writeFileSync(cursorFile, cursor),
+  },
+  sleep: (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000)),
+  log: (line) => process.stdout.write(`${line}\n`),
+});

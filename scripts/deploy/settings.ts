@@ -1,0 +1,67 @@
+// The operator's deploy settings (docs/deploy.md): one JSON file, validated here. Secrets never
+// live in it; the values the service cannot make itself come from environment variables at deploy
+// time (MARKETPLACE_AWS_ACCESS_KEY_ID, MARKETPLACE_AWS_SECRET_ACCESS_KEY).
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+
+const hostname = z
+  .string()
+  .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, "a lower-case DNS host name");
+
+const jwk = z.looseObject({ kty: z.string(), kid: z.string().min(1) });
+
+export const EnvironmentSettings = z.strictObject({
+  /** The Cloudflare account every resource of this environment lives in. */
+  accountId: z.string().regex(/^[0-9a-f]{32}$/, "the 32 hex digits of the account id"),
+  /** Custom domains: the resolver's public host and the control plane's (Dashboard) host. */
+  resolverDomain: hostname,
+  controlDomain: hostname,
+  /** The Cloudflare Access application in front of the control plane. */
+  access: z.strictObject({
+    teamDomain: z.url().regex(/^https:\/\/[a-z0-9-]+\.cloudflareaccess\.com$/, "https://<team>.cloudflareaccess.com"),
+    audience: z.string().regex(/^[0-9a-f]{64}$/, "the Access application's AUD tag (64 hex digits)"),
+  }),
+  marketplace: z.strictObject({
+    region: z.string().regex(/^[a-z]{2}-[a-z]+-\d$/),
+    /** Product code to the passport family it grants, as in the marketplace listing. */
+    productFamilies: z.record(z.string().min(1), z.string().min(1)),
+    entitlementCheck: z.enum(["get-entitlements", "subscription"]),
+    /** Must be true to deploy with entitlementCheck "subscription" (no entitlement call at all). */
+    allowSubscriptionOnly: z.boolean().default(false),
+  }),
+  /** Public record-signing keys the resolver trusts, newest first (docs/signing.md). The deploy
+   * adds the public half of a key it generates here. */
+  signingJwks: z.strictObject({ keys: z.array(jwk) }).default({ keys: [] }),
+  /** Added to every rate-limit namespace id so environments never share counters. */
+  rateLimitNamespaceOffset: z.number().int().min(0).max(900_000).multipleOf(10_000),
+  /** Further variables for either Worker, carried into the generated configuration as given. */
+  resolverVars: z.record(z.string(), z.string()).default({}),
+  controlVars: z.record(z.string(), z.string()).default({}),
+});
+export type EnvironmentSettings = z.infer<typeof EnvironmentSettings>;
+
+export const DeploySettings = z.strictObject({
+  $schema: z.string().optional(),
+  environments: z.record(z.string().regex(/^[a-z][a-z0-9-]{0,20}$/), EnvironmentSettings),
+});
+export type DeploySettings = z.infer<typeof DeploySettings>;
+
+/** Parses a settings file's text; throws one line per invalid field. */
+export function parseSettings(text: string, source: string): DeploySettings {
+  const result = DeploySettings.safeParse(JSON.parse(text));
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => `${source}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+  throw new SettingsError(lines);
+}
+
+export function readSettings(file: string): DeploySettings {
+  return parseSettings(readFileSync(file, "utf8"), file);
+}
+
+export class SettingsError extends Error {
+  readonly lines: string[];
+  constructor(lines: string[]) {
+    super(lines.join("\n"));
+    this.lines = lines;
+  }
+}

@@ -1,0 +1,144 @@
+// The deploy's network steps, in order, each idempotent: find or create the resources, apply the
+// migrations remotely, deploy the resolver, then the control plane (its service binding needs the
+// resolver), handing missing secrets to wrangler with the deploy, then a smoke check. Every call
+// goes through `run` (wrangler's CLI) or `fetch`, so tests drive the whole sequence with fakes.
+import { randomBytes } from "node:crypto";
+import { signingKeyPair } from "../dev-keys.mjs";
+import type { ResolvedIds } from "./config.ts";
+import { CONTROL_SECRETS, resourceNames } from "./config.ts";
+import type { EnvironmentSettings } from "./settings.ts";
+
+type Jwks = EnvironmentSettings["signingJwks"];
+type Jwk = Jwks["keys"][number];
+
+/** Runs `wrangler <args>`; rejects when wrangler exits non-zero. */
+export type Runner = (args: string[]) => Promise<string>;
+
+export type DeployContext = {
+  environment: string;
+  run: Runner;
+  fetch: typeof fetch;
+  /** Writes the generated configs with the given ids; returns their file paths. */
+  writeConfigs: (ids: ResolvedIds, signingJwks: Jwks) => { resolver: string; control: string };
+  /** Writes secrets to a private temporary file for `--secrets-file`; returns it and a remover. */
+  secretsFile: (secrets: Record<string, string>) => { path: string; remove: () => void };
+  /** Values read from the environment: the AWS credentials (required), the events secret (optional). */
+  providedSecrets: Record<string, string | undefined>;
+  signingJwks: Jwks;
+  /** Keeps the key set for the next deploy, called before anything is deployed with a new key. */
+  keepSigningJwks: (jwks: Jwks) => void;
+  /** The environment's public URLs, from its custom domains. */
+  urls: { resolver: string; control: string };
+  log: (line: string) => void;
+};
+
+export type DeployResult = { resolverUrl: string; controlUrl: string; newSigningKey?: Jwk };
+
+async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
+  const names = resourceNames(ctx.environment);
+  const kvId = async () =>
+    (JSON.parse(await ctx.run(["kv", "namespace", "list"])) as { id: string; title: string }[]).find(
+      (ns) => ns.title === names.kv,
+    )?.id;
+  let kvNamespaceId = await kvId();
+  if (!kvNamespaceId) {
+    ctx.log(`creating KV namespace ${names.kv}`);
+    await ctx.run(["kv", "namespace", "create", names.kv]);
+    kvNamespaceId = await kvId();
+  } else ctx.log(`KV namespace ${names.kv} exists`);
+
+  const d1Id = async () =>
+    (JSON.parse(await ctx.run(["d1", "list", "--json"])) as { uuid: string; name: string }[]).find(
+      (db) => db.name === names.d1,
+    )?.uuid;
+  let d1DatabaseId = await d1Id();
+  if (!d1DatabaseId) {
+    ctx.log(`creating D1 database ${names.d1}`);
+    await ctx.run(["d1", "create", names.d1]);
+    d1DatabaseId = await d1Id();
+  } else ctx.log(`D1 database ${names.d1} exists`);
+
+  for (const queue of [names.queue, names.deadLetterQueue]) {
+    try {
+      await ctx.run(["queues", "info", queue]);
+      ctx.log(`queue ${queue} exists`);
+    } catch {
+      ctx.log(`creating queue ${queue}`);
+      await ctx.run(["queues", "create", queue]);
+    }
+  }
+  if (!kvNamespaceId || !d1DatabaseId) throw new Error("a created resource did not appear in wrangler's list");
+  return { kvNamespaceId, d1DatabaseId };
+}
+
+/** Secret names the deployed control plane already has (none before its first deploy). */
+async function existingSecrets(ctx: DeployContext, controlConfig: string): Promise<Set<string>> {
+  try {
+    const listed = JSON.parse(await ctx.run(["secret", "list", "--format", "json", "-c", controlConfig]));
+    return new Set((listed as { name: string }[]).map((secret) => secret.name));
+  } catch {
+    return new Set();
+  }
+}
+
+const generatedKey = () => randomBytes(32).toString("base64");
+
+export async function deploy(ctx: DeployContext): Promise<DeployResult> {
+  const ids = await findOrCreateResources(ctx);
+  let files = ctx.writeConfigs(ids, ctx.signingJwks);
+  const have = await existingSecrets(ctx, files.control);
+
+  const unavailable = CONTROL_SECRETS.filter(
+    (name) => name.startsWith("MARKETPLACE_AWS_") && !have.has(name) && !ctx.providedSecrets[name],
+  );
+  if (unavailable.length) {
+    throw new Error(
+      unavailable.map((name) => `secret ${name} is not set on the control plane and not in the environment`).join("\n"),
+    );
+  }
+  const missing: Record<string, string> = {};
+  let signingJwks = ctx.signingJwks;
+  let newSigningKey: Jwk | undefined;
+  for (const name of CONTROL_SECRETS) {
+    if (have.has(name)) continue;
+    if (name === "SIGNING_KEY") {
+      const kid = `rec-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString("hex")}`;
+      const pair = await signingKeyPair("ES256", kid);
+      missing.SIGNING_KEY = pair.privateJwk;
+      const publicJwk: Jwk = JSON.parse(pair.publicJwk);
+      newSigningKey = publicJwk;
+      signingJwks = { keys: [publicJwk, ...signingJwks.keys] };
+    } else if (name.startsWith("MARKETPLACE_AWS_")) {
+      missing[name] = ctx.providedSecrets[name] ?? "";
+    } else missing[name] = ctx.providedSecrets[name] || generatedKey();
+  }
+  if (newSigningKey) {
+    ctx.keepSigningJwks(signingJwks);
+    files = ctx.writeConfigs(ids, signingJwks);
+  }
+  ctx.log(`secrets to set: ${Object.keys(missing).join(", ") || "none"} (values never printed)`);
+
+  ctx.log("applying D1 migrations (remote)");
+  await ctx.run(["d1", "migrations", "apply", "DB", "--remote", "-c", files.control]);
+  ctx.log("deploying the resolver");
+  await ctx.run(["deploy", "-c", files.resolver]);
+  ctx.log("deploying the control plane");
+  const secrets = Object.keys(missing).length ? ctx.secretsFile(missing) : undefined;
+  try {
+    await ctx.run(["deploy", "-c", files.control, ...(secrets ? ["--secrets-file", secrets.path] : [])]);
+  } finally {
+    secrets?.remove();
+  }
+  await smokeCheck(ctx, ctx.urls.resolver);
+  return { resolverUrl: ctx.urls.resolver, controlUrl: ctx.urls.control, newSigningKey };
+}
+
+/** The deployed resolver answers its health route and publishes a non-empty JWKS. */
+async function smokeCheck(ctx: Pick<DeployContext, "fetch" | "log">, resolverUrl: string): Promise<void> {
+  const health = await ctx.fetch(`${resolverUrl}/health`);
+  if (!health.ok) throw new Error(`smoke check: ${resolverUrl}/health answered ${health.status}`);
+  const jwksResponse = await ctx.fetch(`${resolverUrl}/.well-known/jwks.json`);
+  const jwks = (jwksResponse.ok ? await jwksResponse.json() : {}) as { keys?: unknown[] };
+  if (!jwks.keys?.length) throw new Error(`smoke check: ${resolverUrl}/.well-known/jwks.json has no keys`);
+  ctx.log(`smoke check passed: ${resolverUrl}/health, ${jwks.keys.length} key(s) in the JWKS`);
+}

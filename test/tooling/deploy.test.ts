@@ -1,0 +1,314 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  CONTROL_SECRETS,
+  type Configs,
+  committedConfigs,
+  committedDevelopmentName,
+  generateConfigs,
+} from "../../scripts/deploy/config.ts";
+import { preflight } from "../../scripts/deploy/preflight.ts";
+import { parseSettings, SettingsError } from "../../scripts/deploy/settings.ts";
+import { type DeployContext, deploy } from "../../scripts/deploy/steps.ts";
+
+const root = join(import.meta.dirname, "..", "..");
+const example = parseSettings(readFileSync(join(root, "deploy", "settings.example.json"), "utf8"), "example");
+function environment(name: string) {
+  const settings = example.environments[name];
+  if (!settings) throw new Error(`the example settings have no ${name} environment`);
+  return settings;
+}
+const production = environment("production");
+const staging = environment("staging");
+const committed = committedConfigs(root);
+
+describe("preflight", () => {
+  it("refuses the committed defaults with one line per problem", () => {
+    const lines = preflight({ environment: "production", configs: committed });
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        "resolver: PUBLIC_BASE_URL points at this machine (http://127.0.0.1:8787)",
+        'resolver: KV namespace id "passport-snapshots" is a placeholder',
+        'control: D1 database_id "passport-local" is a placeholder',
+        "control: RESOLVER_BASE_URL points at a .invalid host (https://resolver.invalid)",
+        "control: DASHBOARD_ONBOARDING_URL points at a .invalid host (https://dashboard.invalid/dashboard/onboarding)",
+        "resolver: SIGNING_JWKS is an empty key set; records could not be verified",
+        "control: AUTH_ISSUER is the development issuer (https://issuer.invalid/)",
+        "control: MARKETPLACE_PRODUCT_FAMILIES still holds the simulator's product code prod-passport-api",
+        'control: MARKETPLACE_ENTITLEMENT_CHECK is "subscription" (no entitlement call) without marketplace.allowSubscriptionOnly',
+      ]),
+    );
+  });
+
+  it("passes the example settings' generated configuration", () => {
+    const configs = generateConfigs(committed, "production", production);
+    expect(
+      preflight({ environment: "production", configs, developmentControlName: committedDevelopmentName(root) }),
+    ).toEqual([]);
+  });
+
+  it("refuses what would break a deploy that the settings schema cannot see", () => {
+    const configs = generateConfigs(committed, "production", {
+      ...production,
+      signingJwks: { keys: [] },
+      marketplace: { ...production.marketplace, productFamilies: {}, entitlementCheck: "subscription" },
+      controlVars: { DEV_AUTH_PUBLIC_JWK: "{}" },
+    });
+    configs.control.services = [
+      ...(configs.control.services as object[]),
+      { binding: "OUTBOUND_SIMULATOR", service: "passport-hosts-sim" },
+    ];
+    expect(
+      preflight({
+        environment: "production",
+        configs,
+        developmentControlName: "passport-control",
+        secretsAvailable: new Set(["SIGNING_KEY"]),
+      }),
+    ).toEqual([
+      "control: service binding OUTBOUND_SIMULATOR points at the simulator Worker passport-hosts-sim",
+      "control: DEV_AUTH_PUBLIC_JWK (the development token key) is set outside development",
+      "resolver: SIGNING_JWKS is an empty key set; records could not be verified",
+      "control: MARKETPLACE_PRODUCT_FAMILIES is empty; no purchase could be fulfilled",
+      'control: MARKETPLACE_ENTITLEMENT_CHECK is "subscription" (no entitlement call) without marketplace.allowSubscriptionOnly',
+      'control: the development environment\'s Worker name is "passport-control", the production name',
+      ...CONTROL_SECRETS.filter((s) => s !== "SIGNING_KEY").map((s) => `control: secret ${s} is missing`),
+    ]);
+  });
+
+  it("accepts the subscription-only check when the operator says so explicitly", () => {
+    const configs = generateConfigs(committed, "production", {
+      ...production,
+      marketplace: { ...production.marketplace, entitlementCheck: "subscription" },
+    });
+    expect(preflight({ environment: "production", configs, allowSubscriptionOnly: true })).toEqual([]);
+  });
+
+  it("the committed development environment does not reuse the production Worker name", () => {
+    expect(committedDevelopmentName(root)).not.toBe(committed.control.name);
+  });
+});
+
+describe("settings", () => {
+  it("names each invalid field on its own line", () => {
+    const bad = JSON.stringify({
+      environments: { production: { ...production, accountId: "acct", resolverDomain: "resolver.invalid!" } },
+    });
+    expect(() => parseSettings(bad, "s.json")).toThrow(SettingsError);
+    try {
+      parseSettings(bad, "s.json");
+    } catch (error) {
+      expect((error as SettingsError).lines).toEqual([
+        "s.json: environments.production.accountId: the 32 hex digits of the account id",
+        "s.json: environments.production.resolverDomain: a lower-case DNS host name",
+      ]);
+    }
+  });
+});
+
+describe("settings to configuration", () => {
+  const prod = generateConfigs(committed, "production", production, { kvNamespaceId: "kv1", d1DatabaseId: "d1" });
+  const stage = generateConfigs(committed, "staging", staging, { kvNamespaceId: "kv2", d1DatabaseId: "d2" });
+
+  it("fills in the operator's domains, Access application, marketplace and resolved ids", () => {
+    expect(prod.resolver).toMatchObject({
+      name: "passport-resolver",
+      account_id: production.accountId,
+      workers_dev: false,
+      kv_namespaces: [{ binding: "SNAPSHOTS", id: "kv1" }],
+      routes: [{ pattern: "id.example.com", custom_domain: true }],
+      vars: { PUBLIC_BASE_URL: "https://id.example.com", SIGNING_JWKS: JSON.stringify(production.signingJwks) },
+    });
+    expect(prod.control).toMatchObject({
+      name: "passport-control",
+      d1_databases: [{ binding: "DB", database_name: "passport", database_id: "d1" }],
+      services: [{ binding: "RESOLVER", service: "passport-resolver", entrypoint: "ResolverAdmin" }],
+      secrets: { required: [...CONTROL_SECRETS] },
+      vars: {
+        ENVIRONMENT: "production",
+        RESOLVER_BASE_URL: "https://id.example.com",
+        AUTH_ISSUER: "https://example.cloudflareaccess.com",
+        AUTH_JWKS_URL: "https://example.cloudflareaccess.com/cdn-cgi/access/certs",
+        AUTH_AUDIENCE: production.access.audience,
+        MARKETPLACE_PRODUCT_FAMILIES: '{"prod-a1b2c3d4e5f6g":"api"}',
+        MARKETPLACE_ENTITLEMENT_CHECK: "get-entitlements",
+        DASHBOARD_ONBOARDING_URL: "https://passport.example.com/dashboard/onboarding",
+        ACQUISITION_RETRY_BASE_SECONDS: "2",
+      },
+    });
+  });
+
+  it("staging shares no Worker, resource, queue or rate-limit counter with production", () => {
+    const everything = (c: Configs) => [
+      c.resolver.name,
+      c.control.name,
+      ...(JSON.stringify(c.control.queues).match(/passport-acquisitions[a-z-]*/g) ?? []),
+      ...(c.control.d1_databases as { database_name: string }[]).map((db) => db.database_name),
+      ...[...(c.resolver.ratelimits as object[]), ...(c.control.ratelimits as object[])].map(
+        (l) => `rl-${(l as { namespace_id: string }).namespace_id}`,
+      ),
+      ...(c.control.services as { service: string }[]).map((s) => s.service),
+    ];
+    const shared = everything(stage).filter((name) => everything(prod).includes(name));
+    expect(shared).toEqual([]);
+    expect(stage.control.services).toEqual([
+      { binding: "RESOLVER", service: "passport-resolver-staging", entrypoint: "ResolverAdmin" },
+    ]);
+  });
+
+  it("carries variables it does not know through, and the operator's own", () => {
+    const withExtra = {
+      ...committed,
+      control: { ...committed.control, vars: { ...committed.control.vars, TRUSTED_EVIDENCE_SOURCES: "[]" } },
+    };
+    const configs = generateConfigs(withExtra, "production", {
+      ...production,
+      controlVars: { DOH_ENDPOINT: "https://dns.example/q" },
+    });
+    expect(configs.control.vars).toMatchObject({
+      TRUSTED_EVIDENCE_SOURCES: "[]",
+      DOH_ENDPOINT: "https://dns.example/q",
+    });
+  });
+});
+
+/** A recording stand-in for wrangler's CLI that keeps its own account state between runs. */
+function fakeAccount() {
+  const state = {
+    kv: [] as { id: string; title: string }[],
+    d1: [] as { uuid: string; name: string }[],
+    queues: new Set<string>(),
+    secrets: new Set<string>(),
+    controlDeployed: false,
+  };
+  const calls: string[] = [];
+  const secretFiles: Record<string, string>[] = [];
+  const kept: DeployContext["signingJwks"][] = [];
+  const run = async (args: string[]) => {
+    calls.push(args.join(" "));
+    const [a, b, c] = args;
+    if (a === "kv" && c === "list") return JSON.stringify(state.kv);
+    if (a === "kv" && c === "create") state.kv.push({ id: `kv-${state.kv.length}`, title: String(args[3]) });
+    else if (a === "d1" && b === "list") return JSON.stringify(state.d1);
+    else if (a === "d1" && b === "create") state.d1.push({ uuid: `d1-${state.d1.length}`, name: String(c) });
+    else if (a === "queues" && b === "info" && !state.queues.has(String(c))) throw new Error("not found");
+    else if (a === "queues" && b === "create") state.queues.add(String(c));
+    else if (a === "secret" && b === "list") {
+      if (!state.controlDeployed) throw new Error("Worker not found");
+      return JSON.stringify([...state.secrets].map((name) => ({ name, type: "secret_text" })));
+    } else if (a === "deploy" && c === "control.json") state.controlDeployed = true;
+    return "";
+  };
+  const context = (): DeployContext => ({
+    environment: "production",
+    run,
+    fetch: async (url) =>
+      String(url).endsWith("/health") ? new Response('{"status":"ok"}') : Response.json({ keys: [{ kid: "k" }] }),
+    writeConfigs: () => ({ resolver: "resolver.json", control: "control.json" }),
+    secretsFile: (secrets) => {
+      secretFiles.push(secrets);
+      for (const name of Object.keys(secrets)) state.secrets.add(name);
+      return { path: "secrets.json", remove: () => {} };
+    },
+    providedSecrets: {
+      MARKETPLACE_AWS_ACCESS_KEY_ID: "AKIDEXAMPLE",
+      MARKETPLACE_AWS_SECRET_ACCESS_KEY: "aws-secret",
+      MARKETPLACE_EVENTS_SECRET: "events-secret-the-operator-chose",
+    },
+    signingJwks: { keys: [] },
+    keepSigningJwks: (jwks) => kept.push(jwks),
+    urls: { resolver: "https://id.example.com", control: "https://passport.example.com" },
+    log: () => {},
+  });
+  return { calls, secretFiles, kept, context };
+}
+
+describe("deploy steps", () => {
+  it("creates what is missing, migrates, deploys the resolver before the control plane, then re-runs without creating anything", async () => {
+    const account = fakeAccount();
+    const first = await deploy(account.context());
+    expect(account.calls).toEqual([
+      "kv namespace list",
+      "kv namespace create passport-snapshots",
+      "kv namespace list",
+      "d1 list --json",
+      "d1 create passport",
+      "d1 list --json",
+      "queues info passport-acquisitions",
+      "queues create passport-acquisitions",
+      "queues info passport-acquisitions-dlq",
+      "queues create passport-acquisitions-dlq",
+      "secret list --format json -c control.json",
+      "d1 migrations apply DB --remote -c control.json",
+      "deploy -c resolver.json",
+      "deploy -c control.json --secrets-file secrets.json",
+    ]);
+    const [secrets = {}] = account.secretFiles;
+    expect(Object.keys(secrets).sort()).toEqual([...CONTROL_SECRETS].sort());
+    expect(secrets.MARKETPLACE_AWS_SECRET_ACCESS_KEY).toBe("aws-secret");
+    expect(secrets.MARKETPLACE_EVENTS_SECRET).toBe("events-secret-the-operator-chose");
+    expect(atob(secrets.MARKETPLACE_TOKEN_HASH_KEY ?? "")).toHaveLength(32);
+    expect(first.newSigningKey).toMatchObject({ kty: "EC", alg: "ES256", use: "sig" });
+    expect(first.newSigningKey).not.toHaveProperty("d");
+    expect(account.kept).toEqual([{ keys: [first.newSigningKey] }]);
+
+    account.calls.length = 0;
+    const second = await deploy(account.context());
+    expect(account.calls).toEqual([
+      "kv namespace list",
+      "d1 list --json",
+      "queues info passport-acquisitions",
+      "queues info passport-acquisitions-dlq",
+      "secret list --format json -c control.json",
+      "d1 migrations apply DB --remote -c control.json",
+      "deploy -c resolver.json",
+      "deploy -c control.json",
+    ]);
+    expect(second.newSigningKey).toBeUndefined();
+    expect(account.secretFiles).toHaveLength(1);
+  });
+
+  it("stops before any deploy when an AWS credential is neither set nor provided", async () => {
+    const account = fakeAccount();
+    const context = { ...account.context(), providedSecrets: {} };
+    await expect(deploy(context)).rejects.toThrow(
+      [
+        "secret MARKETPLACE_AWS_ACCESS_KEY_ID is not set on the control plane and not in the environment",
+        "secret MARKETPLACE_AWS_SECRET_ACCESS_KEY is not set on the control plane and not in the environment",
+      ].join("\n"),
+    );
+    expect(account.calls.filter((call) => call.startsWith("deploy"))).toEqual([]);
+  });
+
+  it("fails the smoke check on an empty JWKS", async () => {
+    const account = fakeAccount();
+    const context = { ...account.context(), fetch: async () => Response.json({ keys: [] }) };
+    await expect(deploy(context)).rejects.toThrow("/.well-known/jwks.json has no keys");
+  });
+});
+
+describe("npm run deploy -- --dry-run", () => {
+  it("refuses the committed defaults with the preflight's lines and exits 1, before building anything", () => {
+    const result = spawnSync(
+      process.execPath,
+      [
+        "--experimental-strip-types",
+        "--disable-warning=ExperimentalWarning",
+        "scripts/deploy/main.ts",
+        "--dry-run",
+        "--settings",
+        "deploy/no-such-settings.json",
+      ],
+      { cwd: root, encoding: "utf8" },
+    );
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain("checking the committed configuration instead");
+    expect(result.stdout).not.toContain("wrangler deploy --dry-run");
+    const lines = result.stderr.trim().split("\n");
+    expect(lines.length).toBeGreaterThan(5);
+    expect(lines.every((line) => line.startsWith("preflight: "))).toBe(true);
+    expect(lines).toContain("preflight: resolver: SIGNING_JWKS is an empty key set; records could not be verified");
+  });
+});
