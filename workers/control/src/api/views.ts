@@ -1,4 +1,13 @@
-import { Availability, BindingClass, evidenceFields, Family, IdentityId, LifecycleStatus } from "@passport/domain";
+import {
+  Availability,
+  BindingClass,
+  BindingVerification,
+  bindingVerification,
+  evidenceFields,
+  Family,
+  IdentityId,
+  LifecycleStatus,
+} from "@passport/domain";
 import { z } from "zod";
 import type { loadAggregate, PassportRow } from "../db/passports.ts";
 import type { events } from "../db/schema.ts";
@@ -15,6 +24,8 @@ const EvidenceView = z.object({
   reference: z.string().nullable(),
   observed_at: Timestamp,
   fresh_until: Timestamp.nullable(),
+  basis: z.enum(["observed", "asserted"]),
+  trusted_source: z.literal(true).nullable(),
   freshness: z.enum(["fresh", "expired", "undated"]).describe("At the time of this response."),
 });
 
@@ -44,6 +55,11 @@ export const PassportView = z.object({
       value: z.string(),
       label: z.string().nullable(),
       bound_at: Timestamp,
+      verification: BindingVerification,
+      last_check: z
+        .object({ at: Timestamp, result: z.string() })
+        .nullable()
+        .describe("When the service last checked this binding, and what it found."),
     }),
   ),
   evidence: z.array(EvidenceView),
@@ -137,6 +153,8 @@ export function passportView(
       value: b.value,
       label: b.label,
       bound_at: b.boundAt,
+      verification: bindingVerification(b),
+      last_check: b.lastCheckedAt ? { at: b.lastCheckedAt, result: b.lastCheckResult ?? "" } : null,
     })),
     evidence: stored.evidence.map((e) => ({
       ...evidenceFields(e),

@@ -2,6 +2,7 @@ import { BINDING_CLASSES } from "@passport/domain";
 import type { Context } from "hono";
 import type { z } from "zod";
 import type { HistoryEvent, PassportView } from "../api/views.ts";
+import { BindingProof } from "./binding-proof.tsx";
 import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
 import { BINDING_LABELS, historyLabel, historySummary } from "./labels.ts";
@@ -209,6 +210,7 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
                       {" "}
                       · bound <Time at={b.bound_at} />
                     </span>
+                    <BindingProof binding={b} now={Date.now()} />
                     {canEdit ? <BindingControls ctx={ctx} binding={b} /> : null}
                   </li>
                 ))}
