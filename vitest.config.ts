@@ -57,6 +57,16 @@ function resolverBundle(signingJwks: string) {
   };
 }
 
+/** The bound hosts' stand-in, under the name the control plane's OUTBOUND_SIMULATOR binding uses. */
+function hostsSimulator() {
+  return {
+    name: "passport-hosts-sim",
+    modules: true,
+    scriptPath: buildWorker(root, "workers/hosts-sim/wrangler.toml", "hosts-sim"),
+    ...runtime,
+  };
+}
+
 const controlPlaneConfig = { configPath: "./workers/control/wrangler.toml", environment: "development" };
 
 export default defineConfig({
@@ -122,6 +132,7 @@ export default defineConfig({
                     ...runtime,
                     bindings: { FULFILLMENT_URL: "http://control.test/marketplace/fulfill" } as Record<string, string>,
                   },
+                  hostsSimulator(),
                   resolverBundle(keys.bindings.TEST_SIGNING_JWKS),
                 ],
               },
@@ -145,7 +156,7 @@ export default defineConfig({
               miniflare: {
                 bindings: { ...keys.bindings, TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
                 serviceBindings: { TEST_RESOLVER: "passport-resolver" },
-                workers: [resolverBundle(keys.bindings.TEST_SIGNING_JWKS)],
+                workers: [hostsSimulator(), resolverBundle(keys.bindings.TEST_SIGNING_JWKS)],
               },
             };
           }),

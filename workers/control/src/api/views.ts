@@ -206,3 +206,25 @@ export function historyEvent(row: typeof events.$inferSelect): z.infer<typeof Hi
     record_version: row.recordVersion,
   };
 }
+
+/** The answer to a binding check: the outcome, why not, and exactly what to publish. */
+export const BindingCheckView = z.object({
+  binding_id: z.string(),
+  result: z.enum(["verified", "not_proven"]),
+  reason: z.string().nullable().describe("Why control was not proven (null when verified)."),
+  instructions: z
+    .object({
+      well_known: z
+        .object({ url: z.string(), content_type: z.literal("application/json"), document: z.unknown() })
+        .optional()
+        .describe("Publish this JSON document at this URL."),
+      dns_txt: z.object({ name: z.string(), value: z.string() }).optional().describe("Or publish this TXT record."),
+      document: z
+        .object({ url: z.string(), must_name: z.array(z.string()) })
+        .optional()
+        .describe("Make the bound document name the identity id or its resolver URL."),
+      unprovable: z.string().optional().describe("Why the service cannot prove this binding: it stays claimed."),
+    })
+    .describe("What the claimant publishes so the binding can be verified."),
+  passport: PassportView,
+});

@@ -1,0 +1,152 @@
+import { and, eq, isNull } from "drizzle-orm";
+import type { Database } from "../db/client.ts";
+import { randomId } from "../db/client.ts";
+import { insertEvidence, withdrawEvidence } from "../db/passport-entries.ts";
+import { commitChangeStatements, type PassportChange, type PassportRow } from "../db/passports.ts";
+import { bindings } from "../db/schema.ts";
+import { outboundFor } from "../outbound/config.ts";
+import { publishOrDefer } from "../publication/publish.ts";
+import { type CheckResult, type CheckTarget, checkBinding, PROOF_LIFETIME_MS } from "./checks.ts";
+
+/** The source every observed evidence item names: the service's own check. */
+export const SERVICE_SOURCE = "passport-service";
+
+type BindingRow = typeof bindings.$inferSelect;
+
+export interface CheckOutcome {
+  result: "verified" | "not_proven";
+  reason: string | null;
+  target: CheckTarget;
+}
+
+function resolverUrl(env: Env, identityId: string): string {
+  return `${env.RESOLVER_BASE_URL.replace(/\/$/, "")}/p/${identityId}`;
+}
+
+/**
+ * The binding's challenge for its first proof: a random public token (not a secret), made once by a
+ * single conditional update so two concurrent first checks agree on it. Once a binding has been
+ * verified, re-checks need only the identity id.
+ */
+async function challengeFor(db: Database, binding: BindingRow): Promise<string | undefined> {
+  if (binding.verifiedAt) return undefined;
+  if (binding.challenge) return binding.challenge;
+  await db
+    .update(bindings)
+    .set({ challenge: randomId("chl") })
+    .where(and(eq(bindings.id, binding.id), isNull(bindings.challenge)));
+  const [row] = await db.select({ challenge: bindings.challenge }).from(bindings).where(eq(bindings.id, binding.id));
+  return row?.challenge ?? undefined;
+}
+
+async function checkTarget(env: Env, db: Database, passport: PassportRow, binding: BindingRow) {
+  return {
+    identityId: passport.id,
+    resolverUrl: resolverUrl(env, passport.id),
+    class: binding.class as CheckTarget["class"],
+    value: binding.value,
+    challenge: await challengeFor(db, binding),
+  } satisfies CheckTarget;
+}
+
+/** The change that records a successful check: observed evidence, the binding verified. */
+function verifiedChange(db: Database, passport: PassportRow, binding: BindingRow, proof: CheckResult & { ok: true }) {
+  const now = new Date();
+  const at = now.toISOString();
+  const freshUntil = new Date(now.getTime() + PROOF_LIFETIME_MS).toISOString();
+  const evidenceId = randomId("ev");
+  return {
+    kind: "binding.verified",
+    detail: {
+      binding_id: binding.id,
+      class: binding.class,
+      value: binding.value,
+      method: proof.method,
+      scope: proof.scope,
+    },
+    statements: [
+      insertEvidence(db, {
+        id: evidenceId,
+        passportId: passport.id,
+        claim: proof.claim,
+        source: SERVICE_SOURCE,
+        scope: proof.scope,
+        observedAt: at,
+        freshUntil,
+        basis: "observed",
+      }),
+      ...(binding.verificationEvidenceId ? [withdrawEvidence(db, binding.verificationEvidenceId, at)] : []),
+      db
+        .update(bindings)
+        .set({
+          verificationState: "verified",
+          verificationMethod: proof.method,
+          verifiedAt: at,
+          verificationFreshUntil: freshUntil,
+          verificationEvidenceId: evidenceId,
+          lapsedAt: null,
+          lapseReason: null,
+          lastCheckedAt: at,
+          lastCheckResult: `verified by ${proof.method}`,
+        })
+        .where(eq(bindings.id, binding.id)),
+    ],
+  } satisfies PassportChange;
+}
+
+/** The change that lapses a verified binding whose re-check failed or whose proof ran out. */
+export function lapsedChange(db: Database, binding: BindingRow, reason: string): PassportChange {
+  const at = new Date().toISOString();
+  return {
+    kind: "binding.lapsed",
+    detail: { binding_id: binding.id, class: binding.class, value: binding.value, reason },
+    statements: [
+      ...(binding.verificationEvidenceId ? [withdrawEvidence(db, binding.verificationEvidenceId, at)] : []),
+      db
+        .update(bindings)
+        .set({
+          verificationState: "lapsed",
+          lapsedAt: at,
+          lapseReason: reason.slice(0, 500),
+          verificationFreshUntil: null,
+          verificationEvidenceId: null,
+          lastCheckedAt: at,
+          lastCheckResult: reason.slice(0, 500),
+        })
+        .where(eq(bindings.id, binding.id)),
+    ],
+  };
+}
+
+/**
+ * Checks one binding now and records the outcome: a success verifies it (a new record version with
+ * observed evidence); a failure lapses a binding that was verified, and otherwise only notes the
+ * last check (nothing published changes). Publishes when the record changed.
+ */
+export async function runBindingCheck(
+  env: Env,
+  db: Database,
+  passport: PassportRow,
+  binding: BindingRow,
+  actor: string,
+): Promise<CheckOutcome> {
+  const target = await checkTarget(env, db, passport, binding);
+  const { transport, policy } = outboundFor(env);
+  const result = await checkBinding({ transport, policy, dohUrl: env.BINDING_DOH_URL }, target);
+  const at = new Date().toISOString();
+  if (result.ok) {
+    await db.batch(commitChangeStatements(db, passport, verifiedChange(db, passport, binding, result), actor, at));
+    await publishOrDefer(env, passport.id);
+    return { result: "verified", reason: null, target };
+  }
+  if (binding.verificationState === "verified") {
+    await db.batch(commitChangeStatements(db, passport, lapsedChange(db, binding, result.reason), actor, at));
+    await publishOrDefer(env, passport.id);
+  } else {
+    await db
+      .update(bindings)
+      .set({ lastCheckedAt: at, lastCheckResult: result.reason.slice(0, 500) })
+      .where(eq(bindings.id, binding.id));
+  }
+  return { result: "not_proven", reason: result.reason, target };
+}
