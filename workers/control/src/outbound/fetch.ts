@@ -24,7 +24,18 @@ export type FetchFailure = { ok: false; reason: string };
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 // Names that only mean something inside a network, never a tenant's public host.
-const PRIVATE_SUFFIXES = [".localhost", ".local", ".internal", ".home.arpa", ".lan", ".intranet", ".corp"];
+// .test and .invalid are reserved (RFC 2606) and never public either.
+const PRIVATE_SUFFIXES = [
+  ".localhost",
+  ".local",
+  ".internal",
+  ".home.arpa",
+  ".lan",
+  ".intranet",
+  ".corp",
+  ".test",
+  ".invalid",
+];
 
 function isIpLiteral(hostname: string): boolean {
   return hostname.startsWith("[") || /^[\d.]+$/.test(hostname) || /^0x[\da-f]+$/i.test(hostname);
@@ -37,7 +48,7 @@ function isIpLiteral(hostname: string): boolean {
  */
 export function refusal(url: URL, policy: OutboundPolicy): string | undefined {
   const host = url.hostname.toLowerCase();
-  const loopbackDevelopment = policy.allowLoopbackHttp && LOOPBACK.has(host);
+  const loopbackDevelopment = policy.allowLoopbackHttp && url.protocol === "http:" && LOOPBACK.has(host);
   if (url.protocol !== "https:" && !(url.protocol === "http:" && loopbackDevelopment)) {
     return `only https URLs are checked, not ${url.protocol.replace(":", "")}`;
   }
