@@ -2,6 +2,11 @@ import { env } from "cloudflare:workers";
 
 // Fixtures for the hosts simulator (workers/hosts-sim) the control plane's binding checks reach.
 
+function simulator(): Fetcher {
+  if (!env.OUTBOUND_SIMULATOR) throw new Error("the development configuration binds OUTBOUND_SIMULATOR");
+  return env.OUTBOUND_SIMULATOR;
+}
+
 export interface Answer {
   status?: number;
   content_type?: string;
@@ -18,7 +23,7 @@ export function uniqueHost(label = "svc"): string {
 
 /** Sets what `host` answers, per path. */
 export async function serve(host: string, paths: Record<string, Answer>): Promise<void> {
-  const response = await env.OUTBOUND_SIMULATOR.fetch(`https://hosts-sim.invalid/hosts/${host}`, {
+  const response = await simulator().fetch(`https://hosts-sim.invalid/hosts/${host}`, {
     method: "PUT",
     body: JSON.stringify({ paths }),
   });
@@ -27,7 +32,7 @@ export async function serve(host: string, paths: Record<string, Answer>): Promis
 
 /** Sets (or with an empty list removes) the TXT records at `name`. */
 export async function txt(name: string, values: string[]): Promise<void> {
-  const response = await env.OUTBOUND_SIMULATOR.fetch(`https://hosts-sim.invalid/dns/${name}`, {
+  const response = await simulator().fetch(`https://hosts-sim.invalid/dns/${name}`, {
     method: "PUT",
     body: JSON.stringify({ txt: values }),
   });
