@@ -82,6 +82,7 @@ function dnsAnswer(url: URL): Response {
  * answers; `PUT /dns/{name}` with `{ "txt": [...] }` sets TXT records (empty removes them).
  */
 async function admin(request: Request, url: URL): Promise<Response> {
+  if (request.method === "GET" && url.pathname === "/health") return json({ status: "ok" });
   const [, kind, name] = url.pathname.split("/");
   if (request.method !== "PUT" || !name) return json({ error: "PUT /hosts/{host} or /dns/{name}" }, 404);
   const body = (await request.json()) as { paths?: Record<string, Answer>; txt?: string[] };

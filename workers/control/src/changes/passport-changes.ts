@@ -104,11 +104,27 @@ export async function bindingRemoval(db: Database, passport: PassportRow, bindin
   };
 }
 
-export function evidenceAddition(db: Database, passport: PassportRow, input: EvidenceInput): PassportChange {
+/**
+ * Evidence a member writes is asserted; it counts for required claims only when its source is one
+ * the operator trusts (`trusted`), as decided when it is written.
+ */
+export function evidenceAddition(
+  db: Database,
+  passport: PassportRow,
+  input: EvidenceInput,
+  trusted: readonly string[],
+): PassportChange {
   const id = randomId("ev");
+  const trustedSource = trusted.includes(input.source);
   return {
     kind: "evidence.added",
-    detail: { evidence_id: id, claim: input.claim, source: input.source },
+    detail: {
+      evidence_id: id,
+      claim: input.claim,
+      source: input.source,
+      basis: "asserted",
+      trusted_source: trustedSource,
+    },
     statements: [
       insertEvidence(db, {
         id,
@@ -119,6 +135,8 @@ export function evidenceAddition(db: Database, passport: PassportRow, input: Evi
         reference: input.reference,
         observedAt: new Date(input.observed_at).toISOString(),
         freshUntil: input.fresh_until ? new Date(input.fresh_until).toISOString() : undefined,
+        basis: "asserted",
+        trustedSource,
       }),
     ],
   };

@@ -25,6 +25,7 @@ import {
   passportView,
 } from "../api/views.ts";
 import { instructionsFor } from "../bindings/checks.ts";
+import { trustedSources } from "../bindings/trusted-sources.ts";
 import { runBindingCheck } from "../bindings/verify.ts";
 import { applyChange, respondWithPassport } from "../changes/apply.ts";
 import {
@@ -239,7 +240,7 @@ passports.post(
   }),
   (c) =>
     applyChange(c, c.req.param("id"), "editor", (passport) =>
-      evidenceAddition(c.get("db"), passport, c.req.valid("json")),
+      evidenceAddition(c.get("db"), passport, c.req.valid("json"), trustedSources(c.env)),
     ),
 );
 
