@@ -53,6 +53,7 @@ function resolverBundle(signingJwks: string) {
       PUBLIC_BASE_URL: "http://resolver.test",
       SIGNING_JWKS: signingJwks,
       ENVELOPE_REQUIRED_CLAIMS: JSON.stringify(["agent.operator_identity", "agent.manifest_control"]),
+      DASHBOARD_BASE_URL: "http://control.test",
     },
   };
 }

@@ -1,4 +1,7 @@
+import { env } from "cloudflare:workers";
+import { manifestIndexPrefix } from "@passport/domain";
 import { describe, expect, it } from "vitest";
+import { recheckDueBindings } from "../../workers/control/src/bindings/recheck.ts";
 import { refusal } from "../../workers/control/src/outbound/fetch.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { json, serve, txt, uniqueHost } from "../support/hosts.ts";
@@ -8,6 +11,11 @@ const WELL_KNOWN = "/.well-known/passport-identity.json";
 async function passportWith(caller: Caller, family: "api" | "agent", cls: string, value: string) {
   const passport = await caller.createPassport({ family, bindings: [{ class: cls, value }] });
   return { id: passport.identity_id as string, bindingId: passport.bindings[0].id as string };
+}
+
+async function claimantsOf(manifest: string): Promise<string[]> {
+  const { keys } = await env.SNAPSHOTS.list({ prefix: await manifestIndexPrefix(manifest) });
+  return keys.map((key) => key.name.split(":").at(-1) ?? "");
 }
 
 function verify(caller: Caller, id: string, bindingId: string): Promise<Body> {
@@ -194,5 +202,43 @@ describe("outbound policy", () => {
       "URLs with user information are not checked",
     );
     expect(refusal(new URL("https://agents.example.com/card.json"), production)).toBeUndefined();
+  });
+});
+
+describe("re-verification", () => {
+  it("renews a proof that still holds and lapses one that no longer does, with the reason in the history, record and index", async () => {
+    const caller = await Caller.create("editor");
+    const host = uniqueHost("agent");
+    const manifest = `https://${host}/card.json`;
+    const { id, bindingId } = await passportWith(caller, "agent", "manifest", manifest);
+    await serve(host, { "/card.json": json({ passport: id }) });
+    const proven = await verify(caller, id, bindingId);
+    const firstProof = proven.passport.bindings[0].verification;
+    expect(await claimantsOf(manifest)).toEqual([id]);
+
+    // Five days on, the proof ends within the re-check window: the host still names the passport.
+    const later = new Date(Date.parse(firstProof.verified_at) + 5 * 24 * 3600 * 1000);
+    await recheckDueBindings(env, later, 500);
+    const renewed = (await resolve(id)).record.bindings[0].verification;
+    expect(renewed.state).toBe("verified");
+    expect(renewed.evidence).not.toBe(firstProof.evidence);
+
+    // The host stops naming it: the next re-check lapses the binding.
+    await serve(host, { "/card.json": json({ passport: "someone else" }) });
+    await recheckDueBindings(env, new Date(Date.parse(renewed.fresh_until) - 3600 * 1000), 500);
+    const { record } = await resolve(id);
+    expect(record.bindings[0].verification).toMatchObject({
+      state: "lapsed",
+      method: "document_names_id",
+      reason: `${manifest} does not name ${id} or its resolver URL`,
+    });
+    // The proof's evidence is withdrawn with it, and the manifest leaves the index.
+    expect(record.evidence.some((e: Body) => e.id === renewed.evidence)).toBe(false);
+    expect(await claimantsOf(manifest)).toEqual([]);
+    const history = await caller.json("GET", `/v1/passports/${id}/history`);
+    expect(history.items.at(-1)).toMatchObject({
+      kind: "binding.lapsed",
+      detail: { binding_id: bindingId, reason: `${manifest} does not name ${id} or its resolver URL` },
+    });
   });
 });
