@@ -245,6 +245,14 @@ describe("agent action envelope", () => {
       identity_id: null,
     });
     expect(body.resolver_url).toBeNull();
+    // Both histories record the conflict.
+    const theirs = await other.json("GET", `/v1/passports/${second.identity_id}/history`);
+    expect(theirs.items.at(-1)).toMatchObject({ kind: "binding.verified", detail: { conflicts_with: [first.id] } });
+    const ours = await admin.json("GET", `/v1/passports/${first.id}/history`);
+    expect(ours.items.at(-1)).toMatchObject({
+      kind: "binding.conflict",
+      detail: { class: "manifest", value: manifest, also_proven_by: second.identity_id },
+    });
   });
 
   it("a repair answer points ops_action_url at the passport's Dashboard page", async () => {

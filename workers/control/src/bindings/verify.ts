@@ -1,9 +1,9 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, ne } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { randomId } from "../db/client.ts";
 import { insertEvidence, withdrawEvidence } from "../db/passport-entries.ts";
 import { commitChangeStatements, type PassportChange, type PassportRow } from "../db/passports.ts";
-import { bindings } from "../db/schema.ts";
+import { bindings, passports } from "../db/schema.ts";
 import { outboundFor } from "../outbound/config.ts";
 import { publishOrDefer } from "../publication/publish.ts";
 import { type CheckResult, type CheckTarget, checkBinding, PROOF_LIFETIME_MS } from "./checks.ts";
@@ -50,7 +50,12 @@ async function checkTarget(env: Env, db: Database, passport: PassportRow, bindin
 }
 
 /** The change that records a successful check: observed evidence, the binding verified. */
-function verifiedChange(db: Database, passport: PassportRow, binding: BindingRow, proof: CheckResult & { ok: true }) {
+function verifiedChange(
+  db: Database,
+  passport: PassportRow,
+  binding: BindingRow,
+  proof: CheckResult & { ok: true },
+): PassportChange {
   const now = new Date();
   const at = now.toISOString();
   const freshUntil = new Date(now.getTime() + PROOF_LIFETIME_MS).toISOString();
@@ -91,7 +96,50 @@ function verifiedChange(db: Database, passport: PassportRow, binding: BindingRow
         })
         .where(eq(bindings.id, binding.id)),
     ],
-  } satisfies PassportChange;
+  };
+}
+
+/**
+ * Passports of other organisations that also hold this binding verified: when both prove control
+ * of the same value, that is a genuine conflict (docs/bindings.md), recorded in both histories.
+ */
+async function otherVerifiedHolders(db: Database, passport: PassportRow, binding: BindingRow) {
+  return db
+    .select({ id: passports.id, organisationId: passports.organisationId })
+    .from(bindings)
+    .innerJoin(passports, eq(bindings.passportId, passports.id))
+    .where(
+      and(
+        eq(bindings.class, binding.class),
+        eq(bindings.value, binding.value),
+        eq(bindings.verificationState, "verified"),
+        ne(passports.organisationId, passport.organisationId),
+        ne(passports.lifecycle, "retired"),
+      ),
+    );
+}
+
+/** Writes the conflict into the other holder's history too (its record is republished with it). */
+async function recordConflict(env: Env, db: Database, rival: { id: string }, binding: BindingRow, claimant: string) {
+  const current = await db.query.passports.findFirst({ where: eq(passports.id, rival.id) });
+  if (!current) return;
+  const change: PassportChange = {
+    kind: "binding.conflict",
+    detail: { class: binding.class, value: binding.value, also_proven_by: claimant },
+  };
+  try {
+    await db.batch(commitChangeStatements(db, current, change, SERVICE_SOURCE, new Date().toISOString()));
+    await publishOrDefer(env, rival.id);
+  } catch (error) {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        event: "binding_conflict_not_recorded",
+        identity_id: rival.id,
+        message: String(error),
+      }),
+    );
+  }
 }
 
 /** The change that lapses a verified binding whose re-check failed or whose proof ran out. */
@@ -135,8 +183,12 @@ export async function runBindingCheck(
   const result = await checkBinding({ transport, policy, dohUrl: env.BINDING_DOH_URL }, target);
   const at = new Date().toISOString();
   if (result.ok) {
-    await db.batch(commitChangeStatements(db, passport, verifiedChange(db, passport, binding, result), actor, at));
+    const rivals = await otherVerifiedHolders(db, passport, binding);
+    const change = verifiedChange(db, passport, binding, result);
+    if (rivals.length > 0) change.detail.conflicts_with = rivals.map((r) => r.id);
+    await db.batch(commitChangeStatements(db, passport, change, actor, at));
     await publishOrDefer(env, passport.id);
+    for (const rival of rivals) await recordConflict(env, db, rival, binding, passport.id);
     return { result: "verified", reason: null, target };
   }
   if (binding.verificationState === "verified") {
