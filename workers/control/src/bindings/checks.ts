@@ -80,7 +80,7 @@ export function instructionsFor(target: CheckTarget): Instructions {
   if (target.class === "gateway") {
     return {
       unprovable:
-        "A gateway or provider id is proven only by the provider's own statement (for an API passport created from a marketplace acquisition, the acquisition itself); otherwise it stays claimed.",
+        "A gateway or provider id is proven only by the provider's own statement: for an API passport from an AWS Marketplace acquisition, bind that acquisition's license ARN or aws-marketplace:{product code}. Otherwise it stays claimed.",
     };
   }
   return {

@@ -1,4 +1,5 @@
 import { and, eq, isNull, ne } from "drizzle-orm";
+import { marketplaceAccountPassports, marketplaceCustomers } from "../db/acquisitions-schema.ts";
 import type { Database } from "../db/client.ts";
 import { randomId } from "../db/client.ts";
 import { insertEvidence, withdrawEvidence } from "../db/passport-entries.ts";
@@ -47,6 +48,41 @@ async function checkTarget(env: Env, db: Database, passport: PassportRow, bindin
     value: binding.value,
     challenge: await challengeFor(db, binding),
   } satisfies CheckTarget;
+}
+
+/**
+ * A gateway or provider id is proven only by the provider's own statement. The one provider the
+ * service hears from is AWS Marketplace: for a passport its acquisition created (or adopted), the
+ * marketplace confirmed the license and product, so a gateway binding naming that license ARN or
+ * `aws-marketplace:{product code}` of an active entitlement is proven. Anything else stays claimed.
+ */
+async function providerStatement(db: Database, passport: PassportRow, binding: BindingRow): Promise<CheckResult> {
+  const licenses = await db
+    .select({ licenseArn: marketplaceCustomers.licenseArn, productCode: marketplaceCustomers.productCode })
+    .from(marketplaceAccountPassports)
+    .innerJoin(
+      marketplaceCustomers,
+      eq(marketplaceCustomers.marketplaceAccountId, marketplaceAccountPassports.marketplaceAccountId),
+    )
+    .where(and(eq(marketplaceAccountPassports.passportId, passport.id), eq(marketplaceCustomers.status, "active")));
+  const match = licenses.find(
+    (l) => binding.value === l.licenseArn || (l.productCode && binding.value === `aws-marketplace:${l.productCode}`),
+  );
+  if (!match) {
+    return {
+      ok: false,
+      reason:
+        licenses.length === 0
+          ? "no provider statement: this passport did not come from a marketplace acquisition with an active entitlement"
+          : "the marketplace acquisition names another license or product",
+    };
+  }
+  return {
+    ok: true,
+    method: "provider_statement",
+    scope: `AWS Marketplace entitlement ${match.licenseArn ?? `product ${match.productCode}`}`,
+    claim: "binding.gateway_control",
+  };
 }
 
 /** The change that records a successful check: observed evidence, the binding verified. */
@@ -180,7 +216,10 @@ export async function runBindingCheck(
 ): Promise<CheckOutcome> {
   const target = await checkTarget(env, db, passport, binding);
   const { transport, policy } = outboundFor(env);
-  const result = await checkBinding({ transport, policy, dohUrl: env.BINDING_DOH_URL }, target);
+  const result =
+    binding.class === "gateway"
+      ? await providerStatement(db, passport, binding)
+      : await checkBinding({ transport, policy, dohUrl: env.BINDING_DOH_URL }, target);
   const at = new Date().toISOString();
   if (result.ok) {
     const rivals = await otherVerifiedHolders(db, passport, binding);
