@@ -113,12 +113,12 @@ function verdict(input: EnvelopeInput, record: PassportRecord | undefined): Verd
  * evidence from a source the operator trusts (record contract). Items without a basis predate it
  * and count as asserted.
  */
-export function countsForRequiredClaims(evidence: PassportRecord["evidence"][number]): boolean {
+function countsForRequiredClaims(evidence: PassportRecord["evidence"][number]): boolean {
   return evidence.basis === "observed" || (evidence.basis === "asserted" && evidence.trusted_source === true);
 }
 
 /** A binding's proof is current: verified and not past its freshness (absent verification is claimed). */
-export function bindingProven(binding: PassportRecord["bindings"][number], now: Date): boolean {
+function bindingProven(binding: PassportRecord["bindings"][number], now: Date): boolean {
   const v = binding.verification;
   return v?.state === "verified" && Date.parse(v.fresh_until) > now.getTime();
 }

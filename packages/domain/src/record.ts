@@ -49,11 +49,8 @@ export const IdentityId = z
 const Timestamp = z.iso.datetime({ offset: false }).describe("RFC 3339 UTC timestamp");
 const Text = (max: number) => z.string().min(1).max(max);
 
-export const BINDING_STATES = ["claimed", "verified", "lapsed"] as const;
-export type BindingState = (typeof BINDING_STATES)[number];
-
 /** How the service proved control of a binding (docs/bindings.md). */
-export const VERIFICATION_METHODS = ["http_well_known", "dns_txt", "document_names_id", "provider_statement"] as const;
+const VERIFICATION_METHODS = ["http_well_known", "dns_txt", "document_names_id", "provider_statement"] as const;
 export const VerificationMethod = z.enum(VERIFICATION_METHODS);
 export type VerificationMethod = z.infer<typeof VerificationMethod>;
 

@@ -5,8 +5,8 @@ import { type FetchFailure, fetchChecked, type OutboundPolicy, refusal, type Tra
 // (or the operator's DNS over HTTPS resolver) through the outbound adapter, and either proves
 // control, with the exact URL checked, or says precisely why not and what to publish.
 
-export const WELL_KNOWN_PATH = "/.well-known/passport-identity.json";
-export const DNS_LABEL = "_passport-identity";
+const WELL_KNOWN_PATH = "/.well-known/passport-identity.json";
+const DNS_LABEL = "_passport-identity";
 /** How long a successful check proves control; the scheduled re-check runs before it ends. */
 export const PROOF_LIFETIME_MS = 7 * 24 * 3600 * 1000;
 

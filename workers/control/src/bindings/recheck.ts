@@ -4,7 +4,7 @@ import { bindings, passports } from "../db/schema.ts";
 import { runBindingCheck, SERVICE_SOURCE } from "./verify.ts";
 
 /** A verified binding is re-checked once less than this is left of its proof. */
-export const RECHECK_WINDOW_MS = 2 * 24 * 3600 * 1000;
+const RECHECK_WINDOW_MS = 2 * 24 * 3600 * 1000;
 
 /**
  * Re-checks verified bindings whose proof ends within the re-check window (or has ended), oldest

@@ -179,7 +179,7 @@ async function recordConflict(env: Env, db: Database, rival: { id: string }, bin
 }
 
 /** The change that lapses a verified binding whose re-check failed or whose proof ran out. */
-export function lapsedChange(db: Database, binding: BindingRow, reason: string): PassportChange {
+function lapsedChange(db: Database, binding: BindingRow, reason: string): PassportChange {
   const at = new Date().toISOString();
   return {
     kind: "binding.lapsed",
