@@ -173,6 +173,33 @@ describe("binding checks against the hosts simulator", () => {
     expect(outcome.passport.bindings[0].verification).toEqual({ state: "claimed" });
   });
 
+  it("two checks of one passport at once never fail with a server error: each is verified or told to check again", async () => {
+    const caller = await Caller.create("editor");
+    const host = uniqueHost("agent");
+    const passport = await caller.createPassport({
+      family: "agent",
+      bindings: [
+        { class: "manifest", value: `https://${host}/a.json` },
+        { class: "manifest", value: `https://${host}/b.json` },
+      ],
+    });
+    await serve(host, { "/a.json": json({ id: passport.identity_id }), "/b.json": json({ id: passport.identity_id }) });
+    const responses = await Promise.all(
+      passport.bindings.map((b: Body) =>
+        caller.request("POST", `/v1/passports/${passport.identity_id}/bindings/${b.id}/verify`),
+      ),
+    );
+    for (const response of responses) {
+      expect([200, 412]).toContain(response.status);
+      if (response.status === 412) {
+        expect(await response.json()).toMatchObject({ type: "urn:svc:passport:problem:precondition-failed" });
+      }
+    }
+    const history = await caller.json("GET", `/v1/passports/${passport.identity_id}/history`);
+    const versions = history.items.map((e: Body) => e.record_version);
+    expect(new Set(versions).size).toBe(versions.length);
+  });
+
   it("lets only editors of the passport's organisation run a check", async () => {
     const owner = await Caller.create("owner");
     const { id, bindingId } = await passportWith(owner, "api", "endpoint", `https://${uniqueHost()}/v1`);

@@ -1,4 +1,5 @@
 import { and, eq, isNull, ne } from "drizzle-orm";
+import { HttpProblem } from "../api/problem.ts";
 import { marketplaceAccountPassports, marketplaceCustomers } from "../db/acquisitions-schema.ts";
 import type { Database } from "../db/client.ts";
 import { randomId } from "../db/client.ts";
@@ -203,6 +204,21 @@ function lapsedChange(db: Database, binding: BindingRow, reason: string): Passpo
 }
 
 /**
+ * Commits a check's change; if another change took the passport's next version meanwhile (the
+ * events index refuses the second), the caller is told to try again instead of a server error.
+ */
+async function commitOrRefuse(db: Database, statements: ReturnType<typeof commitChangeStatements>) {
+  try {
+    await db.batch(statements);
+  } catch (error) {
+    if (!String((error as { cause?: unknown })?.cause ?? error).includes("UNIQUE constraint failed")) throw error;
+    throw new HttpProblem("precondition-failed", {
+      detail: "The passport changed while the binding was being checked; check it again.",
+    });
+  }
+}
+
+/**
  * Checks one binding now and records the outcome: a success verifies it (a new record version with
  * observed evidence); a failure lapses a binding that was verified, and otherwise only notes the
  * last check (nothing published changes). Publishes when the record changed.
@@ -225,13 +241,13 @@ export async function runBindingCheck(
     const rivals = await otherVerifiedHolders(db, passport, binding);
     const change = verifiedChange(db, passport, binding, result);
     if (rivals.length > 0) change.detail.conflicts_with = rivals.map((r) => r.id);
-    await db.batch(commitChangeStatements(db, passport, change, actor, at));
+    await commitOrRefuse(db, commitChangeStatements(db, passport, change, actor, at));
     await publishOrDefer(env, passport.id);
     for (const rival of rivals) await recordConflict(env, db, rival, binding, passport.id);
     return { result: "verified", reason: null, target };
   }
   if (binding.verificationState === "verified") {
-    await db.batch(commitChangeStatements(db, passport, lapsedChange(db, binding, result.reason), actor, at));
+    await commitOrRefuse(db, commitChangeStatements(db, passport, lapsedChange(db, binding, result.reason), actor, at));
     await publishOrDefer(env, passport.id);
   } else {
     await db
