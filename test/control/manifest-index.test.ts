@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { manifestIndexPrefix } from "@passport/domain";
 import { describe, expect, it } from "vitest";
-import { type Body, Caller } from "../support/api.ts";
+import { type Body, Caller, resolve } from "../support/api.ts";
 import { json, serve, uniqueHost } from "../support/hosts.ts";
 
 async function claimants(manifestUrl: string): Promise<string[]> {
@@ -26,7 +26,8 @@ describe("manifest index", () => {
     const agent = await admin.createPassport({ family: "agent", bindings: [{ class: "manifest", value: first }] });
     const id = agent.identity_id;
     expect(await claimants(first)).toEqual([]);
-    expect((await prove(admin, id, first)).result).toBe("verified");
+    const firstProof = await prove(admin, id, first);
+    expect(firstProof.result).toBe("verified");
     expect(await claimants(first)).toEqual([id]);
 
     const moved = await admin.json("POST", `/v1/passports/${id}/bindings`, { class: "manifest", value: second });
@@ -38,6 +39,11 @@ describe("manifest index", () => {
     );
     expect(await claimants(first)).toEqual([]);
     expect(await claimants(second)).toEqual([id]);
+    // The removed binding's proof leaves the record with it.
+    const proofOfFirst = firstProof.passport.bindings[0].verification.evidence;
+    const { record } = await resolve(id);
+    expect(record.evidence.map((e: Body) => e.id)).not.toContain(proofOfFirst);
+    expect(record.evidence).toHaveLength(1);
 
     await admin.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "retired" });
     expect(await claimants(second)).toEqual([]);

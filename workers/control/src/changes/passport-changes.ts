@@ -100,7 +100,13 @@ export async function bindingRemoval(db: Database, passport: PassportRow, bindin
   return {
     kind: "binding.removed",
     detail: { binding_id: binding.id, class: binding.class, value: binding.value },
-    statements: [deleteBinding(db, binding.id)],
+    // The observed evidence of its proof goes with it: it proved control of a value no longer bound.
+    statements: [
+      deleteBinding(db, binding.id),
+      ...(binding.verificationEvidenceId
+        ? [withdrawEvidence(db, binding.verificationEvidenceId, new Date().toISOString())]
+        : []),
+    ],
   };
 }
 
