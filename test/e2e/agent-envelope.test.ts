@@ -148,14 +148,18 @@ describe("agent action envelope", () => {
   });
 
   it("another organisation's unproven claim leaves the holder current and pointing at the holder", async () => {
-    const { id, manifest } = await currentAgent(admin);
+    const manifest = manifestUrl();
+    const holder = await admin.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
+    // Before anyone proves the manifest, anyone may claim it.
     const intruder = await Caller.create("admin");
     const claim = await intruder.createPassport({
       family: "agent",
       bindings: [{ class: "manifest", value: manifest }],
     });
     await intruder.json("POST", `/v1/passports/${claim.identity_id}/evidence`, evidence("agent.manifest_control"));
-    // Its check fails: the manifest names the holder's passport, not the intruder's.
+    await proveManifest(admin, holder.identity_id, manifest);
+    await admin.json("POST", `/v1/passports/${holder.identity_id}/evidence`, evidence("agent.operator_identity"));
+    // The intruder's check fails: the manifest names the holder's passport, not the intruder's.
     const outcome = await intruder.json(
       "POST",
       `/v1/passports/${claim.identity_id}/bindings/${claim.bindings[0].id}/verify`,
@@ -165,9 +169,22 @@ describe("agent action envelope", () => {
     expect(body).toMatchObject({
       posture: "current",
       result: "proof_current",
-      identity_id: id,
-      resolver_url: `${RESOLVER}/p/${id}`,
+      identity_id: holder.identity_id,
+      resolver_url: `${RESOLVER}/p/${holder.identity_id}`,
       organisation: { id: admin.organisation },
+    });
+    // Once proven, a new claim from another organisation is refused, naming the verified holder.
+    const late = await Caller.create("admin");
+    const refused = await late.request("POST", "/v1/passports", {
+      family: "agent",
+      organisation_id: late.organisation,
+      bindings: [{ class: "manifest", value: manifest }],
+    });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({
+      type: "urn:svc:passport:problem:duplicate-identity",
+      existing_identity_id: holder.identity_id,
+      verified_holder: { identity_id: holder.identity_id, organisation_id: admin.organisation },
     });
   });
 
@@ -226,9 +243,10 @@ describe("agent action envelope", () => {
 
   it("a manifest two organisations both prove → a genuine conflict, never picking one", async () => {
     const manifest = manifestUrl();
-    const first = await currentAgent(admin, manifest);
+    // Both claim it before either proves it; then both prove it.
     const other = await Caller.create("admin");
     const second = await other.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
+    const first = await currentAgent(admin, manifest);
     // The manifest names both passports: both organisations show control of it.
     const url = new URL(manifest);
     await serve(url.hostname, { [url.pathname]: json({ passports: [first.id, second.identity_id] }) });

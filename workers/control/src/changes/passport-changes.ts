@@ -28,7 +28,12 @@ import {
   insertEvidence,
   withdrawEvidence,
 } from "../db/passport-entries.ts";
-import { type PassportChange, type PassportRow, passportsWithBinding } from "../db/passports.ts";
+import {
+  type PassportChange,
+  type PassportRow,
+  passportsWithBinding,
+  verifiedHoldersElsewhere,
+} from "../db/passports.ts";
 
 // The rules of each material change to a passport. Each function takes the passport as it is now
 // and the validated input, and returns the change to commit (see `applyChange`) or throws the
@@ -38,7 +43,8 @@ import { type PassportChange, type PassportRow, passportsWithBinding } from "../
  * Refuses a primary binding already held by another operative passport of the same family in the
  * organisation (spec 1.6): the primary binding is what says "this is the same object", so a second
  * passport for it would split its history. Other binding classes may be shared. `exceptId` lets a
- * passport re-check its own bindings.
+ * passport re-check its own bindings. Across organisations only a verified holder refuses a claim
+ * (docs/bindings.md); `distinct_object_reason` on creation skips both checks.
  */
 export async function refuseDuplicates(
   db: Database,
@@ -57,6 +63,16 @@ export async function refuseDuplicates(
     throw new HttpProblem("duplicate-identity", {
       detail: `Passport ${clash.id} already identifies the object at ${primary} ${clash.value}. Update that passport, or declare a materially distinct object with distinct_object_reason.`,
       existing_identity_id: clash.id,
+    });
+  }
+  // Across organisations only proof counts: a claim is refused once another organisation has
+  // proven control of the value, and the refusal names that verified holder.
+  const [holder] = await verifiedHoldersElsewhere(db, organisationId, primary, values, new Date().toISOString());
+  if (holder) {
+    throw new HttpProblem("duplicate-identity", {
+      detail: `Passport ${holder.id} of another organisation has proven control of ${primary} ${holder.value}. If you control it now, publish the proof there and ask that organisation to remove its binding, or wait for its proof to lapse.`,
+      existing_identity_id: holder.id,
+      verified_holder: { identity_id: holder.id, organisation_id: holder.organisationId },
     });
   }
 }
