@@ -53,7 +53,18 @@ function resolverBundle(signingJwks: string) {
       PUBLIC_BASE_URL: "http://resolver.test",
       SIGNING_JWKS: signingJwks,
       ENVELOPE_REQUIRED_CLAIMS: JSON.stringify(["agent.operator_identity", "agent.manifest_control"]),
+      DASHBOARD_BASE_URL: "http://control.test",
     },
+  };
+}
+
+/** The bound hosts' stand-in, under the name the control plane's OUTBOUND_SIMULATOR binding uses. */
+function hostsSimulator() {
+  return {
+    name: "passport-hosts-sim",
+    modules: true,
+    scriptPath: buildWorker(root, "workers/hosts-sim/wrangler.toml", "hosts-sim"),
+    ...runtime,
   };
 }
 
@@ -125,6 +136,7 @@ export default defineConfig({
                     ...runtime,
                     bindings: { FULFILLMENT_URL: "http://control.test/marketplace/fulfill" } as Record<string, string>,
                   },
+                  hostsSimulator(),
                   resolverBundle(keys.bindings.TEST_SIGNING_JWKS),
                 ],
               },
@@ -148,7 +160,7 @@ export default defineConfig({
               miniflare: {
                 bindings: { ...keys.bindings, TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
                 serviceBindings: { TEST_RESOLVER: "passport-resolver" },
-                workers: [resolverBundle(keys.bindings.TEST_SIGNING_JWKS)],
+                workers: [hostsSimulator(), resolverBundle(keys.bindings.TEST_SIGNING_JWKS)],
               },
             };
           }),

@@ -1,5 +1,5 @@
 // `npm start`: the whole service on this machine. Applies the D1 migrations, then runs the
-// resolver, the control plane and the marketplace simulator in one workerd process (local D1/KV/
+// resolver, the control plane, the marketplace simulator and the hosts simulator in one workerd process (local D1/KV/
 // Queues persisted under .wrangler/state; docs/local-development.md says why one process), seeds
 // the demo organisation and passports once, and prints what a newcomer needs to try it.
 import { randomBytes } from "node:crypto";
@@ -15,6 +15,8 @@ const controlUrl = `http://127.0.0.1:${controlPort}`;
 // Next to the control plane by default, so a second `npm start` on other ports does not collide.
 const marketplacePort = Number(process.env.MARKETPLACE_PORT ?? controlPort + 2);
 const marketplaceUrl = `http://127.0.0.1:${marketplacePort}`;
+const hostsPort = Number(process.env.HOSTS_SIM_PORT ?? controlPort + 3);
+const hostsUrl = `http://127.0.0.1:${hostsPort}`;
 // The tests give each local service its own state directory, so it never shares SQLite files with another.
 const persistTo = resolve(root, process.env.PASSPORT_STATE_DIR ?? join(".wrangler", "state"));
 const seedFile = join(persistTo, "demo-passports.json");
@@ -98,16 +100,46 @@ const DEMO_PASSPORTS = [
     display_name: "Demo Support Agent",
     environment: "production",
     bindings: [{ class: "manifest", value: DEMO_MANIFEST }],
-    // The claims the resolver's envelope requires (ENVELOPE_REQUIRED_CLAIMS), so its envelope is current.
-    evidence: ["agent.operator_identity", "agent.manifest_control"].map((claim) => ({
-      claim,
-      source: "Demo seed",
-      scope: "agents.demo.example",
-      observed_at: "2026-10-15T00:00:00Z",
-      fresh_until: "2030-01-01T00:00:00Z",
-    })),
+    // The envelope's required claims (ENVELOPE_REQUIRED_CLAIMS): agent.manifest_control comes from
+    // the service's own check of the manifest (verifyDemoAgent); agent.operator_identity from a
+    // source the development configuration trusts (TRUSTED_EVIDENCE_SOURCES).
+    evidence: [
+      {
+        claim: "agent.operator_identity",
+        source: "Demo trusted auditor",
+        scope: "Demo Organisation operates agents.demo.example",
+        observed_at: "2026-10-15T00:00:00Z",
+        fresh_until: "2030-01-01T00:00:00Z",
+      },
+    ],
   },
 ];
+
+/**
+ * Plays the demo agent's host in the hosts simulator (its agent card names the passport) and has
+ * the service verify the manifest binding, so the demo agent's envelope is current. The simulator
+ * keeps fixtures in memory, so this runs on every start.
+ */
+async function verifyDemoAgent(token, agentId) {
+  const card = new URL(DEMO_MANIFEST);
+  const fixture = await fetch(`${hostsUrl}/hosts/${card.hostname}`, {
+    method: "PUT",
+    body: JSON.stringify({
+      paths: {
+        [card.pathname]: {
+          content_type: "application/json",
+          body: { name: "Demo Support Agent", url: "https://agents.demo.example/support", passport: agentId },
+        },
+      },
+    }),
+  });
+  if (fixture.status !== 204) throw new Error(`hosts simulator refused the demo fixture: ${fixture.status}`);
+  const view = await api(token, "GET", `/v1/passports/${agentId}`);
+  const manifest = view.bindings.find((b) => b.class === "manifest" && b.value === DEMO_MANIFEST);
+  if (!manifest || manifest.verification.state === "verified") return;
+  const outcome = await api(token, "POST", `/v1/passports/${agentId}/bindings/${manifest.id}/verify`);
+  if (outcome.result !== "verified") throw new Error(`the demo agent's manifest was not verified: ${outcome.reason}`);
+}
 
 async function seed(token) {
   if (existsSync(seedFile)) {
@@ -154,6 +186,12 @@ function marketplaceSecrets() {
 const OFFLINE_NOISE = /Request\.cf|workers\.cloudflare\.com|GetAddrInfoReqWrap/;
 const workers = [
   {
+    name: "passport-hosts-sim",
+    config: join("workers", "hosts-sim", "wrangler.toml"),
+    port: hostsPort,
+    vars: {},
+  },
+  {
     name: "passport-marketplace-sim",
     config: join("workers", "marketplace-sim", "wrangler.toml"),
     port: marketplacePort,
@@ -163,7 +201,11 @@ const workers = [
     name: "passport-resolver",
     config: "wrangler.toml",
     port: resolverPort,
-    vars: { SIGNING_JWKS: JSON.stringify({ keys: [signing.publicJwk] }), PUBLIC_BASE_URL: resolverUrl },
+    vars: {
+      SIGNING_JWKS: JSON.stringify({ keys: [signing.publicJwk] }),
+      PUBLIC_BASE_URL: resolverUrl,
+      DASHBOARD_BASE_URL: controlUrl,
+    },
   },
   {
     name: "passport-control",
@@ -214,6 +256,8 @@ try {
   ]);
   const token = await signDevelopmentToken();
   const demo = await seed(token);
+  const agent = demo.find((p) => p.family === "agent");
+  if (agent) await verifyDemoAgent(token, agent.identity_id);
   const first = demo[0].identity_id;
   // A fresh endpoint each start, so the printed create command never collides with an earlier one.
   const exampleSuffix = Date.now().toString(36);

@@ -8,6 +8,7 @@ const workers = [
   // The control plane reaches the resolver through the ResolverAdminApi contract instead.
   { configs: ["workers/control/wrangler.toml"], out: "workers/control/worker-configuration.d.ts" },
   { configs: ["workers/marketplace-sim/wrangler.toml"], out: "workers/marketplace-sim/worker-configuration.d.ts" },
+  { configs: ["workers/hosts-sim/wrangler.toml"], out: "workers/hosts-sim/worker-configuration.d.ts" },
 ];
 const check = process.argv.includes("--check");
 let failed = false;

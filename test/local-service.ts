@@ -14,6 +14,8 @@ export interface ServiceInfo {
   resolver: string;
   control: string;
   marketplace: string;
+  /** The hosts simulator's admin API (fixtures for bound hosts, docs/bindings.md). */
+  hosts: string;
   /** The owner token `npm start` prints. */
   token: string;
   demo: { id: string; family: string; name: string }[];
@@ -31,7 +33,12 @@ export async function freePort(): Promise<number> {
 
 /** Starts `node scripts/dev.mjs` and reads what it prints for a newcomer. */
 export async function startService(): Promise<{ info: ServiceInfo; child: ChildProcess }> {
-  const [resolverPort, controlPort, marketplacePort] = [await freePort(), await freePort(), await freePort()];
+  const [resolverPort, controlPort, marketplacePort, hostsPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const stateDir = mkdtempSync(join(tmpdir(), "passport-state-"));
   const child = spawn(process.execPath, ["scripts/dev.mjs"], {
     cwd: root,
@@ -40,6 +47,7 @@ export async function startService(): Promise<{ info: ServiceInfo; child: ChildP
       RESOLVER_PORT: String(resolverPort),
       CONTROL_PORT: String(controlPort),
       MARKETPLACE_PORT: String(marketplacePort),
+      HOSTS_SIM_PORT: String(hostsPort),
       PASSPORT_STATE_DIR: stateDir,
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -78,6 +86,7 @@ export async function startService(): Promise<{ info: ServiceInfo; child: ChildP
       resolver: `http://127.0.0.1:${resolverPort}`,
       control: `http://127.0.0.1:${controlPort}`,
       marketplace: `http://127.0.0.1:${marketplacePort}`,
+      hosts: `http://127.0.0.1:${hostsPort}`,
       token,
       demo,
     },

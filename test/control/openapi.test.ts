@@ -86,6 +86,7 @@ describe("OpenAPI document", () => {
     await call("patch", P, id, { display_name: "Shape" });
     const bound = await call("post", `${P}/bindings`, `${id}/bindings`, { class: "openapi", value: uniqueEndpoint() });
     const binding = bound.bindings.find((b: Body) => b.class === "openapi");
+    await call("post", `${P}/bindings/{bindingId}/verify`, `${id}/bindings/${binding.id}/verify`);
     await call("delete", `${P}/bindings/{bindingId}`, `${id}/bindings/${binding.id}`);
     const withEvidence = await call("post", `${P}/evidence`, `${id}/evidence`, {
       claim: "operator",

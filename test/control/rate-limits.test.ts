@@ -31,7 +31,7 @@ async function expectRateLimited(response: Response) {
   expect(response.headers.get("content-type")).toBe("application/problem+json");
   const body = await response.json<Record<string, unknown>>();
   expect(body).toMatchObject({ type: "urn:svc:passport:problem:rate-limited", status: 429 });
-  expect(JSON.stringify(body)).not.toMatch(/client:|subject:|FULFILL|WRITES|CLAIMS|SIGN_IN|EVENTS/);
+  expect(JSON.stringify(body)).not.toMatch(/client:|subject:|FULFILL|WRITES|CLAIMS|CHECKS|SIGN_IN|EVENTS/);
 }
 
 function post(path: string, address: string, init: { headers?: Record<string, string>; body?: BodyInit } = {}) {
@@ -136,5 +136,18 @@ describe("writes under /v1", () => {
     const { response, accepted } = await untilRefused(10, claim);
     expect(accepted + 1).toBeGreaterThanOrEqual(10);
     await expectRateLimited(response);
+  });
+});
+
+describe("POST /v1/passports/{id}/bindings/{bindingId}/verify", () => {
+  it("refuses a subject after 30 binding checks a minute, while another subject still gets through", async () => {
+    const caller = await Caller.create("editor");
+    const passport = await caller.createPassport({ bindings: [{ class: "gateway", value: "gw-unprovable" }] });
+    const path = `/v1/passports/${passport.identity_id}/bindings/${passport.bindings[0].id}/verify`;
+    const { response, accepted } = await untilRefused(30, () => caller.request("POST", path));
+    expect(accepted).toBeGreaterThanOrEqual(30);
+    await expectRateLimited(response);
+    const colleague = await Caller.create("editor", caller.organisation);
+    expect((await colleague.request("POST", path)).status).toBe(200);
   });
 });

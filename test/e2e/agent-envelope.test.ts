@@ -3,6 +3,7 @@ import { Validator } from "@cfworker/json-schema";
 import { manifestIndexPrefix, mintIdentityId, snapshotKey } from "@passport/domain";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Body, Caller } from "../support/api.ts";
+import { json, serve, uniqueHost } from "../support/hosts.ts";
 
 const RESOLVER = "http://resolver.test";
 let validator: Validator;
@@ -22,21 +23,37 @@ async function envelopeFor(target: string) {
   return { status: response.status, headers: response.headers, body };
 }
 
-const manifestUrl = () => `https://agents.example.com/${crypto.randomUUID()}/agent-card.json`;
-const evidence = (claim: string, freshUntil = "2099-01-01T00:00:00Z", observedAt = "2026-11-01T00:00:00Z") => ({
+const manifestUrl = () => `https://${uniqueHost("agents")}/agent-card.json`;
+/** A source on the development configuration's TRUSTED_EVIDENCE_SOURCES. */
+const TRUSTED = "Demo trusted auditor";
+const evidence = (
+  claim: string,
+  freshUntil = "2099-01-01T00:00:00Z",
+  observedAt = "2026-11-01T00:00:00Z",
+  source = TRUSTED,
+) => ({
   claim,
-  source: "control-plane check",
-  scope: "this agent's manifest host",
+  source,
+  scope: "this agent's operator",
   observed_at: observedAt,
   fresh_until: freshUntil,
 });
 
-/** An agent passport with the given manifest and both required claims evidenced. */
+/** Serves `manifest` naming `id` and has the service verify the binding (observed agent.manifest_control). */
+async function proveManifest(caller: Caller, id: string, manifest: string) {
+  const url = new URL(manifest);
+  await serve(url.hostname, { [url.pathname]: json({ name: "Agent", passport: id }) });
+  const passport = await caller.json("GET", `/v1/passports/${id}`);
+  const binding = passport.bindings.find((b: Body) => b.value === manifest);
+  const outcome = await caller.json("POST", `/v1/passports/${id}/bindings/${binding.id}/verify`);
+  expect(outcome.result).toBe("verified");
+}
+
+/** An agent passport with a proven manifest and trusted evidence of its operator. */
 async function currentAgent(caller: Caller, manifest = manifestUrl()) {
   const agent = await caller.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
-  const path = `/v1/passports/${agent.identity_id}/evidence`;
-  await caller.json("POST", path, evidence("agent.operator_identity"));
-  await caller.json("POST", path, evidence("agent.manifest_control"));
+  await proveManifest(caller, agent.identity_id, manifest);
+  await caller.json("POST", `/v1/passports/${agent.identity_id}/evidence`, evidence("agent.operator_identity"));
   return { id: agent.identity_id as string, manifest };
 }
 
@@ -82,12 +99,12 @@ describe("agent action envelope", () => {
   it("missing evidence → improve_resolver_posture naming the missing claims", async () => {
     const manifest = manifestUrl();
     const agent = await admin.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
-    await admin.json("POST", `/v1/passports/${agent.identity_id}/evidence`, evidence("agent.operator_identity"));
+    await proveManifest(admin, agent.identity_id, manifest);
     const { body } = await envelopeFor(manifest);
     expect(body).toMatchObject({
       posture: "incomplete",
       result: "missing_evidence",
-      missing_evidence: ["agent.manifest_control"],
+      missing_evidence: ["agent.operator_identity"],
       recommended_path: "improve_resolver_posture",
     });
   });
@@ -95,15 +112,79 @@ describe("agent action envelope", () => {
   it("stale evidence → improve_resolver_posture naming the stale claim", async () => {
     const manifest = manifestUrl();
     const agent = await admin.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
-    const path = `/v1/passports/${agent.identity_id}/evidence`;
-    await admin.json("POST", path, evidence("agent.operator_identity"));
-    await admin.json("POST", path, evidence("agent.manifest_control", "2020-06-01T00:00:00Z", "2020-01-01T00:00:00Z"));
+    await proveManifest(admin, agent.identity_id, manifest);
+    await admin.json(
+      "POST",
+      `/v1/passports/${agent.identity_id}/evidence`,
+      evidence("agent.operator_identity", "2020-06-01T00:00:00Z", "2020-01-01T00:00:00Z"),
+    );
     const { body } = await envelopeFor(manifest);
     expect(body).toMatchObject({
       result: "stale_evidence",
-      missing_evidence: ["agent.manifest_control"],
-      stale_evidence: ["agent.manifest_control"],
+      missing_evidence: ["agent.operator_identity"],
+      stale_evidence: ["agent.operator_identity"],
       recommended_path: "improve_resolver_posture",
+    });
+  });
+
+  it("an unproven manifest with self-written evidence for every claim is never current", async () => {
+    const manifest = manifestUrl();
+    const agent = await admin.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
+    for (const claim of ["agent.operator_identity", "agent.manifest_control"]) {
+      await admin.json(
+        "POST",
+        `/v1/passports/${agent.identity_id}/evidence`,
+        evidence(claim, undefined, undefined, "we checked it ourselves"),
+      );
+    }
+    const byId = (await envelopeFor(agent.identity_id)).body;
+    expect(byId).toMatchObject({
+      posture: "incomplete",
+      result: "missing_evidence",
+      missing_evidence: ["agent.operator_identity", "agent.manifest_control"],
+    });
+    // An unproven manifest is not in the manifest index at all.
+    expect((await envelopeFor(manifest)).body).toMatchObject({ posture: "no_passport", identity_id: null });
+  });
+
+  it("another organisation's unproven claim leaves the holder current and pointing at the holder", async () => {
+    const manifest = manifestUrl();
+    const holder = await admin.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
+    // Before anyone proves the manifest, anyone may claim it.
+    const intruder = await Caller.create("admin");
+    const claim = await intruder.createPassport({
+      family: "agent",
+      bindings: [{ class: "manifest", value: manifest }],
+    });
+    await intruder.json("POST", `/v1/passports/${claim.identity_id}/evidence`, evidence("agent.manifest_control"));
+    await proveManifest(admin, holder.identity_id, manifest);
+    await admin.json("POST", `/v1/passports/${holder.identity_id}/evidence`, evidence("agent.operator_identity"));
+    // The intruder's check fails: the manifest names the holder's passport, not the intruder's.
+    const outcome = await intruder.json(
+      "POST",
+      `/v1/passports/${claim.identity_id}/bindings/${claim.bindings[0].id}/verify`,
+    );
+    expect(outcome.result).toBe("not_proven");
+    const { body } = await envelopeFor(manifest);
+    expect(body).toMatchObject({
+      posture: "current",
+      result: "proof_current",
+      identity_id: holder.identity_id,
+      resolver_url: `${RESOLVER}/p/${holder.identity_id}`,
+      organisation: { id: admin.organisation },
+    });
+    // Once proven, a new claim from another organisation is refused, naming the verified holder.
+    const late = await Caller.create("admin");
+    const refused = await late.request("POST", "/v1/passports", {
+      family: "agent",
+      organisation_id: late.organisation,
+      bindings: [{ class: "manifest", value: manifest }],
+    });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({
+      type: "urn:svc:passport:problem:duplicate-identity",
+      existing_identity_id: holder.identity_id,
+      verified_holder: { identity_id: holder.identity_id, organisation_id: admin.organisation },
     });
   });
 
@@ -160,17 +241,44 @@ describe("agent action envelope", () => {
     });
   });
 
-  it("a manifest claimed by two passports → repair_resolver_posture, never picking one", async () => {
+  it("a manifest two organisations both prove → a genuine conflict, never picking one", async () => {
     const manifest = manifestUrl();
-    await currentAgent(admin, manifest);
-    await currentAgent(await Caller.create("admin"), manifest);
+    // Both claim it before either proves it; then both prove it.
+    const other = await Caller.create("admin");
+    const second = await other.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
+    const first = await currentAgent(admin, manifest);
+    // The manifest names both passports: both organisations show control of it.
+    const url = new URL(manifest);
+    await serve(url.hostname, { [url.pathname]: json({ passports: [first.id, second.identity_id] }) });
+    const outcome = await other.json(
+      "POST",
+      `/v1/passports/${second.identity_id}/bindings/${second.bindings[0].id}/verify`,
+    );
+    expect(outcome.result).toBe("verified");
     const { body } = await envelopeFor(manifest);
     expect(body).toMatchObject({
-      result: "ambiguous_target",
+      posture: "ambiguous",
+      result: "conflicting_proof",
       recommended_path: "repair_resolver_posture",
       identity_id: null,
     });
     expect(body.resolver_url).toBeNull();
+    // Both histories record the conflict.
+    const theirs = await other.json("GET", `/v1/passports/${second.identity_id}/history`);
+    expect(theirs.items.at(-1)).toMatchObject({ kind: "binding.verified", detail: { conflicts_with: [first.id] } });
+    const ours = await admin.json("GET", `/v1/passports/${first.id}/history`);
+    expect(ours.items.at(-1)).toMatchObject({
+      kind: "binding.conflict",
+      detail: { class: "manifest", value: manifest, also_proven_by: second.identity_id },
+    });
+  });
+
+  it("a repair answer points ops_action_url at the passport's Dashboard page", async () => {
+    const { id, manifest } = await currentAgent(admin);
+    await admin.json("PATCH", `/v1/passports/${id}/state`, { availability: "degraded" });
+    const { body } = await envelopeFor(manifest);
+    expect(body.recommended_path).toBe("repair_resolver_posture");
+    expect(body.ops_action_url).toBe(`http://control.test/dashboard/passports/${id}`);
   });
 
   it("not an agent passport → view_developer_guidance", async () => {

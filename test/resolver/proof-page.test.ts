@@ -87,6 +87,48 @@ describe("GET /p/{identity_id}", () => {
     expect(html.toLowerCase()).toContain(lifecycle);
   });
 
+  it("shows each binding's proof state: verified with method and freshness, lapsed with its reason, claimed, and expired proof as lapsed", async () => {
+    const at = "2026-10-20T09:00:00.000Z";
+    const binding = (value: string) => ({ class: "endpoint", value, label: null, boundAt: at });
+    const record = await publish(
+      aggregate({
+        bindings: [
+          {
+            ...binding("https://verified.example.com"),
+            verificationState: "verified",
+            verificationMethod: "http_well_known",
+            verifiedAt: at,
+            verificationFreshUntil: "2099-01-01T00:00:00.000Z",
+            verificationEvidenceId: "ev_check",
+          },
+          {
+            ...binding("https://lapsed.example.com"),
+            verificationState: "lapsed",
+            verificationMethod: "dns_txt",
+            lapsedAt: at,
+            lapseReason: "TXT record no longer names the identity id",
+          },
+          {
+            ...binding("https://stale.example.com"),
+            verificationState: "verified",
+            verificationMethod: "http_well_known",
+            verifiedAt: "2020-01-01T00:00:00.000Z",
+            verificationFreshUntil: "2020-01-08T00:00:00.000Z",
+            verificationEvidenceId: "ev_check",
+          },
+          binding("https://claimed.example.com"),
+        ],
+      }),
+    );
+    expect(record.bindings.map((b) => b.verification.state)).toEqual(["verified", "lapsed", "verified", "claimed"]);
+    const html = await (await page(`/p/${record.identity_id}`)).text();
+    const row = (value: string) => html.slice(html.indexOf(value), html.indexOf("</tr>", html.indexOf(value)));
+    expect(row("https://verified.example.com")).toContain("verified: well-known document on the bound origin");
+    expect(row("https://lapsed.example.com")).toContain("lapsed: TXT record no longer names the identity id");
+    expect(row("https://stale.example.com")).toContain("lapsed: proof expired");
+    expect(row("https://claimed.example.com")).toContain("claimed: control not proven");
+  });
+
   it("escapes record text and links only web addresses", async () => {
     const record = await publish(
       aggregate({

@@ -35,6 +35,10 @@ export const AgentActionEnvelope = z
     verifier_activates_proof: z.literal(false),
     verifier_marks_bound: z.literal(false),
     identity_id: z.string().nullable().optional().describe("The agent passport the target resolved to, if any."),
+    organisation: z
+      .object({ id: z.string(), name: z.string() })
+      .optional()
+      .describe("The organisation responsible for that passport."),
     record_version: z.int().optional().describe("Version of the record the envelope was derived from."),
     stale_evidence: z.array(z.string()).optional().describe("Required claims whose evidence is past fresh_until."),
     evaluated_at: z.string().optional(),

@@ -35,6 +35,8 @@ export interface EnvelopeInput {
   records: PassportRecord[];
   policy: EnvelopePolicy;
   resolverBaseUrl: string;
+  /** The Dashboard's base URL: a repair answer points at the passport's page there. */
+  dashboardBaseUrl?: string;
   developerGuidanceUrl: string;
   now: Date;
 }
@@ -47,7 +49,14 @@ type Verdict = Pick<AgentActionEnvelope, "posture" | "result" | "recommended_pat
 /** The rule table of docs/agent-envelope.md, first matching row wins. */
 function verdict(input: EnvelopeInput, record: PassportRecord | undefined): Verdict {
   if (input.records.length > 1) {
-    return { posture: "ambiguous", result: "ambiguous_target", recommended_path: "repair_resolver_posture" };
+    // The manifest index holds only proven manifests, so several claimants that all prove control
+    // of the target are a genuine conflict, not a claim someone merely typed.
+    const proven = input.records.every((r) => hasProvenManifest(r, input.parsed, input.now));
+    return {
+      posture: "ambiguous",
+      result: proven ? "conflicting_proof" : "ambiguous_target",
+      recommended_path: "repair_resolver_posture",
+    };
   }
   if (!record) return { posture: "no_passport", result: "not_found", recommended_path: "view_developer_guidance" };
   if (record.family !== "agent") {
@@ -58,6 +67,9 @@ function verdict(input: EnvelopeInput, record: PassportRecord | undefined): Verd
     !record.bindings.some((b) => b.class === "manifest" && sameUrl(b.value, input.parsed))
   ) {
     return { posture: "needs_repair", result: "binding_mismatch", recommended_path: "repair_resolver_posture" };
+  }
+  if (input.parsed.kind === "manifest" && !hasProvenManifest(record, input.parsed, input.now)) {
+    return { posture: "needs_repair", result: "binding_unproven", recommended_path: "repair_resolver_posture" };
   }
   if (record.state.lifecycle !== "active") {
     return {
@@ -77,7 +89,7 @@ function verdict(input: EnvelopeInput, record: PassportRecord | undefined): Verd
   const missing: string[] = [];
   const stale: string[] = [];
   for (const claim of input.policy.requiredClaims) {
-    const items = record.evidence.filter((e) => e.claim === claim);
+    const items = record.evidence.filter((e) => e.claim === claim && countsForRequiredClaims(e));
     if (items.length === 0) missing.push(claim);
     else if (items.every((e) => e.fresh_until !== undefined && Date.parse(e.fresh_until) <= now)) stale.push(claim);
   }
@@ -94,6 +106,25 @@ function verdict(input: EnvelopeInput, record: PassportRecord | undefined): Verd
     return { posture: "incomplete", result: "recheck_required", recommended_path: "improve_resolver_posture" };
   }
   return { posture: "current", result: "proof_current", recommended_path: "view_resolver_proof" };
+}
+
+/**
+ * Required claims are established only by evidence the service observed itself, or asserted
+ * evidence from a source the operator trusts (record contract). Items without a basis predate it
+ * and count as asserted.
+ */
+function countsForRequiredClaims(evidence: PassportRecord["evidence"][number]): boolean {
+  return evidence.basis === "observed" || (evidence.basis === "asserted" && evidence.trusted_source === true);
+}
+
+/** A binding's proof is current: verified and not past its freshness (absent verification is claimed). */
+function bindingProven(binding: PassportRecord["bindings"][number], now: Date): boolean {
+  const v = binding.verification;
+  return v?.state === "verified" && Date.parse(v.fresh_until) > now.getTime();
+}
+
+function hasProvenManifest(record: PassportRecord, target: EnvelopeTarget, now: Date): boolean {
+  return record.bindings.some((b) => b.class === "manifest" && sameUrl(b.value, target) && bindingProven(b, now));
 }
 
 function sameUrl(value: string, target: EnvelopeTarget): boolean {
@@ -135,6 +166,10 @@ export function deriveEnvelope(input: EnvelopeInput): AgentActionEnvelope {
     actions,
     resolver_url: resolverUrl,
     machine_json_url: machineJsonUrl,
+    ...(record && input.dashboardBaseUrl && outcome.recommended_path === "repair_resolver_posture"
+      ? { ops_action_url: `${input.dashboardBaseUrl.replace(/\/$/, "")}/dashboard/passports/${record.identity_id}` }
+      : {}),
+    ...(record ? { organisation: { id: record.organisation.id, name: record.organisation.name } } : {}),
     developer_guidance_url: input.developerGuidanceUrl,
     authority_boundary: AUTHORITY_BOUNDARY,
     local_policy_decides: true,

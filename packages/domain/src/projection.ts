@@ -1,8 +1,11 @@
-import { RECORD_FORMAT, RECORD_FORMAT_VERSION, type UnsealedRecord } from "./record.ts";
+import { type BindingVerification, RECORD_FORMAT, RECORD_FORMAT_VERSION, type UnsealedRecord } from "./record.ts";
 
 type Nullable<T> = T | null | undefined;
 
-/** What the control plane stores about one passport, in the shape the projection needs. */
+/**
+ * What the control plane stores about one passport, in the shape the projection needs. A binding
+ * without a verification state is claimed; evidence without a basis is asserted.
+ */
 export interface PassportAggregate {
   passport: {
     id: string;
@@ -20,7 +23,19 @@ export interface PassportAggregate {
   };
   organisation: { id: string; name: string };
   parent: Nullable<{ id: string; name: string }>;
-  bindings: { class: string; value: string; label: Nullable<string>; boundAt: string }[];
+  bindings: {
+    class: string;
+    value: string;
+    label: Nullable<string>;
+    boundAt: string;
+    verificationState?: "claimed" | "verified" | "lapsed";
+    verificationMethod?: Nullable<"http_well_known" | "dns_txt" | "document_names_id" | "provider_statement">;
+    verifiedAt?: Nullable<string>;
+    verificationFreshUntil?: Nullable<string>;
+    verificationEvidenceId?: Nullable<string>;
+    lapsedAt?: Nullable<string>;
+    lapseReason?: Nullable<string>;
+  }[];
   evidence: {
     id: string;
     claim: string;
@@ -30,6 +45,8 @@ export interface PassportAggregate {
     observedAt: string;
     freshUntil: Nullable<string>;
     withdrawnAt: Nullable<string>;
+    basis?: "observed" | "asserted";
+    trustedSource?: boolean;
   }[];
   authority: { action: string; context: string; grantedBy: Nullable<string>; expiresAt: Nullable<string> }[];
 }
@@ -51,7 +68,42 @@ export function evidenceFields(e: PassportAggregate["evidence"][number]) {
     reference: e.reference ?? null,
     observed_at: e.observedAt,
     fresh_until: e.freshUntil ?? null,
+    basis: e.basis ?? "asserted",
+    // Only asserted evidence can be vouched for by the operator's list; observed evidence is the service's own.
+    trusted_source: e.basis === "asserted" && e.trustedSource ? (true as const) : null,
   };
+}
+
+/**
+ * A binding's proof state in the record's shape (record contract): `claimed` carries nothing else,
+ * `verified` names how, when, until when and the evidence item, `lapsed` says when and why.
+ */
+export function bindingVerification(b: PassportAggregate["bindings"][number]): BindingVerification {
+  if (
+    b.verificationState === "verified" &&
+    b.verificationMethod &&
+    b.verifiedAt &&
+    b.verificationFreshUntil &&
+    b.verificationEvidenceId
+  ) {
+    return {
+      state: "verified",
+      method: b.verificationMethod,
+      verified_at: b.verifiedAt,
+      fresh_until: b.verificationFreshUntil,
+      evidence: b.verificationEvidenceId,
+    };
+  }
+  if (b.verificationState === "lapsed" && b.verificationMethod && b.lapsedAt) {
+    return present({
+      state: "lapsed" as const,
+      method: b.verificationMethod,
+      lapsed_at: b.lapsedAt,
+      reason: b.lapseReason ?? "the proof is no longer current",
+      verified_at: b.verifiedAt,
+    });
+  }
+  return { state: "claimed" };
 }
 
 /**
@@ -76,9 +128,10 @@ export function projectPublicRecord(
       relationship: passport.relationship,
       ...(parent ? { parent: { id: parent.id, name: parent.name } } : {}),
     },
-    bindings: aggregate.bindings.map((b) =>
-      present({ class: b.class, value: b.value, label: b.label, bound_at: b.boundAt }),
-    ),
+    bindings: aggregate.bindings.map((b) => ({
+      ...present({ class: b.class, value: b.value, label: b.label, bound_at: b.boundAt }),
+      verification: bindingVerification(b),
+    })),
     state: present({
       lifecycle: passport.lifecycle,
       availability: passport.availability,

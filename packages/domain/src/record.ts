@@ -49,12 +49,48 @@ export const IdentityId = z
 const Timestamp = z.iso.datetime({ offset: false }).describe("RFC 3339 UTC timestamp");
 const Text = (max: number) => z.string().min(1).max(max);
 
+/** How the service proved control of a binding (docs/bindings.md). */
+const VERIFICATION_METHODS = ["http_well_known", "dns_txt", "document_names_id", "provider_statement"] as const;
+export const VerificationMethod = z.enum(VERIFICATION_METHODS);
+export type VerificationMethod = z.infer<typeof VerificationMethod>;
+
+/**
+ * Whether the claimant has shown it controls the bound value. A consumer treats a `verified`
+ * binding whose `fresh_until` has passed as lapsed, and a binding without `verification` (records
+ * published before it existed) as claimed.
+ */
+export const BindingVerification = z
+  .discriminatedUnion("state", [
+    z.object({ state: z.literal("claimed") }).strict(),
+    z
+      .object({
+        state: z.literal("verified"),
+        method: VerificationMethod,
+        verified_at: Timestamp,
+        fresh_until: Timestamp,
+        evidence: Text(64).describe("Id of the observed evidence item in evidence[] that proves it."),
+      })
+      .strict(),
+    z
+      .object({
+        state: z.literal("lapsed"),
+        method: VerificationMethod,
+        lapsed_at: Timestamp,
+        reason: Text(500).describe("Why the last check failed or the proof ran out."),
+        verified_at: Timestamp.optional().describe("The last successful check, if there was one."),
+      })
+      .strict(),
+  ])
+  .describe("Proof of control of the bound value: claimed (not proven), verified or lapsed.");
+export type BindingVerification = z.infer<typeof BindingVerification>;
+
 const PublicBinding = z
   .object({
     class: BindingClass,
     value: Text(2048),
     label: Text(200).optional(),
     bound_at: Timestamp,
+    verification: BindingVerification,
   })
   .strict();
 
@@ -67,6 +103,13 @@ export const PublicEvidence = z
     reference: z.url().max(2048).optional(),
     observed_at: Timestamp,
     fresh_until: Timestamp.optional(),
+    basis: z
+      .enum(["observed", "asserted"])
+      .describe("observed: produced by the service's own check; asserted: written by an organisation member."),
+    trusted_source: z
+      .literal(true)
+      .optional()
+      .describe("Only on asserted evidence whose source is on the operator's trusted-source list."),
   })
   .strict();
 export type PublicEvidence = z.infer<typeof PublicEvidence>;

@@ -4,7 +4,7 @@ import { HTTPException } from "hono/http-exception";
 import { authenticate } from "./access/authenticate.ts";
 import { isRole } from "./access/membership.ts";
 import { problemFromHttpException } from "./api/problem.ts";
-import { limitClaims, limitEvents, limitFulfill, limitSignIn, limitWrites } from "./api/rate-limit.ts";
+import { limitChecks, limitClaims, limitEvents, limitFulfill, limitSignIn, limitWrites } from "./api/rate-limit.ts";
 import type { AppEnv } from "./context.ts";
 import { database } from "./db/client.ts";
 import { ensureDevelopmentMembership } from "./db/organisations.ts";
@@ -45,6 +45,7 @@ app.use("/v1/*", async (c, next) => {
 });
 app.use("/v1/*", limitWrites);
 app.use("/v1/acquisitions/:id/claim", limitClaims);
+app.use("/v1/passports/:id/bindings/:bindingId/verify", limitChecks);
 
 app.route("/v1/me", me);
 app.route("/v1/passports", passports);

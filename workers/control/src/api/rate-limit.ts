@@ -84,5 +84,12 @@ export const limitSignIn = limitRequests(POST, [{ limiter: "SIGN_IN_PER_CLIENT",
  */
 export const limitWrites = limitRequests(WRITES, [{ limiter: "WRITES_PER_SUBJECT", key: bySubject }]);
 
+/**
+ * `POST /v1/passports/{id}/bindings/{bindingId}/verify`, per authenticated subject: each check
+ * fetches a tenant-named host, so a tenant cannot turn the service into a traffic source against
+ * a third party. Mount it after authentication.
+ */
+export const limitChecks = limitRequests(POST, [{ limiter: "CHECKS_PER_SUBJECT", key: bySubject }]);
+
 /** `POST /v1/acquisitions/{id}/claim`, per authenticated subject; mount it after authentication. */
 export const limitClaims = limitRequests(POST, [{ limiter: "CLAIMS_PER_SUBJECT", key: bySubject }]);

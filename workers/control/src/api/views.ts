@@ -1,4 +1,13 @@
-import { Availability, BindingClass, evidenceFields, Family, IdentityId, LifecycleStatus } from "@passport/domain";
+import {
+  Availability,
+  BindingClass,
+  BindingVerification,
+  bindingVerification,
+  evidenceFields,
+  Family,
+  IdentityId,
+  LifecycleStatus,
+} from "@passport/domain";
 import { z } from "zod";
 import type { loadAggregate, PassportRow } from "../db/passports.ts";
 import type { events } from "../db/schema.ts";
@@ -15,6 +24,8 @@ const EvidenceView = z.object({
   reference: z.string().nullable(),
   observed_at: Timestamp,
   fresh_until: Timestamp.nullable(),
+  basis: z.enum(["observed", "asserted"]),
+  trusted_source: z.literal(true).nullable(),
   freshness: z.enum(["fresh", "expired", "undated"]).describe("At the time of this response."),
 });
 
@@ -44,6 +55,11 @@ export const PassportView = z.object({
       value: z.string(),
       label: z.string().nullable(),
       bound_at: Timestamp,
+      verification: BindingVerification,
+      last_check: z
+        .object({ at: Timestamp, result: z.string() })
+        .nullable()
+        .describe("When the service last checked this binding, and what it found."),
     }),
   ),
   evidence: z.array(EvidenceView),
@@ -137,6 +153,8 @@ export function passportView(
       value: b.value,
       label: b.label,
       bound_at: b.boundAt,
+      verification: bindingVerification(b),
+      last_check: b.lastCheckedAt ? { at: b.lastCheckedAt, result: b.lastCheckResult ?? "" } : null,
     })),
     evidence: stored.evidence.map((e) => ({
       ...evidenceFields(e),
@@ -188,3 +206,25 @@ export function historyEvent(row: typeof events.$inferSelect): z.infer<typeof Hi
     record_version: row.recordVersion,
   };
 }
+
+/** The answer to a binding check: the outcome, why not, and exactly what to publish. */
+export const BindingCheckView = z.object({
+  binding_id: z.string(),
+  result: z.enum(["verified", "not_proven"]),
+  reason: z.string().nullable().describe("Why control was not proven (null when verified)."),
+  instructions: z
+    .object({
+      well_known: z
+        .object({ url: z.string(), content_type: z.literal("application/json"), document: z.unknown() })
+        .optional()
+        .describe("Publish this JSON document at this URL."),
+      dns_txt: z.object({ name: z.string(), value: z.string() }).optional().describe("Or publish this TXT record."),
+      document: z
+        .object({ url: z.string(), must_name: z.array(z.string()) })
+        .optional()
+        .describe("Make the bound document name the identity id or its resolver URL."),
+      unprovable: z.string().optional().describe("Why the service cannot prove this binding: it stays claimed."),
+    })
+    .describe("What the claimant publishes so the binding can be verified."),
+  passport: PassportView,
+});

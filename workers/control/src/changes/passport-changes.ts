@@ -28,7 +28,12 @@ import {
   insertEvidence,
   withdrawEvidence,
 } from "../db/passport-entries.ts";
-import { type PassportChange, type PassportRow, passportsWithBinding } from "../db/passports.ts";
+import {
+  type PassportChange,
+  type PassportRow,
+  passportsWithBinding,
+  verifiedHoldersElsewhere,
+} from "../db/passports.ts";
 
 // The rules of each material change to a passport. Each function takes the passport as it is now
 // and the validated input, and returns the change to commit (see `applyChange`) or throws the
@@ -38,8 +43,10 @@ import { type PassportChange, type PassportRow, passportsWithBinding } from "../
  * Refuses a primary binding already held by another operative passport of the same family in the
  * organisation (spec 1.6): the primary binding is what says "this is the same object", so a second
  * passport for it would split its history. Other binding classes may be shared. `exceptId` lets a
- * passport re-check its own bindings. This check words the common refusal; the database holds the
- * rule when two writes race (migration 0007, `duplicateRaceRefusal`).
+ * passport re-check its own bindings. Across organisations only a verified holder refuses a claim
+ * (docs/bindings.md); `distinct_object_reason` skips both checks. This check words the common
+ * refusal; within an organisation the database holds the rule when two writes race (migration
+ * 0007, `duplicateRaceRefusal`).
  */
 export async function refuseDuplicates(
   db: Database,
@@ -58,6 +65,16 @@ export async function refuseDuplicates(
     throw new HttpProblem("duplicate-identity", {
       detail: `Passport ${clash.id} already identifies the object at ${primary} ${clash.value}. Update that passport, or declare a materially distinct object with distinct_object_reason.`,
       existing_identity_id: clash.id,
+    });
+  }
+  // Across organisations only proof counts: a claim is refused once another organisation has
+  // proven control of the value, and the refusal names that verified holder.
+  const [holder] = await verifiedHoldersElsewhere(db, organisationId, primary, values, new Date().toISOString());
+  if (holder) {
+    throw new HttpProblem("duplicate-identity", {
+      detail: `Passport ${holder.id} of another organisation has proven control of ${primary} ${holder.value}. If you control it now, publish the proof there and ask that organisation to remove its binding, or wait for its proof to lapse.`,
+      existing_identity_id: holder.id,
+      verified_holder: { identity_id: holder.id, organisation_id: holder.organisationId },
     });
   }
 }
@@ -127,15 +144,37 @@ export async function bindingRemoval(db: Database, passport: PassportRow, bindin
   return {
     kind: "binding.removed",
     detail: { binding_id: binding.id, class: binding.class, value: binding.value },
-    statements: [deleteBinding(db, binding.id)],
+    // The observed evidence of its proof goes with it: it proved control of a value no longer bound.
+    statements: [
+      deleteBinding(db, binding.id),
+      ...(binding.verificationEvidenceId
+        ? [withdrawEvidence(db, binding.verificationEvidenceId, new Date().toISOString())]
+        : []),
+    ],
   };
 }
 
-export function evidenceAddition(db: Database, passport: PassportRow, input: EvidenceInput): PassportChange {
+/**
+ * Evidence a member writes is asserted; it counts for required claims only when its source is one
+ * the operator trusts (`trusted`), as decided when it is written.
+ */
+export function evidenceAddition(
+  db: Database,
+  passport: PassportRow,
+  input: EvidenceInput,
+  trusted: readonly string[],
+): PassportChange {
   const id = randomId("ev");
+  const trustedSource = trusted.includes(input.source);
   return {
     kind: "evidence.added",
-    detail: { evidence_id: id, claim: input.claim, source: input.source },
+    detail: {
+      evidence_id: id,
+      claim: input.claim,
+      source: input.source,
+      basis: "asserted",
+      trusted_source: trustedSource,
+    },
     statements: [
       insertEvidence(db, {
         id,
@@ -146,6 +185,8 @@ export function evidenceAddition(db: Database, passport: PassportRow, input: Evi
         reference: input.reference,
         observedAt: new Date(input.observed_at).toISOString(),
         freshUntil: input.fresh_until ? new Date(input.fresh_until).toISOString() : undefined,
+        basis: "asserted",
+        trustedSource,
       }),
     ],
   };

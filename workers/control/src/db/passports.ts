@@ -194,6 +194,34 @@ export async function passportsWithBinding(
     );
 }
 
+/**
+ * Operative passports of other organisations whose `bindingClass`=`value` binding is verified and
+ * still fresh at `now`: the holders that have proven control of the value.
+ */
+export async function verifiedHoldersElsewhere(
+  db: Database,
+  organisationId: string,
+  bindingClass: string,
+  values: string[],
+  now: string,
+): Promise<{ id: string; organisationId: string; value: string }[]> {
+  if (values.length === 0) return [];
+  return db
+    .select({ id: passports.id, organisationId: passports.organisationId, value: bindings.value })
+    .from(bindings)
+    .innerJoin(passports, eq(bindings.passportId, passports.id))
+    .where(
+      and(
+        ne(passports.organisationId, organisationId),
+        ne(passports.lifecycle, "retired"),
+        eq(bindings.class, bindingClass),
+        inArray(bindings.value, values),
+        eq(bindings.verificationState, "verified"),
+        gt(bindings.verificationFreshUntil, now),
+      ),
+    );
+}
+
 export interface ListFilter {
   organisationIds: string[];
   family?: PassportRow["family"];

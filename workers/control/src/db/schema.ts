@@ -71,10 +71,28 @@ export const bindings = sqliteTable(
     value: text("value").notNull(),
     label: text("label"),
     boundAt: text("bound_at").notNull(),
+    /** Proof of control (docs/bindings.md): claimed until a check succeeds, lapsed when one fails. */
+    verificationState: text("verification_state", { enum: ["claimed", "verified", "lapsed"] })
+      .notNull()
+      .default("claimed"),
+    verificationMethod: text("verification_method", {
+      enum: ["http_well_known", "dns_txt", "document_names_id", "provider_statement"],
+    }),
+    verifiedAt: text("verified_at"),
+    verificationFreshUntil: text("verification_fresh_until"),
+    verificationEvidenceId: text("verification_evidence_id"),
+    lapsedAt: text("lapsed_at"),
+    lapseReason: text("lapse_reason"),
+    lastCheckedAt: text("last_checked_at"),
+    /** The outcome of the last check, success or the precise reason it failed. */
+    lastCheckResult: text("last_check_result"),
+    /** A random public token the claimant publishes for the first proof; not a secret. */
+    challenge: text("challenge"),
   },
   (t) => [
     uniqueIndex("bindings_passport_class_value").on(t.passportId, t.class, t.value),
     index("bindings_class_value").on(t.class, t.value),
+    index("bindings_verification_due").on(t.verificationState, t.verificationFreshUntil),
   ],
 );
 
@@ -92,6 +110,12 @@ export const evidence = sqliteTable(
     observedAt: text("observed_at").notNull(),
     freshUntil: text("fresh_until"),
     withdrawnAt: text("withdrawn_at"),
+    /** observed: produced by the service's own check; asserted: written by a member. */
+    basis: text("basis", { enum: ["observed", "asserted"] })
+      .notNull()
+      .default("asserted"),
+    /** Asserted evidence whose source was on TRUSTED_EVIDENCE_SOURCES when it was written. */
+    trustedSource: integer("trusted_source", { mode: "boolean" }).notNull().default(false),
     createdAt: createdAt(),
   },
   (t) => [index("evidence_passport").on(t.passportId)],

@@ -114,11 +114,16 @@ async function putHistoryAndFeed(env: PublishEnv, db: Database, publication: Pub
 
 /**
  * Keeps the resolver's manifest index in step with the record: one KV key per (manifest URL,
- * passport) for every manifest binding of a passport that is not retired. D1 remembers which keys
+ * passport) for every verified manifest binding of a passport that is not retired. D1 remembers which keys
  * were written, so removals need no KV read; KV is written first, so a failure is simply redone.
  */
 async function syncManifestIndex(env: PublishEnv, db: Database, record: PassportRecord): Promise<void> {
-  const manifests = record.state.lifecycle === "retired" ? [] : record.bindings.filter((b) => b.class === "manifest");
+  // Only proven manifests enter the index: another organisation's unproven claim never changes
+  // what a manifest resolves to (docs/bindings.md).
+  const manifests =
+    record.state.lifecycle === "retired"
+      ? []
+      : record.bindings.filter((b) => b.class === "manifest" && b.verification.state === "verified");
   const wanted = new Set(
     await Promise.all(manifests.map(async (b) => `${await manifestIndexPrefix(b.value)}${record.identity_id}`)),
   );

@@ -15,7 +15,18 @@ import {
   TransferRequest,
   UpdatePassportRequest,
 } from "../api/requests.ts";
-import { HistoryPage, historyEvent, PassportPage, PassportView, passportSummary } from "../api/views.ts";
+import {
+  BindingCheckView,
+  HistoryPage,
+  historyEvent,
+  PassportPage,
+  PassportView,
+  passportSummary,
+  passportView,
+} from "../api/views.ts";
+import { instructionsFor } from "../bindings/checks.ts";
+import { trustedSources } from "../bindings/trusted-sources.ts";
+import { runBindingCheck } from "../bindings/verify.ts";
 import { applyChange, respondWithPassport } from "../changes/apply.ts";
 import {
   authorityAddition,
@@ -34,7 +45,15 @@ import {
 } from "../changes/passport-changes.ts";
 import type { AppEnv } from "../context.ts";
 import { membershipIn, membershipsOf } from "../db/organisations.ts";
-import { createPassportStatements, historyOf, isDuplicateIdentityViolation, listPassports } from "../db/passports.ts";
+import { bindingOf } from "../db/passport-entries.ts";
+import {
+  createPassportStatements,
+  historyOf,
+  isDuplicateIdentityViolation,
+  listPassports,
+  loadAggregate,
+  pendingPublication,
+} from "../db/passports.ts";
 import { publishOrDefer } from "../publication/publish.ts";
 
 export const passports = new Hono<AppEnv>();
@@ -163,6 +182,41 @@ passports.post(
     ),
 );
 
+passports.post(
+  "/:id/bindings/:bindingId/verify",
+  operation({
+    method: "post",
+    path: "/v1/passports/{id}/bindings/{bindingId}/verify",
+    summary: "Check control of a binding now (answers what to publish when it is not proven)",
+    role: "editor",
+    response: { BindingCheckView },
+  }),
+  async (c) => {
+    const id = c.req.param("id");
+    const { passport, membership } = await visiblePassport(c, id);
+    requireRole(membership, "editor");
+    if (passport.lifecycle === "retired") {
+      throw new HttpProblem("invalid-transition", {
+        detail: "Retired passports are kept exactly as they were; their bindings are not checked.",
+        allowed: [],
+      });
+    }
+    const db = c.get("db");
+    const binding = await bindingOf(db, id, c.req.param("bindingId"));
+    if (!binding) throw new HttpProblem("route-not-found", { detail: "This passport has no binding with that id." });
+    const outcome = await runBindingCheck(c.env, db, passport, binding, c.get("principal").subject);
+    const [stored, pending] = await Promise.all([loadAggregate(db, id), pendingPublication(db, id)]);
+    if (!stored) throw new Error(`passport ${id} vanished`);
+    return c.json({
+      binding_id: binding.id,
+      result: outcome.result,
+      reason: outcome.reason,
+      instructions: instructionsFor(outcome.target),
+      passport: passportView(stored, c.env, pending),
+    });
+  },
+);
+
 passports.delete(
   "/:id/bindings/:bindingId",
   operation({
@@ -192,7 +246,7 @@ passports.post(
   }),
   (c) =>
     applyChange(c, c.req.param("id"), "editor", (passport) =>
-      evidenceAddition(c.get("db"), passport, c.req.valid("json")),
+      evidenceAddition(c.get("db"), passport, c.req.valid("json"), trustedSources(c.env)),
     ),
 );
 

@@ -1,6 +1,7 @@
 import { PROBLEM_TYPE_BASE, type Problem } from "@passport/domain";
 import { type Context, Hono } from "hono";
-import type { PassportView } from "../api/views.ts";
+import type { z } from "zod";
+import type { BindingCheckView, PassportView } from "../api/views.ts";
 import type { ApiCall, ApiResult } from "./api.ts";
 import type { UiEnv } from "./context.ts";
 import { passportPage } from "./passport-page.tsx";
@@ -113,6 +114,31 @@ passportActions.post(
     (f, c) => call(c, `/bindings/${encodeURIComponent(c.req.param("bindingId") as string)}`, f, { method: "DELETE" }),
   ),
 );
+
+/**
+ * "Verify now": verified goes back to the passport with a message; not proven renders the page
+ * with the reason and the exact instructions beside the binding.
+ */
+passportActions.post("/:id/bindings/:bindingId/verify", async (c) => {
+  const id = c.req.param("id");
+  const bindingId = c.req.param("bindingId");
+  const form = `binding-verify-${bindingId}`;
+  const raw = await c.req.formData();
+  const refused = await refuseForgedPost(c.get("session"), raw);
+  if (refused) {
+    const problem = { type: `${PROBLEM_TYPE_BASE}forbidden`, title: "Form refused", status: 403, detail: refused };
+    return passportPage(c, id, { form, problem });
+  }
+  const result = await c
+    .get("api")
+    .call<z.infer<typeof BindingCheckView>>(
+      `/v1/passports/${encodeURIComponent(id)}/bindings/${encodeURIComponent(bindingId)}/verify`,
+      { method: "POST" },
+    );
+  if (!result.ok) return passportPage(c, id, { form, problem: result.problem });
+  if (result.body.result === "verified") return c.redirect(`/dashboard/passports/${id}?done=binding-verified`, 303);
+  return passportPage(c, id, undefined, result.body);
+});
 
 passportActions.post(
   "/:id/evidence",

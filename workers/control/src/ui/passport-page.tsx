@@ -2,6 +2,7 @@ import { BINDING_CLASSES } from "@passport/domain";
 import type { Context } from "hono";
 import type { z } from "zod";
 import type { HistoryEvent, PassportView } from "../api/views.ts";
+import { BindingProof, type CheckShown, VerifyNow } from "./binding-proof.tsx";
 import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
 import { BINDING_LABELS, historyLabel, historySummary } from "./labels.ts";
@@ -27,6 +28,7 @@ const DONE_MESSAGES: Record<string, string> = {
   "binding-added": "Binding added.",
   "binding-replaced": "Binding updated.",
   "binding-removed": "Binding removed.",
+  "binding-verified": "Binding verified.",
   "evidence-added": "Evidence added.",
   "evidence-withdrawn": "Evidence withdrawn.",
   lifecycle: "Lifecycle changed.",
@@ -47,7 +49,7 @@ function ResolverLinks(props: { base: string; id: string }) {
   );
 }
 
-export async function passportPage(c: Context<UiEnv>, id: string, failure?: Failure) {
+export async function passportPage(c: Context<UiEnv>, id: string, failure?: Failure, check?: CheckShown) {
   const api = c.get("api");
   const viewer = c.get("viewer");
   const [found, history, organisations] = await Promise.all([
@@ -209,6 +211,10 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
                       {" "}
                       · bound <Time at={b.bound_at} />
                     </span>
+                    <BindingProof binding={b} now={Date.now()} />
+                    {canEdit ? (
+                      <VerifyNow identityId={passport.identity_id} binding={b} csrf={viewer.csrf} check={check} />
+                    ) : null}
                     {canEdit ? <BindingControls ctx={ctx} binding={b} /> : null}
                   </li>
                 ))}

@@ -76,6 +76,7 @@ envelope.get("/", async (c) => {
     records,
     policy: { requiredClaims: requiredClaims(c.env) },
     resolverBaseUrl: base,
+    dashboardBaseUrl: c.env.DASHBOARD_BASE_URL || undefined,
     developerGuidanceUrl: `${base}/guidance/agent-envelope`,
     now: new Date(),
   });

@@ -17,7 +17,7 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .5
 .state{padding:.6rem .9rem;border-radius:.4rem;border:1px solid}
 .state-active{background:#eefaf0;border-color:#8bc79a}.state-suspended{background:#fff7e6;border-color:#e0b050}
 .state-revoked{background:#fdecec;border-color:#d98080}.state-retired{background:#f1f1f4;border-color:#a8a8b8}
-.muted{color:#666;font-size:.9rem}.expired{color:#a33;font-weight:600}
+.muted{color:#666;font-size:.9rem}.expired{color:#a33;font-weight:600}.verified{color:#1d6b35;font-weight:600}
 `;
 
 export function Layout(props: { title: string; children: Child }) {

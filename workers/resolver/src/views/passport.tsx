@@ -1,8 +1,10 @@
 import {
   BINDING_CLASS_LABELS as BINDING_LABELS,
+  type BindingVerification,
   type LifecycleStatus,
   type PassportRecord,
   type PublicEvidence,
+  type VerificationMethod,
 } from "@passport/domain";
 import { Layout } from "./layout.tsx";
 
@@ -39,6 +41,49 @@ function Freshness(props: { evidence: PublicEvidence; now: number }) {
       <Time value={freshUntil} />
     </span>
   );
+}
+
+const METHOD_LABELS: Record<VerificationMethod, string> = {
+  http_well_known: "well-known document on the bound origin",
+  dns_txt: "DNS TXT record",
+  document_names_id: "the bound document names this identity",
+  provider_statement: "the provider's own statement",
+};
+
+/**
+ * A binding's proof state. A verified binding past its freshness is shown as lapsed, and a record
+ * without a state (published before bindings were proven) as claimed: absent proof is not proof.
+ */
+function Verification(props: { verification: BindingVerification | undefined; now: number }) {
+  const v = props.verification ?? { state: "claimed" as const };
+  if (v.state === "verified" && Date.parse(v.fresh_until) > props.now) {
+    return (
+      <span class="verified">
+        verified: {METHOD_LABELS[v.method]}
+        <div class="muted">
+          checked <Time value={v.verified_at} />, fresh until <Time value={v.fresh_until} />
+        </div>
+      </span>
+    );
+  }
+  if (v.state === "verified") {
+    return (
+      <span class="expired">
+        lapsed: proof expired <Time value={v.fresh_until} />
+      </span>
+    );
+  }
+  if (v.state === "lapsed") {
+    return (
+      <span class="expired">
+        lapsed: {v.reason}
+        <div class="muted">
+          since <Time value={v.lapsed_at} />
+        </div>
+      </span>
+    );
+  }
+  return <span class="muted">claimed: control not proven</span>;
 }
 
 export function PassportPage(props: { record: PassportRecord; jsonUrl: string; now: number }) {
@@ -118,6 +163,7 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
             <tr>
               <th>Class</th>
               <th>Value</th>
+              <th>Proof</th>
               <th>Bound</th>
             </tr>
           </thead>
@@ -128,6 +174,9 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
                 <td>
                   <Value value={binding.value} />
                   {binding.label ? <div class="muted">{binding.label}</div> : null}
+                </td>
+                <td>
+                  <Verification verification={binding.verification} now={now} />
                 </td>
                 <td>
                   <Time value={binding.bound_at} />
@@ -163,6 +212,13 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
                 </td>
                 <td>
                   {evidence.source}
+                  <div class="muted">
+                    {evidence.basis === "observed"
+                      ? "Observed by this service"
+                      : evidence.trusted_source
+                        ? "Asserted by the organisation; source trusted by the operator"
+                        : "Asserted by the organisation"}
+                  </div>
                   <div class="muted">Scope: {evidence.scope}</div>
                 </td>
                 <td>

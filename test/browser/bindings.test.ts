@@ -1,0 +1,88 @@
+// Proven bindings in a real browser against the local service `npm start` runs: add a binding,
+// follow the instructions the Dashboard gives, verify, and see the proof in the Dashboard and on
+// the resolver's proof page.
+import type { Page } from "playwright-core";
+import { describe, expect, inject, it } from "vitest";
+import { pagePerTest } from "./browser.ts";
+
+const service = inject("service");
+let page: Page;
+pagePerTest((fresh) => {
+  page = fresh;
+});
+
+async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${service.control}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${service.token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json()) as T;
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+describe("Proven bindings in Chromium", () => {
+  it("the demo agent started verified: its envelope is current and names the organisation", async () => {
+    const agent = service.demo.find((p) => p.family === "agent");
+    const response = await fetch(`${service.resolver}/api/agent-envelope?target=${agent?.id}`);
+    const envelope = (await response.json()) as Record<string, unknown>;
+    expect(envelope).toMatchObject({ posture: "current", identity_id: agent?.id, organisation: { id: "org_demo" } });
+  });
+
+  it("adds a binding, follows the instructions, verifies, and sees it verified in the Dashboard and on the proof page", async () => {
+    const host = `browser-${crypto.randomUUID().slice(0, 8)}.demo.example`;
+    const created = await api<{ identity_id: string }>("POST", "/v1/passports", {
+      organisation_id: "org_demo",
+      family: "api",
+      display_name: "Browser Proof API",
+    });
+    const id = created.identity_id;
+    await page.goto(`${service.control}/dashboard/passports/${id}`);
+    await page.waitForURL((url) => url.pathname === "/dashboard/sign-in");
+    await page.getByLabel("Development token").fill(service.token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((url) => url.pathname === `/dashboard/passports/${id}`);
+
+    const add = page.locator("#binding-add");
+    await add.getByLabel("Class").selectOption("endpoint");
+    await add.getByLabel("Value").fill(`https://${host}/v1`);
+    await add.getByRole("button", { name: "Add binding" }).click();
+    await expect(page.getByRole("status").first().textContent()).resolves.toContain("Binding added.");
+    const binding = page.locator("li", { hasText: `https://${host}/v1` });
+    expect(await binding.locator(".binding-proof").textContent()).toContain("Claimed");
+
+    await binding.getByRole("button", { name: /^Verify binding / }).click();
+    const outcome = page.locator(".check-outcome");
+    expect(await outcome.textContent()).toContain(
+      `https://${host}/.well-known/passport-identity.json answered HTTP 404`,
+    );
+    const document = JSON.parse((await outcome.locator("pre.instructions").textContent()) ?? "");
+    expect(document.identities[0].identity_id).toBe(id);
+
+    // Publish exactly what the Dashboard said, on the simulated host.
+    const published = await fetch(`${service.hosts}/hosts/${host}`, {
+      method: "PUT",
+      body: JSON.stringify({
+        paths: { "/.well-known/passport-identity.json": { content_type: "application/json", body: document } },
+      }),
+    });
+    expect(published.status).toBe(204);
+
+    await page
+      .locator("li", { hasText: `https://${host}/v1` })
+      .getByRole("button", { name: /^Verify binding / })
+      .click();
+    await expect(page.getByRole("status").first().textContent()).resolves.toContain("Binding verified.");
+    const proof = await page
+      .locator("li", { hasText: `https://${host}/v1` })
+      .locator(".binding-proof")
+      .textContent();
+    expect(proof).toContain("Verified (well-known document)");
+    expect(proof).toContain("verified by http_well_known");
+
+    await page.goto(`${service.resolver}/p/${id}`);
+    const row = page.locator("tr", { hasText: `https://${host}/v1` });
+    expect(await row.textContent()).toContain("verified: well-known document on the bound origin");
+  });
+});

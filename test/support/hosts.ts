@@ -1,0 +1,42 @@
+import { env } from "cloudflare:workers";
+
+// Fixtures for the hosts simulator (workers/hosts-sim) the control plane's binding checks reach.
+
+function simulator(): Fetcher {
+  if (!env.OUTBOUND_SIMULATOR) throw new Error("the development configuration binds OUTBOUND_SIMULATOR");
+  return env.OUTBOUND_SIMULATOR;
+}
+
+export interface Answer {
+  status?: number;
+  content_type?: string;
+  body?: unknown;
+  location?: string;
+  delay_ms?: number;
+  stream_bytes?: number;
+}
+
+/** A fresh host name no other test uses. */
+export function uniqueHost(label = "svc"): string {
+  return `${label}-${crypto.randomUUID().slice(0, 8)}.example.com`;
+}
+
+/** Sets what `host` answers, per path. */
+export async function serve(host: string, paths: Record<string, Answer>): Promise<void> {
+  const response = await simulator().fetch(`https://hosts-sim.invalid/hosts/${host}`, {
+    method: "PUT",
+    body: JSON.stringify({ paths }),
+  });
+  if (response.status !== 204) throw new Error(`simulator refused host fixture: ${response.status}`);
+}
+
+/** Sets (or with an empty list removes) the TXT records at `name`. */
+export async function txt(name: string, values: string[]): Promise<void> {
+  const response = await simulator().fetch(`https://hosts-sim.invalid/dns/${name}`, {
+    method: "PUT",
+    body: JSON.stringify({ txt: values }),
+  });
+  if (response.status !== 204) throw new Error(`simulator refused DNS fixture: ${response.status}`);
+}
+
+export const json = (body: unknown): Answer => ({ content_type: "application/json", body });
