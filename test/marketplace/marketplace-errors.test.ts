@@ -1,7 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { developmentToken } from "../support/tokens.ts";
 import {
   acquisitionState,
+  claim,
   deliver,
   deliverToDeadLetterQueue,
   freshAccountId,
@@ -110,7 +112,7 @@ describe("non-retryable marketplace errors fail the acquisition at that stage an
 
 describe("retryable marketplace errors are retried with backoff", () => {
   it("ThrottlingException: retried after 2 s, then completes with one account, parent and passport", async () => {
-    const { account, acquisitionId, message } = await handoffFor({ scenario: "throttle", failures: 1 });
+    const { account, acquisitionId, claimReference, message } = await handoffFor({ scenario: "throttle", failures: 1 });
 
     expect(await deliver(message, 1)).toEqual({ acked: false, retried: true });
     expect(await acquisitionState(acquisitionId)).toMatchObject({ status: "processing" });
@@ -126,6 +128,8 @@ describe("retryable marketplace errors are retried with backoff", () => {
       attempts: 2,
       error_code: null,
     });
+    expect((await holdingsOf(account)).accounts).toHaveLength(0);
+    expect((await claim(await developmentToken(), acquisitionId, claimReference)).status).toBe(200);
     const holdings = await holdingsOf(account);
     expect([holdings.accounts.length, holdings.organisations.length, holdings.passports.length]).toEqual([1, 2, 1]);
   });
