@@ -26,11 +26,15 @@ async function subscribe(scenario: string): Promise<string> {
   return acquisition as string;
 }
 
-async function signInAsNewBuyer(): Promise<string> {
-  const subject = `buyer-${unique()}`;
-  await page.getByLabel("Development token").fill(await developmentToken(subject, "owner", `org_buyer_${unique()}`));
+async function signInAsBuyer(token: string): Promise<void> {
+  await page.getByLabel("Development token").fill(token);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForURL((url) => url.pathname === "/dashboard/onboarding");
+}
+
+async function signInAsNewBuyer(): Promise<string> {
+  const subject = `buyer-${unique()}`;
+  await signInAsBuyer(await developmentToken(subject, "owner", `org_buyer_${unique()}`));
   return subject;
 }
 
@@ -58,11 +62,13 @@ describe("marketplace acquisition in Chromium", () => {
       "Customer identification",
       "Acquisition activation (entitlement)",
     ]);
+    // A cloud account seen for the first time: account and passport wait for the buyer's choice.
     expect(await page.locator(".stages li .badge").allTextContents()).toEqual([
-      ...Array(7).fill("succeeded"),
-      "pending",
+      ...Array(4).fill("succeeded"),
+      ...Array(4).fill("pending"),
     ]);
     expect(await page.locator("#claim").textContent()).toContain(subject);
+    await page.getByLabel("A new organisation, with me as its owner").check();
     await screenshot(page, "onboarding-claim");
 
     await claim.click();
@@ -88,6 +94,36 @@ describe("marketplace acquisition in Chromium", () => {
     await page.getByRole("link", { name: "Open it in the Dashboard" }).click();
     expect(await page.locator("#identity-id").textContent()).toBe(id);
     expect(await page.locator("dd", { hasText: /^owner$/ }).count()).toBe(1);
+  });
+
+  it("links an existing customer's subscription to their organisation and its API passport", async () => {
+    const subject = `customer-${unique()}`;
+    const organisation = `org_customer_${unique()}`;
+    const token = await developmentToken(subject, "owner", organisation);
+    const created = await fetch(`${service.control}/v1/passports`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ organisation_id: organisation, family: "api", display_name: "Payments API" }),
+    });
+    expect(created.status).toBe(201);
+    const existing = ((await created.json()) as { identity_id: string }).identity_id;
+
+    await subscribe("ok");
+    await signInAsBuyer(token);
+    const choice = page.getByRole("radio", { name: new RegExp(organisation) });
+    await choice.waitFor({ timeout: 30_000 });
+    await choice.check();
+    await screenshot(page, "onboarding-choose-organisation");
+    await page.getByRole("button", { name: "Claim this passport" }).click();
+    await page.waitForURL((url) => url.pathname === "/dashboard/onboarding");
+
+    expect(await page.locator("#identity-id").textContent()).toBe(existing);
+    expect(await page.locator(".stages li", { hasText: "Account and parent organisation" }).textContent()).toContain(
+      "linked to your existing organisation",
+    );
+    expect(await page.locator(".stages li", { hasText: "API passport issue or reuse" }).textContent()).toContain(
+      "existing passport reused",
+    );
   });
 
   it("shows a failed stage with its visible error, time and what to do next", async () => {

@@ -28,6 +28,8 @@ interface Acquisition {
     at: string;
   }[];
   error: { stage: string; code: string | null; message: string | null; at: string } | null;
+  /** null until the claim for a cloud account seen for the first time: the claimant chooses. */
+  account: { organisation_id: string } | null;
   passport: { identity_id: string; family: string; outcome: string | null; resolver_url: string } | null;
   claimed: boolean;
   claimed_by_you: boolean;
@@ -155,6 +157,42 @@ function ClaimedPassport(props: { acquisition: Acquisition; passport?: PassportV
   );
 }
 
+/** What GET /v1/organisations answers, per item. */
+interface OrganisationItem {
+  id: string;
+  name: string;
+  role: string;
+}
+
+const LINKING_ROLES = new Set(["owner", "admin"]);
+
+/**
+ * For a cloud account seen for the first time: the organisations the viewer owns or administers,
+ * offered to hold the subscription (their API passport is reused), or a new one.
+ */
+function OrganisationChoice(props: { organisations: OrganisationItem[] }) {
+  const choices = props.organisations.filter((o) => LINKING_ROLES.has(o.role));
+  if (choices.length === 0) {
+    return <p>A new organisation will hold this subscription, with you as its owner.</p>;
+  }
+  return (
+    <fieldset id="organisation-choice">
+      <legend>Which organisation holds this subscription?</legend>
+      <p class="hint">
+        Choose one you already run to keep its parent and its API passport; nothing new is published for it.
+      </p>
+      {choices.map((o) => (
+        <label class="choice">
+          <input type="radio" name="organisation_id" value={o.id} required /> {o.name} <code>{o.id}</code> ({o.role})
+        </label>
+      ))}
+      <label class="choice">
+        <input type="radio" name="organisation_id" value="" required /> A new organisation, with me as its owner
+      </label>
+    </fieldset>
+  );
+}
+
 async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?: Problem) {
   const viewer = c.get("viewer");
   const reference = claimReference(c, acquisitionId);
@@ -196,6 +234,8 @@ async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?
       ? await api.call<PassportView>(`/v1/passports/${acquisition.passport.identity_id}`)
       : undefined;
   const failedStage = acquisition.error?.stage as Stage | undefined;
+  const choosing = acquisition.status === "completed" && !acquisition.claimed && acquisition.account === null;
+  const organisations = choosing ? await api.call<{ items: OrganisationItem[] }>("/v1/organisations") : undefined;
 
   return c.html(
     <Layout title="Set up your API passport" viewer={viewer} noscriptRefresh={running ? REFRESH_SECONDS : undefined}>
@@ -233,6 +273,7 @@ async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?
             </p>
             <input type="hidden" name="csrf" value={viewer.csrf} />
             <input type="hidden" name="acquisition" value={acquisition.acquisition_id} />
+            {choosing ? <OrganisationChoice organisations={organisations?.ok ? organisations.body.items : []} /> : null}
             {claimProblem ? <ProblemMessage problem={claimProblem} id="claim-problem" /> : null}
             <button type="submit">Claim this passport</button>
           </form>
@@ -298,9 +339,13 @@ export function onboardingRoutes(fetchApi: ApiFetch) {
         detail: refused,
       });
     }
+    const organisationId = String(form.get("organisation_id") ?? "");
     const claimed = await c.get("api").call<Acquisition>(`/v1/acquisitions/${encodeURIComponent(id)}/claim`, {
       method: "POST",
-      body: { claim_reference: claimReference(c, id) ?? "" },
+      body: {
+        claim_reference: claimReference(c, id) ?? "",
+        ...(organisationId ? { organisation_id: organisationId } : {}),
+      },
     });
     if (!claimed.ok) return onboardingPage(c, id, claimed.problem);
     deleteCookie(c, claimCookieName(c), { path: CLAIM_COOKIE_PATH });
