@@ -134,9 +134,17 @@ describe("marketplace acquisition in Chromium", () => {
     const text = (await failure.textContent()) ?? "";
     expect(text).toContain("Set-up failed at “Customer identification”");
     expect(text).toContain("The registration token expired before set-up could use it.");
-    expect(text).toContain('Return to the marketplace listing and choose "Set up your account" again.');
-    expect(await failure.locator("time").getAttribute("datetime")).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(text).toContain("Contact support and send them the details below.");
+    expect(await failure.locator("time").first().getAttribute("datetime")).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(await page.locator("main").textContent()).toContain(acquisition);
+    // Spec 7: what to send to support, ready to copy: id, stage, time, error, cloud-account context.
+    const details = (await page.locator("#support-text").textContent()) ?? "";
+    expect(details).toContain(`Acquisition: ${acquisition}`);
+    expect(details).toContain("Failed stage: Customer identification (customer_identification)");
+    expect(details).toMatch(/Time: \d{4}-\d{2}-\d{2}T/);
+    expect(details).toContain("Error: ExpiredTokenException");
+    expect(details).toContain("Cloud account: not known");
+    expect(await page.getByRole("button", { name: "Copy details" }).isVisible()).toBe(true);
     expect(await page.getByRole("button", { name: "Claim this passport" }).count()).toBe(0);
     await screenshot(page, "onboarding-failed");
   });

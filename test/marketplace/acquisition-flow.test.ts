@@ -21,7 +21,7 @@ interface AcquisitionView {
   next: string;
   stages: { stage: string; status: string; outcome: string | null }[];
   account: { organisation_id: string; parent_organisation_id: string; outcome: string } | null;
-  passport: { identity_id: string; resolver_url: string; outcome: string } | null;
+  passport: { identity_id: string; resolver_url: string; dashboard_url: string; outcome: string } | null;
   existing_account?: boolean;
 }
 
@@ -79,6 +79,8 @@ describe("marketplace acquisition", { timeout: 30_000 }, () => {
     ]);
     const passport = view.passport as NonNullable<AcquisitionView["passport"]>;
     expect(passport.resolver_url).toBe(`${env.RESOLVER_BASE_URL}/api/p/${passport.identity_id}.json`);
+    // The Dashboard page of the passport, not an API path.
+    expect(passport.dashboard_url).toBe(`/dashboard/passports/${passport.identity_id}`);
 
     // Spec 4.3 steps 9-10: the Dashboard shows the passport, and the Resolver serves it.
     const dashboard = await api(user, "GET", `/v1/passports/${passport.identity_id}`);

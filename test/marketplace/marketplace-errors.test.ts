@@ -46,8 +46,8 @@ async function handoffFor(options: RegistrationOptions) {
 
 describe("non-retryable marketplace errors fail the acquisition at that stage and create nothing", () => {
   it.each([
-    ["InvalidTokenException", { scenario: "ok" as const }, "restart_setup", /Set up your account/],
-    ["ExpiredTokenException", { scenario: "expired" as const }, "restart_setup", /expired.*Set up your account/],
+    ["InvalidTokenException", { scenario: "ok" as const }, "contact_support", /did not accept.*Contact support/],
+    ["ExpiredTokenException", { scenario: "expired" as const }, "contact_support", /expired.*Contact support/],
     ["DisabledApiException", { scenario: "disabled" as const }, "contact_support", /Contact support/],
   ])("%s", async (errorType, options, next, visible) => {
     const account = freshAccountId();
@@ -71,7 +71,7 @@ describe("non-retryable marketplace errors fail the acquisition at that stage an
     expect(await stage(acquisitionId, "account")).toBeNull();
     await nothingCreatedFor(account);
     const { nextStep } = await import("../../workers/control/src/marketplace/stages.ts");
-    expect(nextStep("failed", errorType)).toBe(next);
+    expect(nextStep("failed")).toBe(next);
   });
 
   it("an unknown product code fails at product mapping", async () => {

@@ -61,6 +61,18 @@ const AcquisitionView = z.object({
     }),
   ),
   error: z.object({ stage: z.string(), code: Nullable, message: Nullable, at: z.string() }).nullable(),
+  /** What to send to support when set-up failed (spec 7); never the registration token. */
+  support: z
+    .object({
+      acquisition_id: z.string(),
+      stage: z.string(),
+      stage_label: z.string(),
+      at: z.string(),
+      error_code: Nullable,
+      message: Nullable,
+      cloud_account: z.object({ aws_account_id: Nullable, customer_identifier: Nullable, product_code: Nullable }),
+    })
+    .nullable(),
   account: z.object({ organisation_id: z.string(), parent_organisation_id: Nullable, outcome: Nullable }).nullable(),
   passport: z
     .object({
@@ -82,7 +94,7 @@ async function acquisitionView(db: Database, env: Env, row: AcquisitionRow, subj
   return {
     acquisition_id: row.id,
     status: row.status,
-    next: nextStep(row.status, row.errorCode),
+    next: nextStep(row.status),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
     stages: stages.map((s) => ({
@@ -97,6 +109,21 @@ async function acquisitionView(db: Database, env: Env, row: AcquisitionRow, subj
     error: row.failedStage
       ? { stage: row.failedStage, code: row.errorCode, message: row.errorMessage, at: row.updatedAt }
       : null,
+    support: row.failedStage
+      ? {
+          acquisition_id: row.id,
+          stage: row.failedStage,
+          stage_label: STAGE_LABELS[row.failedStage as Stage] ?? row.failedStage,
+          at: row.updatedAt,
+          error_code: row.errorCode,
+          message: row.errorMessage,
+          cloud_account: {
+            aws_account_id: row.awsAccountId,
+            customer_identifier: row.customerIdentifier,
+            product_code: row.productCode,
+          },
+        }
+      : null,
     account: account
       ? {
           organisation_id: account.organisationId,
@@ -109,7 +136,7 @@ async function acquisitionView(db: Database, env: Env, row: AcquisitionRow, subj
           identity_id: row.passportId,
           family: row.family,
           outcome: row.passportOutcome,
-          dashboard_url: `/v1/passports/${row.passportId}`,
+          dashboard_url: `/dashboard/passports/${row.passportId}`,
           resolver_url: `${env.RESOLVER_BASE_URL}/api/p/${row.passportId}.json`,
         }
       : null,

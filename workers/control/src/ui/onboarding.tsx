@@ -15,7 +15,7 @@ type UiContext = Context<UiEnv>;
 interface Acquisition {
   acquisition_id: string;
   status: "received" | "processing" | "completed" | "failed";
-  next: "wait" | "claim" | "restart_setup" | "contact_support";
+  next: "wait" | "claim" | "contact_support";
   created_at: string;
   updated_at: string;
   stages: {
@@ -28,11 +28,23 @@ interface Acquisition {
     at: string;
   }[];
   error: { stage: string; code: string | null; message: string | null; at: string } | null;
+  support: SupportDetails | null;
   /** null until the claim for a cloud account seen for the first time: the claimant chooses. */
   account: { organisation_id: string } | null;
   passport: { identity_id: string; family: string; outcome: string | null; resolver_url: string } | null;
   claimed: boolean;
   claimed_by_you: boolean;
+}
+
+/** What a failed acquisition asks the customer to send to support (routes/acquisitions.ts). */
+interface SupportDetails {
+  acquisition_id: string;
+  stage: string;
+  stage_label: string;
+  at: string;
+  error_code: string | null;
+  message: string | null;
+  cloud_account: { aws_account_id: string | null; customer_identifier: string | null; product_code: string | null };
 }
 
 const ACQUISITION_ID = /^acq_[A-Za-z0-9_-]{1,64}$/;
@@ -61,11 +73,34 @@ function onboardingPath(acquisitionId: string): string {
 const NEXT_STEPS: Record<Acquisition["next"], string> = {
   wait: "Nothing to do: this page follows set-up by itself.",
   claim: "Set-up is complete. Claim the passport to manage it in the Dashboard.",
-  restart_setup:
-    'Return to the marketplace listing and choose "Set up your account" again. Nothing was duplicated; the same account and passport are found again.',
   contact_support:
-    "Contact support with the acquisition id, the failed stage and the time shown here. Never send the registration token, and do not subscribe again to create a new identity.",
+    "Contact support and send them the details below. Never send the registration token, and do not subscribe again to create a new identity: support finishes set-up with the same account and passport.",
 };
+
+/** The text a customer pastes into a support request: everything support needs, nothing secret. */
+function supportText(support: SupportDetails): string {
+  const account = support.cloud_account;
+  return [
+    `Acquisition: ${support.acquisition_id}`,
+    `Failed stage: ${support.stage_label} (${support.stage})`,
+    `Time: ${support.at}`,
+    `Error: ${support.error_code ?? "none recorded"}${support.message ? ` - ${support.message}` : ""}`,
+    `Cloud account: ${account.aws_account_id ?? account.customer_identifier ?? "not known (the marketplace did not identify it)"}`,
+    `Product: ${account.product_code ?? "not known"}`,
+  ].join("\n");
+}
+
+function SupportPanel(props: { support: SupportDetails }) {
+  return (
+    <section id="support-details" aria-labelledby="support-heading">
+      <h3 id="support-heading">What to send to support</h3>
+      <pre id="support-text">{supportText(props.support)}</pre>
+      <button type="button" class="secondary small" data-copy="support-text" data-copy-what="Support details" hidden>
+        Copy details
+      </button>
+    </section>
+  );
+}
 
 /** Where the claim reference is taken out of the fragment (with script) or pasted (without). */
 function ClaimReferenceForm(props: { acquisitionId: string }) {
@@ -261,6 +296,7 @@ async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?
             <p>
               <strong>What to do next:</strong> {NEXT_STEPS[acquisition.next]}
             </p>
+            {acquisition.support ? <SupportPanel support={acquisition.support} /> : null}
           </div>
         ) : null}
         <StageList acquisition={acquisition} />
