@@ -34,6 +34,10 @@ export const Organisation = z.object({
   parent: z.object({ id: z.string(), name: z.string() }).nullable(),
   role: MemberRole,
   members: z.array(z.object({ subject: z.string(), role: MemberRole, since: z.string() })),
+  children: z.array(z.object({ id: z.string(), name: z.string() })),
+  history: z.array(
+    z.object({ kind: z.string(), actor: z.string(), at: z.string(), detail: z.record(z.string(), z.unknown()) }),
+  ),
 });
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

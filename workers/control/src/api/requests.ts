@@ -155,6 +155,17 @@ export const MarkDuplicateRequest = z.object({ survivor_id: IdentityId, reason: 
 export const TransferRequest = z.object({ organisation_id: Text(64), reason: PublicText(1000) }).strict();
 
 export const CreateOrganisationRequest = z.object({ name: PublicText(200), parent_id: Text(64).optional() }).strict();
+export const UpdateOrganisationRequest = z
+  .object({
+    name: PublicText(200).optional(),
+    parent_id: Text(64).nullable().optional().describe("The new parent (you must be its admin); null: no parent."),
+    reason: PublicText(1000).optional().describe("Why, kept in the organisation's history."),
+  })
+  .strict()
+  .refine((body) => body.name !== undefined || body.parent_id !== undefined, {
+    message: "Send name, parent_id or both.",
+  });
+export type UpdateOrganisationRequest = z.infer<typeof UpdateOrganisationRequest>;
 export const MemberRole = z.enum(["owner", "admin", "editor", "viewer"]);
 export const PutMemberRequest = z.object({ role: MemberRole }).strict();
 
