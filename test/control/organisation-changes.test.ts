@@ -102,3 +102,26 @@ describe("organisations that say who they are", () => {
     expect(events?.n).toBe(0);
   });
 });
+
+describe("an operator relationship", () => {
+  it("is stated on a passport, kept in its history and published in the record", async () => {
+    const owner = await Caller.create("owner");
+    const passport = await owner.createPassport({ display_name: "Hosted payments" });
+    expect((await resolve(passport.identity_id)).record.organisation.relationship).toBe("responsible");
+
+    const updated = await owner.json("PATCH", `/v1/passports/${passport.identity_id}`, { relationship: "operator" });
+    expect(updated.organisation.relationship).toBe("operator");
+    expect(updated.display_name).toBe("Hosted payments");
+    const { record } = await resolve(passport.identity_id);
+    expect(record.organisation.relationship).toBe("operator");
+    const history = await owner.json<{ items: Body[] }>("GET", `/v1/passports/${passport.identity_id}/history`);
+    expect(history.items.find((e) => e.kind === "relationship.changed")).toBeDefined();
+
+    const viewer = await Caller.create("viewer", owner.organisation);
+    const refused = await viewer.request("PATCH", `/v1/passports/${passport.identity_id}`, {
+      relationship: "responsible",
+    });
+    expect(refused.status).toBe(403);
+    expect((await resolve(passport.identity_id)).record.organisation.relationship).toBe("operator");
+  });
+});

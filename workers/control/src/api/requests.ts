@@ -96,7 +96,18 @@ export const CreatePassportRequest = z
   });
 export type CreatePassportRequest = z.infer<typeof CreatePassportRequest>;
 
-export const UpdatePassportRequest = z.object({ display_name: PublicText(200).nullable() }).strict();
+export const UpdatePassportRequest = z
+  .object({
+    display_name: PublicText(200).nullable().optional(),
+    relationship: z
+      .enum(["responsible", "operator"])
+      .optional()
+      .describe("The organisation's relationship to the object (spec 2.1): responsible for it, or operating it."),
+  })
+  .strict()
+  .refine((body) => body.display_name !== undefined || body.relationship !== undefined, {
+    message: "Send display_name, relationship or both.",
+  });
 export type UpdatePassportRequest = z.infer<typeof UpdatePassportRequest>;
 
 export const EvidenceInput = z
