@@ -82,6 +82,8 @@ describe("marketplace acquisition in Chromium", () => {
       `${service.resolver}/p/${id}`,
     );
     await screenshot(page, "onboarding-done");
+    // The organisation set-up made is published under a neutral name: the buyer is asked to name it.
+    expect(await page.locator("#name-prompt").textContent()).toContain("Marketplace account");
 
     // Spec 4.3 step 10: the resolver returns the passport, of the API family.
     const record = (await (await fetch(`${service.resolver}/api/p/${id}.json`)).json()) as {

@@ -98,6 +98,13 @@ describe("marketplace acquisition", { timeout: 30_000 }, () => {
     expect(holdings.accounts).toHaveLength(1);
     expect(holdings.organisations).toHaveLength(2);
     expect(holdings.passports).toEqual([{ id: passport.identity_id, family: "api", lifecycle: "active" }]);
+    // The claimant owns both organisations set-up made, so they can give them real names.
+    const owned = await env.DB.prepare(
+      "SELECT organisation_id FROM members WHERE role = 'owner' AND organisation_id IN (?, ?)",
+    )
+      .bind(view.account?.organisation_id, view.account?.parent_organisation_id)
+      .all();
+    expect(owned.results).toHaveLength(2);
   });
 
   it("reuses the account, parent and passport for a returning customer's second subscription", async () => {

@@ -225,9 +225,14 @@ async function setUpForClaimant(
         "That organisation already holds another cloud account's marketplace subscriptions. Choose another organisation or a new one.",
     });
   }
-  const member = await membershipIn(db, subject, result.account.organisationId);
-  if (!member && !(await becomeFirstOwner(db, result.account.organisationId, subject))) {
+  const { organisationId, parentOrganisationId } = result.account;
+  const member = await membershipIn(db, subject, organisationId);
+  if (!member && !(await becomeFirstOwner(db, organisationId, subject))) {
     throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
+  }
+  // A parent made by set-up is nobody's yet: its first owner is the account's, so they can name it.
+  if (result.accountOutcome !== "linked" && parentOrganisationId !== organisationId) {
+    await becomeFirstOwner(db, parentOrganisationId, subject);
   }
   return { accountOutcome: result.accountOutcome };
 }

@@ -166,7 +166,8 @@ function ClaimedPassport(props: { acquisition: Acquisition; passport?: PassportV
             <dd>{passport.family === "api" ? "API passport" : "Agent passport"}</dd>
             <dt>Organisation</dt>
             <dd>
-              {passport.organisation.name} <code>{passport.organisation.id}</code>
+              <a href={`/dashboard/organisations/${passport.organisation.id}`}>{passport.organisation.name}</a>{" "}
+              <code>{passport.organisation.id}</code>
             </dd>
             <dt>State</dt>
             <dd>
@@ -176,6 +177,13 @@ function ClaimedPassport(props: { acquisition: Acquisition; passport?: PassportV
           </>
         ) : null}
       </dl>
+      {passport && passport.organisation.name === "Marketplace account" ? (
+        <p class="notice" id="name-prompt">
+          Your organisation is published under the neutral name “{passport.organisation.name}”.{" "}
+          <a href={`/dashboard/organisations/${passport.organisation.id}`}>Name your organisation</a> so consumers
+          checking this passport learn who stands behind it.
+        </p>
+      ) : null}
       <p>Confirm it is the passport you meant, then re-check it in the resolver (what anyone else sees):</p>
       <ul>
         <li>

@@ -1,0 +1,84 @@
+// An organisation saying who it is, in a real browser: renamed and placed under its parent from
+// the Dashboard, and what the resolver then publishes for its passports.
+import type { Page } from "playwright-core";
+import { describe, expect, inject, it } from "vitest";
+import { developmentToken, pagePerTest, screenshot } from "./browser.ts";
+
+const service = inject("service");
+let page: Page;
+pagePerTest((fresh) => {
+  page = fresh;
+});
+
+const unique = () => crypto.randomUUID().slice(0, 8);
+
+async function api<T>(token: string, method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${service.control}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json()) as T;
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function signIn(token: string, next: string): Promise<void> {
+  await page.goto(`${service.control}${next}`);
+  await expect.poll(() => new URL(page.url()).pathname).toBe("/dashboard/sign-in");
+  await page.getByLabel("Development token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname === next);
+}
+
+describe("organisation page in Chromium", () => {
+  it("renames an organisation and sets its parent, and the resolver publishes both", async () => {
+    const organisation = `org_team_${unique()}`;
+    const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
+    const passport = await api<{ identity_id: string }>(token, "POST", "/v1/passports", {
+      organisation_id: organisation,
+      family: "api",
+      display_name: "Payments API",
+    });
+    const holding = await api<{ id: string }>(token, "POST", "/v1/organisations", { name: "Example Holdings" });
+
+    await signIn(token, `/dashboard/organisations/${organisation}`);
+    await page.getByLabel("Name").fill("Example Payments Ltd");
+    await page.getByLabel("Parent organisation").selectOption(holding.id);
+    await page.getByLabel("Reason (kept in the history)").fill("Say who stands behind our passports");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "saved");
+
+    expect(await page.locator("h1").textContent()).toBe("Example Payments Ltd");
+    expect(await page.getByRole("link", { name: "Example Holdings" }).getAttribute("href")).toBe(
+      `/dashboard/organisations/${holding.id}`,
+    );
+    const history = (await page.locator("#organisation-history").textContent()) ?? "";
+    expect(history).toContain("Organisation renamed");
+    expect(history).toContain("Organisation's parent changed");
+    await screenshot(page, "organisation-page");
+
+    const record = (await (await fetch(`${service.resolver}/api/p/${passport.identity_id}.json`)).json()) as {
+      organisation: { name: string; parent?: { id: string; name: string } };
+    };
+    expect(record.organisation).toMatchObject({
+      name: "Example Payments Ltd",
+      parent: { id: holding.id, name: "Example Holdings" },
+    });
+  });
+
+  it("explains a refused rename beside the form and keeps what was typed", async () => {
+    const organisation = `org_team_${unique()}`;
+    const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
+    await signIn(token, `/dashboard/organisations/${organisation}`);
+    await page.getByLabel("Name").fill("x".repeat(200));
+    await page.getByLabel("Reason (kept in the history)").fill("y".repeat(1000));
+    // An over-long reason is the API's to refuse; the browser's maxlength is bypassed on purpose.
+    await page.locator("#reason").evaluate((input) => input.removeAttribute("maxlength"));
+    await page.getByLabel("Reason (kept in the history)").fill("y".repeat(1001));
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.locator("#organisation-problem").waitFor();
+    expect(await page.getByLabel("Name").inputValue()).toBe("x".repeat(200));
+    expect(await page.locator("h1").textContent()).toBe(organisation);
+  });
+});

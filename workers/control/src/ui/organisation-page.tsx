@@ -1,0 +1,224 @@
+import { PROBLEM_TYPE_BASE, type Problem } from "@passport/domain";
+import { type Context, Hono } from "hono";
+import type { UiEnv } from "./context.ts";
+import { historyLabel, historySummary } from "./labels.ts";
+import { Layout, ProblemMessage, Time } from "./layout.tsx";
+import { refuseForgedPost } from "./session.ts";
+
+type UiContext = Context<UiEnv>;
+
+/** What GET /v1/organisations/{id} answers (routes/organisations.ts). */
+interface OrganisationView {
+  id: string;
+  name: string;
+  parent: { id: string; name: string } | null;
+  role: "owner" | "admin" | "editor" | "viewer";
+  members: { subject: string; role: string; since: string }[];
+  children: { id: string; name: string }[];
+  history: { kind: string; actor: string; at: string; detail: Record<string, unknown> }[];
+}
+
+interface OrganisationItem {
+  id: string;
+  name: string;
+  role: string;
+}
+
+/** The names marketplace set-up gives the organisations it makes; public, so the customer should replace them. */
+const NEUTRAL_NAMES = new Set(["Marketplace account", "Marketplace customer"]);
+const ADMINISTERS = new Set(["owner", "admin"]);
+
+function organisationPath(id: string, query = ""): string {
+  return `/dashboard/organisations/${encodeURIComponent(id)}${query}`;
+}
+
+/**
+ * One organisation: who it says it is (name and parent, published in every record that names it),
+ * its children, members and history. Admins rename it and choose its parent among the
+ * organisations they administer.
+ */
+async function organisationPage(
+  c: UiContext,
+  id: string,
+  failure?: { problem: Problem; values: Record<string, string> },
+) {
+  const viewer = c.get("viewer");
+  if (!viewer) return c.redirect("/dashboard/sign-in", 303);
+  const api = c.get("api");
+  const found = await api.call<OrganisationView>(`/v1/organisations/${encodeURIComponent(id)}`);
+  if (!found.ok) {
+    return c.html(
+      <Layout title="Organisation not found" viewer={viewer}>
+        <h1>Organisation not found</h1>
+        <ProblemMessage problem={found.problem} />
+      </Layout>,
+      found.problem.status as 404,
+    );
+  }
+  const organisation = found.body;
+  const canEdit = ADMINISTERS.has(organisation.role);
+  const mine = canEdit ? await api.call<{ items: OrganisationItem[] }>("/v1/organisations") : undefined;
+  const parents = (mine?.ok ? mine.body.items : []).filter(
+    (o) => ADMINISTERS.has(o.role) && o.id !== organisation.id && !organisation.children.some((ch) => ch.id === o.id),
+  );
+  const done = c.req.query("done");
+  const prompt = canEdit && NEUTRAL_NAMES.has(organisation.name);
+  const name = failure?.values.name ?? organisation.name;
+  const parent = failure?.values.parent_id ?? organisation.parent?.id ?? "";
+
+  return c.html(
+    <Layout title={organisation.name} viewer={viewer}>
+      <p>
+        <a href="/dashboard/passports">Passports</a>
+      </p>
+      <h1>{organisation.name}</h1>
+      {done === "saved" ? (
+        <p class="notice" role="status">
+          Saved. Every passport record naming this organisation has been republished.
+        </p>
+      ) : null}
+      <dl class="facts">
+        <dt>Organisation id</dt>
+        <dd>
+          <code>{organisation.id}</code>
+        </dd>
+        <dt>Parent</dt>
+        <dd>
+          {organisation.parent ? (
+            <a href={organisationPath(organisation.parent.id)}>{organisation.parent.name}</a>
+          ) : (
+            "none"
+          )}
+        </dd>
+        <dt>Your role</dt>
+        <dd>{organisation.role}</dd>
+      </dl>
+      {canEdit ? (
+        <form method="post" action={organisationPath(organisation.id)} class="panel" id="organisation-form">
+          <h2>Who this organisation says it is</h2>
+          {prompt ? (
+            <p class="notice" id="name-prompt">
+              Marketplace set-up gave this organisation a neutral name. Name it as consumers should know you: the name
+              is published in every passport record it is responsible for.
+            </p>
+          ) : (
+            <p class="hint">The name and parent are public: they appear in every passport record naming them.</p>
+          )}
+          <input type="hidden" name="csrf" value={viewer.csrf} />
+          <label for="name">Name</label>
+          <input id="name" name="name" value={name} required maxlength={200} />
+          <label for="parent_id">Parent organisation</label>
+          <select id="parent_id" name="parent_id">
+            <option value="" selected={parent === ""}>
+              No parent
+            </option>
+            {organisation.parent && !parents.some((p) => p.id === organisation.parent?.id) ? (
+              <option value={organisation.parent.id} selected={parent === organisation.parent.id}>
+                {organisation.parent.name}
+              </option>
+            ) : null}
+            {parents.map((p) => (
+              <option value={p.id} selected={parent === p.id}>
+                {p.name} ({p.id})
+              </option>
+            ))}
+          </select>
+          <label for="reason">Reason (kept in the history)</label>
+          <input id="reason" name="reason" value={failure?.values.reason ?? ""} maxlength={1000} />
+          {failure ? <ProblemMessage problem={failure.problem} id="organisation-problem" /> : null}
+          <p>
+            <button type="submit">Save</button>
+          </p>
+        </form>
+      ) : null}
+      <section class="panel" aria-labelledby="children-heading">
+        <h2 id="children-heading">Child organisations</h2>
+        {organisation.children.length === 0 ? (
+          <p>None.</p>
+        ) : (
+          <ul id="children">
+            {organisation.children.map((child) => (
+              <li>
+                <a href={organisationPath(child.id)}>{child.name}</a> <code>{child.id}</code>
+              </li>
+            ))}
+          </ul>
+        )}
+        <p>
+          <a href={`/dashboard/passports?organisation=${encodeURIComponent(organisation.id)}`}>
+            This organisation's passports
+          </a>
+        </p>
+      </section>
+      <section class="panel" aria-labelledby="members-heading">
+        <h2 id="members-heading">Members</h2>
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Subject</th>
+              <th scope="col">Role</th>
+              <th scope="col">Since</th>
+            </tr>
+          </thead>
+          <tbody>
+            {organisation.members.map((m) => (
+              <tr>
+                <td>
+                  <code>{m.subject}</code>
+                </td>
+                <td>{m.role}</td>
+                <td>
+                  <Time at={m.since} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+      <section class="panel" aria-labelledby="history-heading">
+        <h2 id="history-heading">History</h2>
+        {organisation.history.length === 0 ? (
+          <p>No changes yet.</p>
+        ) : (
+          <ol class="history" id="organisation-history">
+            {organisation.history.map((e) => (
+              <li>
+                <strong>{historyLabel(e.kind)}</strong> {historySummary(e.detail)} by <code>{e.actor}</code>,{" "}
+                <Time at={e.at} />
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+    </Layout>,
+    failure ? (failure.problem.status as 400) : 200,
+  );
+}
+
+export const organisationPages = new Hono<UiEnv>();
+
+organisationPages.get("/:id", (c) => organisationPage(c, c.req.param("id")));
+
+organisationPages.post("/:id", async (c) => {
+  const id = c.req.param("id");
+  const form = await c.req.formData();
+  const values: Record<string, string> = {};
+  for (const key of ["name", "parent_id", "reason"]) values[key] = String(form.get(key) ?? "");
+  const refused = await refuseForgedPost(c.get("session"), form);
+  if (refused) {
+    return organisationPage(c, id, {
+      problem: { type: `${PROBLEM_TYPE_BASE}forbidden`, title: "Form refused", status: 403, detail: refused },
+      values,
+    });
+  }
+  const saved = await c.get("api").call<OrganisationView>(`/v1/organisations/${encodeURIComponent(id)}`, {
+    method: "PATCH",
+    body: {
+      name: values.name?.trim(),
+      parent_id: values.parent_id ? values.parent_id : null,
+      ...(values.reason?.trim() ? { reason: values.reason.trim() } : {}),
+    },
+  });
+  if (!saved.ok) return organisationPage(c, id, { problem: saved.problem, values });
+  return c.redirect(organisationPath(id, "?done=saved"), 303);
+});
