@@ -27,6 +27,7 @@ const HISTORY_LABELS: Record<string, string> = {
   "relationship.changed": "Organisation's relationship stated",
   "organisation.renamed": "Organisation renamed",
   "organisation.parent_changed": "Organisation's parent changed",
+  "organisation.recovered": "Owner recovered by an operator",
 };
 
 export function historyLabel(kind: string): string {
