@@ -81,4 +81,38 @@ describe("organisation page in Chromium", () => {
     expect(await page.getByLabel("Name").inputValue()).toBe("x".repeat(200));
     expect(await page.locator("h1").textContent()).toBe(organisation);
   });
+
+  it("adds a member, changes their role, removes them, and explains the last-owner refusal", async () => {
+    const organisation = `org_team_${unique()}`;
+    const owner = `owner-${unique()}`;
+    const token = await developmentToken(owner, "owner", organisation);
+    await signIn(token, `/dashboard/organisations/${organisation}`);
+    const colleague = `colleague-${unique()}`;
+
+    await page.getByLabel("Subject (from the identity provider)").fill(colleague);
+    await page.getByLabel("Role", { exact: true }).selectOption("editor");
+    await page.getByRole("button", { name: "Add member" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "members");
+    const row = page.locator("#members tbody tr", { hasText: colleague });
+    expect(await row.locator("td").nth(1).textContent()).toBe("editor");
+
+    await page.getByLabel(`Role of ${colleague}`).selectOption("admin");
+    await row.getByRole("button", { name: "Change role" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "members");
+    expect(await page.locator("#members tbody tr", { hasText: colleague }).locator("td").nth(1).textContent()).toBe(
+      "admin",
+    );
+    await screenshot(page, "organisation-members");
+
+    // The only owner cannot demote themselves: the refusal is shown beside the members.
+    await page.getByLabel(`Role of ${owner}`).selectOption("viewer");
+    await page.locator("#members tbody tr", { hasText: owner }).getByRole("button", { name: "Change role" }).click();
+    await page.locator("#members-problem").waitFor();
+    expect(await page.locator("#members-problem").textContent()).toContain("at least one owner");
+    expect(await page.locator("#role-hint").textContent()).toContain("the last owner cannot be removed or demoted");
+
+    await page.locator("#members tbody tr", { hasText: colleague }).getByRole("button", { name: "Remove" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "members");
+    expect(await page.locator("#members tbody tr", { hasText: colleague }).count()).toBe(0);
+  });
 });

@@ -40,7 +40,7 @@ function organisationPath(id: string, query = ""): string {
 async function organisationPage(
   c: UiContext,
   id: string,
-  failure?: { problem: Problem; values: Record<string, string> },
+  failure?: { problem: Problem; values: Record<string, string>; form?: string },
 ) {
   const viewer = c.get("viewer");
   if (!viewer) return c.redirect("/dashboard/sign-in", 303);
@@ -72,6 +72,11 @@ async function organisationPage(
         <a href="/dashboard/passports">Passports</a>
       </p>
       <h1>{organisation.name}</h1>
+      {done === "members" ? (
+        <p class="notice" role="status">
+          Members updated.
+        </p>
+      ) : null}
       {done === "saved" ? (
         <p class="notice" role="status">
           Saved. Every passport record naming this organisation has been republished.
@@ -125,7 +130,7 @@ async function organisationPage(
           </select>
           <label for="reason">Reason (kept in the history)</label>
           <input id="reason" name="reason" value={failure?.values.reason ?? ""} maxlength={1000} />
-          {failure ? <ProblemMessage problem={failure.problem} id="organisation-problem" /> : null}
+          {failure && !failure.form ? <ProblemMessage problem={failure.problem} id="organisation-problem" /> : null}
           <p>
             <button type="submit">Save</button>
           </p>
@@ -150,31 +155,7 @@ async function organisationPage(
           </a>
         </p>
       </section>
-      <section class="panel" aria-labelledby="members-heading">
-        <h2 id="members-heading">Members</h2>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Subject</th>
-              <th scope="col">Role</th>
-              <th scope="col">Since</th>
-            </tr>
-          </thead>
-          <tbody>
-            {organisation.members.map((m) => (
-              <tr>
-                <td>
-                  <code>{m.subject}</code>
-                </td>
-                <td>{m.role}</td>
-                <td>
-                  <Time at={m.since} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </section>
+      <MembersSection organisation={organisation} csrf={viewer.csrf} failure={failure} />
       <section class="panel" aria-labelledby="history-heading">
         <h2 id="history-heading">History</h2>
         {organisation.history.length === 0 ? (
@@ -192,6 +173,107 @@ async function organisationPage(
       </section>
     </Layout>,
     failure ? (failure.problem.status as 400) : 200,
+  );
+}
+
+const ROLES = ["owner", "admin", "editor", "viewer"] as const;
+
+/** What a role may do, in the words docs/roles.md uses. */
+const ROLE_HINT =
+  "Viewers read; editors edit passports; admins change lifecycle, members and the organisation; owners also grant the owner role. An organisation always keeps at least one owner: the last owner cannot be removed or demoted until another owner is added.";
+
+/**
+ * Members and roles. Admins add a member by identity-provider subject, change roles and remove
+ * members; only owners see the owner role offered (the API refuses it to admins anyway).
+ */
+function MembersSection(props: {
+  organisation: OrganisationView;
+  csrf: string;
+  failure?: { problem: Problem; values: Record<string, string>; form?: string };
+}) {
+  const { organisation, csrf, failure } = props;
+  const canManage = ADMINISTERS.has(organisation.role);
+  const grantable = ROLES.filter((r) => r !== "owner" || organisation.role === "owner");
+  const base = organisationPath(organisation.id);
+  const problemFor = (form: string) =>
+    failure?.form === form ? <ProblemMessage problem={failure.problem} id="members-problem" /> : null;
+  return (
+    <section class="panel" aria-labelledby="members-heading" id="members">
+      <h2 id="members-heading">Members</h2>
+      <p class="hint" id="role-hint">
+        {ROLE_HINT}
+      </p>
+      {problemFor("members")}
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Subject</th>
+            <th scope="col">Role</th>
+            <th scope="col">Since</th>
+            {canManage ? <th scope="col">Change</th> : null}
+          </tr>
+        </thead>
+        <tbody>
+          {organisation.members.map((m) => (
+            <tr>
+              <td>
+                <code>{m.subject}</code>
+              </td>
+              <td>{m.role}</td>
+              <td>
+                <Time at={m.since} />
+              </td>
+              {canManage ? (
+                <td>
+                  <form method="post" action={`${base}/members`} class="row">
+                    <input type="hidden" name="csrf" value={csrf} />
+                    <input type="hidden" name="subject" value={m.subject} />
+                    <div>
+                      <label for={`role-${m.subject}`}>Role of {m.subject}</label>
+                      <select id={`role-${m.subject}`} name="role">
+                        {grantable.map((r) => (
+                          <option value={r} selected={r === m.role}>
+                            {r}
+                          </option>
+                        ))}
+                      </select>
+                    </div>
+                    <div>
+                      <button type="submit" class="secondary small" name="action" value="role">
+                        Change role
+                      </button>{" "}
+                      <button type="submit" class="danger small" name="action" value="remove">
+                        Remove
+                      </button>
+                    </div>
+                  </form>
+                </td>
+              ) : null}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {canManage ? (
+        <form method="post" action={`${base}/members`} id="add-member">
+          <h3>Add a member</h3>
+          <input type="hidden" name="csrf" value={csrf} />
+          <input type="hidden" name="action" value="add" />
+          <label for="new-subject">Subject (from the identity provider)</label>
+          <input id="new-subject" name="subject" required maxlength={256} value={failure?.values.subject ?? ""} />
+          <label for="new-role">Role</label>
+          <select id="new-role" name="role">
+            {grantable.map((r) => (
+              <option value={r} selected={r === "viewer"}>
+                {r}
+              </option>
+            ))}
+          </select>
+          <p>
+            <button type="submit">Add member</button>
+          </p>
+        </form>
+      ) : null}
+    </section>
   );
 }
 
@@ -221,4 +303,26 @@ organisationPages.post("/:id", async (c) => {
   });
   if (!saved.ok) return organisationPage(c, id, { problem: saved.problem, values });
   return c.redirect(organisationPath(id, "?done=saved"), 303);
+});
+
+organisationPages.post("/:id/members", async (c) => {
+  const id = c.req.param("id");
+  const form = await c.req.formData();
+  const values: Record<string, string> = {};
+  for (const key of ["subject", "role", "action"]) values[key] = String(form.get(key) ?? "").trim();
+  const refused = await refuseForgedPost(c.get("session"), form);
+  if (refused) {
+    return organisationPage(c, id, {
+      problem: { type: `${PROBLEM_TYPE_BASE}forbidden`, title: "Form refused", status: 403, detail: refused },
+      values,
+      form: "members",
+    });
+  }
+  const path = `/v1/organisations/${encodeURIComponent(id)}/members/${encodeURIComponent(values.subject ?? "")}`;
+  const result =
+    values.action === "remove"
+      ? await c.get("api").call(path, { method: "DELETE" })
+      : await c.get("api").call(path, { method: "PUT", body: { role: values.role } });
+  if (!result.ok) return organisationPage(c, id, { problem: result.problem, values, form: "members" });
+  return c.redirect(organisationPath(id, "?done=members#members"), 303);
 });
