@@ -166,7 +166,7 @@ async function passportSlot(db: Database, accountId: string, family: "api" | "ag
 }
 
 /** A UNIQUE or PRIMARY KEY violation, possibly wrapped by drizzle. */
-export function isConstraintViolation(error: unknown): boolean {
+function isConstraintViolation(error: unknown): boolean {
   const cause = error instanceof Error ? error.cause : undefined;
   return /constraint failed/i.test(`${String(error)} ${String(cause ?? "")}`);
 }

@@ -74,7 +74,7 @@ const NEXT_STEPS: Record<Acquisition["next"], string> = {
   wait: "Nothing to do: this page follows set-up by itself.",
   claim: "Set-up is complete. Claim the passport to manage it in the Dashboard.",
   contact_support:
-    "Contact support and send them the details below. Never send the registration token, and do not subscribe again to create a new identity: support finishes set-up with the same account and passport.",
+    "Contact support and send them the details below. Never send the registration token, and do not try to work around the failure by creating a new account or passport.",
 };
 
 /** The text a customer pastes into a support request: everything support needs, nothing secret. */
