@@ -126,6 +126,13 @@ describe("marketplace acquisition in Chromium", () => {
     expect(await page.locator(".stages li", { hasText: "API passport issue or reuse" }).textContent()).toContain(
       "existing passport reused",
     );
+
+    // The organisation page lists the subscription among its products and entitlements.
+    await page.goto(`${service.control}/dashboard/organisations/${organisation}`);
+    const subscriptions = (await page.locator("#subscriptions").textContent()) ?? "";
+    expect(subscriptions).toContain("prod-passport-api");
+    expect(subscriptions).toContain("active");
+    await screenshot(page, "organisation-subscriptions");
   });
 
   it("shows a failed stage with its visible error, time and what to do next", async () => {

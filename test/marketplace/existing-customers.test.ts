@@ -89,6 +89,19 @@ describe("an existing customer's subscription", { timeout: 30_000 }, () => {
     expect(holdings.accounts).toHaveLength(1);
     expect(holdings.passports.map((p) => p.id)).toEqual([customer.passportId]);
     expect(await organisationCount()).toBe(organisationsBefore);
+
+    // Products and entitlements: the organisation's members see its subscriptions; others do not.
+    const organisation = await api(customer.user, "GET", `/v1/organisations/${customer.organisationId}`);
+    const { subscriptions } = await organisation.json<{ subscriptions: Record<string, unknown>[] }>();
+    expect(subscriptions).toHaveLength(3);
+    for (const subscription of subscriptions) {
+      expect(subscription).toMatchObject({
+        aws_account_id: account,
+        product_code: "prod-passport-api",
+        status: "active",
+      });
+    }
+    expect((await api(outsider, "GET", `/v1/organisations/${customer.organisationId}`)).status).toBe(404);
   });
 
   it("uses the organisation itself as the parent when it has none, and issues a passport only when it has none", async () => {

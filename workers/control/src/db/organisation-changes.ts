@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, inArray, ne, sql } from "drizzle-orm";
+import { marketplaceAccounts, marketplaceCustomers } from "./acquisitions-schema.ts";
 import type { Database } from "./client.ts";
 import { organisationEvents, organisations, passports } from "./schema.ts";
 
@@ -80,4 +81,25 @@ export async function changeablePassportsIn(db: Database, organisationIds: strin
     .from(passports)
     .where(and(inArray(passports.organisationId, organisationIds), ne(passports.lifecycle, "retired")))
     .orderBy(asc(passports.id));
+}
+
+/**
+ * The marketplace subscriptions (agreements) held through this organisation's marketplace
+ * account, with their entitlement status as last reported (spec 4.4 products and entitlements).
+ */
+export async function subscriptionsOf(db: Database, organisationId: string) {
+  return db
+    .select({
+      productCode: marketplaceCustomers.productCode,
+      licenseArn: marketplaceCustomers.licenseArn,
+      awsAccountId: marketplaceCustomers.awsAccountId,
+      status: marketplaceCustomers.status,
+      statusAt: marketplaceCustomers.statusAt,
+      lastEvent: marketplaceCustomers.lastEvent,
+      since: marketplaceCustomers.createdAt,
+    })
+    .from(marketplaceCustomers)
+    .innerJoin(marketplaceAccounts, eq(marketplaceCustomers.marketplaceAccountId, marketplaceAccounts.id))
+    .where(eq(marketplaceAccounts.organisationId, organisationId))
+    .orderBy(asc(marketplaceCustomers.createdAt), asc(marketplaceCustomers.id));
 }

@@ -13,6 +13,7 @@ import {
   organisationHistory,
   renameStatement,
   setParent,
+  subscriptionsOf,
 } from "../db/organisation-changes.ts";
 import {
   createOrganisationStatements,
@@ -77,10 +78,11 @@ async function organisationView(c: Context<AppEnv>, id: string, role: Role) {
   const db = c.get("db");
   const found = await organisationWithParent(db, id);
   if (!found) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
-  const [members, children, history] = await Promise.all([
+  const [members, children, history, subscriptions] = await Promise.all([
     membersOf(db, id),
     childrenOf(db, id),
     organisationHistory(db, id),
+    subscriptionsOf(db, id),
   ]);
   return {
     id,
@@ -90,6 +92,15 @@ async function organisationView(c: Context<AppEnv>, id: string, role: Role) {
     members: members.map((m) => ({ subject: m.subject, role: m.role, since: m.createdAt })),
     children,
     history: history.map((e) => ({ kind: e.kind, actor: e.actor, at: e.at, detail: e.detail })),
+    subscriptions: subscriptions.map((s) => ({
+      product_code: s.productCode,
+      license_arn: s.licenseArn,
+      aws_account_id: s.awsAccountId,
+      status: s.status,
+      status_at: s.statusAt,
+      last_event: s.lastEvent,
+      since: s.since,
+    })),
   };
 }
 

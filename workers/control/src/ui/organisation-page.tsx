@@ -16,6 +16,15 @@ interface OrganisationView {
   members: { subject: string; role: string; since: string }[];
   children: { id: string; name: string }[];
   history: { kind: string; actor: string; at: string; detail: Record<string, unknown> }[];
+  subscriptions: {
+    product_code: string | null;
+    license_arn: string | null;
+    aws_account_id: string | null;
+    status: string;
+    status_at: string;
+    last_event: string | null;
+    since: string;
+  }[];
 }
 
 interface OrganisationItem {
@@ -154,6 +163,43 @@ async function organisationPage(
             This organisation's passports
           </a>
         </p>
+      </section>
+      <section class="panel" aria-labelledby="subscriptions-heading" id="subscriptions">
+        <h2 id="subscriptions-heading">Products and entitlements</h2>
+        {organisation.subscriptions.length === 0 ? (
+          <p>No marketplace subscriptions are held through this organisation.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Product</th>
+                <th scope="col">Cloud account</th>
+                <th scope="col">Status</th>
+                <th scope="col">Last event</th>
+                <th scope="col">Subscribed</th>
+              </tr>
+            </thead>
+            <tbody>
+              {organisation.subscriptions.map((s) => (
+                <tr>
+                  <td>
+                    <code>{s.product_code ?? "unknown"}</code>
+                  </td>
+                  <td>
+                    <code>{s.aws_account_id ?? "unknown"}</code>
+                  </td>
+                  <td>
+                    <span class="badge">{s.status}</span> as of <Time at={s.status_at} />
+                  </td>
+                  <td>{s.last_event ?? ""}</td>
+                  <td>
+                    <Time at={s.since} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
       </section>
       <MembersSection organisation={organisation} csrf={viewer.csrf} failure={failure} />
       <section class="panel" aria-labelledby="history-heading">
