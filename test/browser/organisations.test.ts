@@ -115,4 +115,30 @@ describe("organisation page in Chromium", () => {
     await page.waitForURL((url) => url.searchParams.get("done") === "members");
     expect(await page.locator("#members tbody tr", { hasText: colleague }).count()).toBe(0);
   });
+
+  it("offers a passport's consumers a copyable verify command and SDK call with pinned keys", async () => {
+    const organisation = `org_team_${unique()}`;
+    const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
+    const passport = await api<{ identity_id: string }>(token, "POST", "/v1/passports", {
+      organisation_id: organisation,
+      family: "api",
+      display_name: "Shared API",
+    });
+    await signIn(token, `/dashboard/passports/${passport.identity_id}`);
+
+    const cli = (await page.locator("#share-cli").textContent()) ?? "";
+    expect(cli).toContain(
+      `passport verify ${passport.identity_id} --family api --org ${organisation} --jwks passport-keys.json --resolver ${service.resolver}`,
+    );
+    const sdk = (await page.locator("#share-sdk").textContent()) ?? "";
+    expect(sdk).toContain(
+      `verifier.verify("${passport.identity_id}", { family: "api", organisation: "${organisation}" })`,
+    );
+    expect(sdk).toContain("jwks: pinnedKeySet");
+    expect(await page.getByRole("button", { name: "Copy command" }).isVisible()).toBe(true);
+    // The keys the command pins are really served where it says.
+    const keysUrl = /curl -fsS -o passport-keys.json (\S+)/.exec(cli)?.[1] ?? "";
+    const keys = (await (await fetch(keysUrl)).json()) as { keys: unknown[] };
+    expect(keys.keys.length).toBeGreaterThan(0);
+  });
 });
