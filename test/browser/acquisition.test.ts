@@ -26,11 +26,15 @@ async function subscribe(scenario: string): Promise<string> {
   return acquisition as string;
 }
 
-async function signInAsNewBuyer(): Promise<string> {
-  const subject = `buyer-${unique()}`;
-  await page.getByLabel("Development token").fill(await developmentToken(subject, "owner", `org_buyer_${unique()}`));
+async function signInAsBuyer(token: string): Promise<void> {
+  await page.getByLabel("Development token").fill(token);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForURL((url) => url.pathname === "/dashboard/onboarding");
+}
+
+async function signInAsNewBuyer(): Promise<string> {
+  const subject = `buyer-${unique()}`;
+  await signInAsBuyer(await developmentToken(subject, "owner", `org_buyer_${unique()}`));
   return subject;
 }
 
@@ -58,11 +62,13 @@ describe("marketplace acquisition in Chromium", () => {
       "Customer identification",
       "Acquisition activation (entitlement)",
     ]);
+    // A cloud account seen for the first time: account and passport wait for the buyer's choice.
     expect(await page.locator(".stages li .badge").allTextContents()).toEqual([
-      ...Array(7).fill("succeeded"),
-      "pending",
+      ...Array(4).fill("succeeded"),
+      ...Array(4).fill("pending"),
     ]);
     expect(await page.locator("#claim").textContent()).toContain(subject);
+    await page.getByLabel("A new organisation, with me as its owner").check();
     await screenshot(page, "onboarding-claim");
 
     await claim.click();
@@ -76,6 +82,8 @@ describe("marketplace acquisition in Chromium", () => {
       `${service.resolver}/p/${id}`,
     );
     await screenshot(page, "onboarding-done");
+    // The organisation set-up made is published under a neutral name: the buyer is asked to name it.
+    expect(await page.locator("#name-prompt").textContent()).toContain("Marketplace account");
 
     // Spec 4.3 step 10: the resolver returns the passport, of the API family.
     const record = (await (await fetch(`${service.resolver}/api/p/${id}.json`)).json()) as {
@@ -90,6 +98,43 @@ describe("marketplace acquisition in Chromium", () => {
     expect(await page.locator("dd", { hasText: /^owner$/ }).count()).toBe(1);
   });
 
+  it("links an existing customer's subscription to their organisation and its API passport", async () => {
+    const subject = `customer-${unique()}`;
+    const organisation = `org_customer_${unique()}`;
+    const token = await developmentToken(subject, "owner", organisation);
+    const created = await fetch(`${service.control}/v1/passports`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ organisation_id: organisation, family: "api", display_name: "Payments API" }),
+    });
+    expect(created.status).toBe(201);
+    const existing = ((await created.json()) as { identity_id: string }).identity_id;
+
+    await subscribe("ok");
+    await signInAsBuyer(token);
+    const choice = page.getByRole("radio", { name: new RegExp(organisation) });
+    await choice.waitFor({ timeout: 30_000 });
+    await choice.check();
+    await screenshot(page, "onboarding-choose-organisation");
+    await page.getByRole("button", { name: "Claim this passport" }).click();
+    await page.waitForURL((url) => url.pathname === "/dashboard/onboarding");
+
+    expect(await page.locator("#identity-id").textContent()).toBe(existing);
+    expect(await page.locator(".stages li", { hasText: "Account and parent organisation" }).textContent()).toContain(
+      "linked to your existing organisation",
+    );
+    expect(await page.locator(".stages li", { hasText: "API passport issue or reuse" }).textContent()).toContain(
+      "existing passport reused",
+    );
+
+    // The organisation page lists the subscription among its products and entitlements.
+    await page.goto(`${service.control}/dashboard/organisations/${organisation}`);
+    const subscriptions = (await page.locator("#subscriptions").textContent()) ?? "";
+    expect(subscriptions).toContain("prod-passport-api");
+    expect(subscriptions).toContain("active");
+    await screenshot(page, "organisation-subscriptions");
+  });
+
   it("shows a failed stage with its visible error, time and what to do next", async () => {
     const acquisition = await subscribe("expired");
     await signInAsNewBuyer();
@@ -98,9 +143,17 @@ describe("marketplace acquisition in Chromium", () => {
     const text = (await failure.textContent()) ?? "";
     expect(text).toContain("Set-up failed at “Customer identification”");
     expect(text).toContain("The registration token expired before set-up could use it.");
-    expect(text).toContain('Return to the marketplace listing and choose "Set up your account" again.');
-    expect(await failure.locator("time").getAttribute("datetime")).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(text).toContain("Contact support and send them the details below.");
+    expect(await failure.locator("time").first().getAttribute("datetime")).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(await page.locator("main").textContent()).toContain(acquisition);
+    // Spec 7: what to send to support, ready to copy: id, stage, time, error, cloud-account context.
+    const details = (await page.locator("#support-text").textContent()) ?? "";
+    expect(details).toContain(`Acquisition: ${acquisition}`);
+    expect(details).toContain("Failed stage: Customer identification (customer_identification)");
+    expect(details).toMatch(/Time: \d{4}-\d{2}-\d{2}T/);
+    expect(details).toContain("Error: ExpiredTokenException");
+    expect(details).toContain("Cloud account: not known");
+    expect(await page.getByRole("button", { name: "Copy details" }).isVisible()).toBe(true);
     expect(await page.getByRole("button", { name: "Claim this passport" }).count()).toBe(0);
     await screenshot(page, "onboarding-failed");
   });

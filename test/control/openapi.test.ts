@@ -72,6 +72,7 @@ describe("OpenAPI document", () => {
     const org = `/v1/organisations/${organisation.id}`;
     await call("get", "/v1/organisations", "/v1/organisations");
     await call("get", "/v1/organisations/{id}", org);
+    await call("patch", "/v1/organisations/{id}", org, { name: "Renamed in the contract test" });
     await call("put", "/v1/organisations/{id}/members/{subject}", `${org}/members/someone`, { role: "viewer" });
     await call("delete", "/v1/organisations/{id}/members/{subject}", `${org}/members/someone`);
 

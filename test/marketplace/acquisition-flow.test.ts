@@ -21,7 +21,7 @@ interface AcquisitionView {
   next: string;
   stages: { stage: string; status: string; outcome: string | null }[];
   account: { organisation_id: string; parent_organisation_id: string; outcome: string } | null;
-  passport: { identity_id: string; resolver_url: string; outcome: string } | null;
+  passport: { identity_id: string; resolver_url: string; dashboard_url: string; outcome: string } | null;
   existing_account?: boolean;
 }
 
@@ -53,23 +53,34 @@ describe("marketplace acquisition", { timeout: 30_000 }, () => {
     });
     expect(progress.status).toBe(200);
     const before = await progress.json<AcquisitionView>();
+    // A cloud account seen for the first time: nothing is made until the claimant chooses where it belongs.
     expect(before.stages.map((s) => [s.stage, s.status])).toEqual([
       ["registration_token_handoff", "succeeded"],
       ["customer_identification", "succeeded"],
       ["activation", "succeeded"],
       ["product_mapping", "succeeded"],
-      ["account", "succeeded"],
-      ["passport", "succeeded"],
-      ["publication", "succeeded"],
     ]);
-    expect(before).toMatchObject({ status: "completed", next: "claim", account: { outcome: "created" } });
+    expect(before).toMatchObject({ status: "completed", next: "claim", account: null, passport: null });
+    expect((await holdingsOf(registration.customer_aws_account_id)).accounts).toHaveLength(0);
 
     const claimed = await claim(user, acquisitionId, claimReference);
     expect(claimed.status).toBe(200);
     const view = await claimed.json<AcquisitionView>();
-    expect(view).toMatchObject({ existing_account: false, passport: { outcome: "issued" } });
+    expect(view).toMatchObject({
+      existing_account: false,
+      account: { outcome: "created" },
+      passport: { outcome: "issued" },
+    });
+    expect(view.stages.map((s) => [s.stage, s.status]).slice(4)).toEqual([
+      ["account", "succeeded"],
+      ["passport", "succeeded"],
+      ["publication", "succeeded"],
+      ["claim", "succeeded"],
+    ]);
     const passport = view.passport as NonNullable<AcquisitionView["passport"]>;
     expect(passport.resolver_url).toBe(`${env.RESOLVER_BASE_URL}/api/p/${passport.identity_id}.json`);
+    // The Dashboard page of the passport, not an API path.
+    expect(passport.dashboard_url).toBe(`/dashboard/passports/${passport.identity_id}`);
 
     // Spec 4.3 steps 9-10: the Dashboard shows the passport, and the Resolver serves it.
     const dashboard = await api(user, "GET", `/v1/passports/${passport.identity_id}`);
@@ -87,6 +98,13 @@ describe("marketplace acquisition", { timeout: 30_000 }, () => {
     expect(holdings.accounts).toHaveLength(1);
     expect(holdings.organisations).toHaveLength(2);
     expect(holdings.passports).toEqual([{ id: passport.identity_id, family: "api", lifecycle: "active" }]);
+    // The claimant owns both organisations set-up made, so they can give them real names.
+    const owned = await env.DB.prepare(
+      "SELECT organisation_id FROM members WHERE role = 'owner' AND organisation_id IN (?, ?)",
+    )
+      .bind(view.account?.organisation_id, view.account?.parent_organisation_id)
+      .all();
+    expect(owned.results).toHaveLength(2);
   });
 
   it("reuses the account, parent and passport for a returning customer's second subscription", async () => {
@@ -130,12 +148,23 @@ describe("marketplace acquisition", { timeout: 30_000 }, () => {
     expect([holdings.accounts.length, holdings.organisations.length, holdings.passports.length]).toEqual([1, 2, 1]);
   });
 
-  it("creates exactly one account, parent and passport from ten concurrent duplicate deliveries", async () => {
+  it("creates exactly one account, parent and passport from ten concurrent duplicate deliveries and claims", async () => {
     const registration = await subscribe({ customer_aws_account_id: freshAccountId() });
-    const { acquisitionId, message } = await handoff(registration.registration_token);
+    const { acquisitionId, claimReference, message } = await handoff(registration.registration_token);
 
     const results = await Promise.all(Array.from({ length: 10 }, () => deliver(message)));
     expect(results.every((r) => r.acked && !r.retried)).toBe(true);
+    expect((await holdingsOf(registration.customer_aws_account_id)).accounts).toHaveLength(0);
+
+    // The customer double-clicks, retries, and the browser repeats the post: five claims at once
+    // (the per-user claim rate limit allows ten a minute).
+    const user = await developmentToken();
+    const claims = await Promise.all(Array.from({ length: 5 }, () => claim(user, acquisitionId, claimReference)));
+    const statuses = claims.map((r) => r.status);
+    expect(statuses).toContain(200);
+    expect(statuses.every((s) => s === 200 || s === 403)).toBe(true);
+    // A retry after the dust settles is recognised.
+    expect((await claim(user, acquisitionId, claimReference)).status).toBe(200);
 
     const holdings = await holdingsOf(registration.customer_aws_account_id);
     expect(holdings.accounts).toHaveLength(1);
@@ -148,7 +177,7 @@ describe("marketplace acquisition", { timeout: 30_000 }, () => {
     expect(state).toEqual({ status: "completed", passport_id: holdings.passports[0]?.id });
   });
 
-  it("also keeps one account, parent and passport when two different tokens of one account race", async () => {
+  it("keeps one account, parent, passport and owner when five tokens of one account are claimed at once by five users", async () => {
     const account = freshAccountId();
     const handoffs = await Promise.all(
       Array.from({ length: 5 }, async () =>
@@ -156,8 +185,19 @@ describe("marketplace acquisition", { timeout: 30_000 }, () => {
       ),
     );
     await Promise.all(handoffs.flatMap(({ message }) => [deliver(message), deliver(message)]));
+    const users = await Promise.all(handoffs.map(() => developmentToken()));
+    const claims = await Promise.all(
+      handoffs.map(({ acquisitionId, claimReference }, i) => claim(users[i] as string, acquisitionId, claimReference)),
+    );
+    expect(claims.map((r) => r.status).filter((s) => s === 200)).toHaveLength(1);
+    expect(claims.every((r) => r.status === 200 || r.status === 403)).toBe(true);
+
     const holdings = await holdingsOf(account);
     expect([holdings.accounts.length, holdings.organisations.length, holdings.passports.length]).toEqual([1, 2, 1]);
     expect(await orphanedMarketplaceOrganisations()).toBe(0);
+    const owners = await env.DB.prepare("SELECT count(*) AS n FROM members WHERE organisation_id = ?")
+      .bind(holdings.accounts[0]?.organisation_id)
+      .first<{ n: number }>();
+    expect(owners?.n).toBe(1);
   });
 });

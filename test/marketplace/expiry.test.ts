@@ -62,8 +62,11 @@ describe("expired acquisitions", () => {
     const kept = await rowsOf(claimed.acquisitionId);
     expect(kept.status).toBe("completed");
     expect(kept.stages).toBeGreaterThan(0);
-    // The account and passport the unclaimed acquisition set up are still there for a later claim.
-    const holdings = await holdingsOf(unclaimed.account);
+    // A first-time cloud account gets its account at the claim, so the unclaimed one leaves nothing
+    // behind; what the claimed one set up stays.
+    const stranded = await holdingsOf(unclaimed.account);
+    expect([stranded.accounts.length, stranded.organisations.length, stranded.passports.length]).toEqual([0, 0, 0]);
+    const holdings = await holdingsOf(claimed.account);
     expect([holdings.accounts.length, holdings.organisations.length, holdings.passports.length]).toEqual([1, 2, 1]);
   });
 });

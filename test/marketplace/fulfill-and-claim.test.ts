@@ -165,11 +165,39 @@ describe("claiming an acquisition", () => {
     const progress = await api(user, "GET", `/v1/acquisitions/${acquisitionId}`, undefined, {
       "x-claim-reference": claimReference,
     });
-    expect(await progress.json()).toMatchObject({
+    const view = await progress.json<{ support: unknown }>();
+    expect(view).toMatchObject({
       status: "failed",
-      next: "restart_setup",
+      next: "contact_support",
       error: { stage: "customer_identification", code: "ExpiredTokenException" },
       passport: null,
     });
+    // Spec 7: what support needs (the stage, the time, the cloud-account context), never the token.
+    expect(view.support).toMatchObject({
+      acquisition_id: acquisitionId,
+      stage: "customer_identification",
+      stage_label: "Customer identification",
+      error_code: "ExpiredTokenException",
+      cloud_account: { aws_account_id: null, product_code: null },
+    });
+    expect(JSON.stringify(view)).not.toContain(registration.registration_token);
+  });
+
+  it("gives support the cloud account and product when activation fails", async () => {
+    const account = freshAccountId();
+    const registration = await subscribe({ customer_aws_account_id: account, scenario: "not-entitled" });
+    const { acquisitionId, claimReference, message } = await handoff(registration.registration_token);
+    await deliver(message);
+    const progress = await api(await developmentToken(), "GET", `/v1/acquisitions/${acquisitionId}`, undefined, {
+      "x-claim-reference": claimReference,
+    });
+    const view = await progress.json<{ next: string; support: unknown }>();
+    expect(view.next).toBe("contact_support");
+    expect(view.support).toMatchObject({
+      stage: "activation",
+      error_code: "NotEntitled",
+      cloud_account: { aws_account_id: account, product_code: registration.product_code },
+    });
+    expect(JSON.stringify(view)).not.toContain(registration.registration_token);
   });
 });

@@ -1,7 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { developmentToken } from "../support/tokens.ts";
 import {
   acquisitionState,
+  claim,
   deliver,
   deliverToDeadLetterQueue,
   freshAccountId,
@@ -44,8 +46,8 @@ async function handoffFor(options: RegistrationOptions) {
 
 describe("non-retryable marketplace errors fail the acquisition at that stage and create nothing", () => {
   it.each([
-    ["InvalidTokenException", { scenario: "ok" as const }, "restart_setup", /Set up your account/],
-    ["ExpiredTokenException", { scenario: "expired" as const }, "restart_setup", /expired.*Set up your account/],
+    ["InvalidTokenException", { scenario: "ok" as const }, "contact_support", /did not accept.*Contact support/],
+    ["ExpiredTokenException", { scenario: "expired" as const }, "contact_support", /expired.*Contact support/],
     ["DisabledApiException", { scenario: "disabled" as const }, "contact_support", /Contact support/],
   ])("%s", async (errorType, options, next, visible) => {
     const account = freshAccountId();
@@ -69,7 +71,7 @@ describe("non-retryable marketplace errors fail the acquisition at that stage an
     expect(await stage(acquisitionId, "account")).toBeNull();
     await nothingCreatedFor(account);
     const { nextStep } = await import("../../workers/control/src/marketplace/stages.ts");
-    expect(nextStep("failed", errorType)).toBe(next);
+    expect(nextStep("failed")).toBe(next);
   });
 
   it("an unknown product code fails at product mapping", async () => {
@@ -110,7 +112,7 @@ describe("non-retryable marketplace errors fail the acquisition at that stage an
 
 describe("retryable marketplace errors are retried with backoff", () => {
   it("ThrottlingException: retried after 2 s, then completes with one account, parent and passport", async () => {
-    const { account, acquisitionId, message } = await handoffFor({ scenario: "throttle", failures: 1 });
+    const { account, acquisitionId, claimReference, message } = await handoffFor({ scenario: "throttle", failures: 1 });
 
     expect(await deliver(message, 1)).toEqual({ acked: false, retried: true });
     expect(await acquisitionState(acquisitionId)).toMatchObject({ status: "processing" });
@@ -126,6 +128,8 @@ describe("retryable marketplace errors are retried with backoff", () => {
       attempts: 2,
       error_code: null,
     });
+    expect((await holdingsOf(account)).accounts).toHaveLength(0);
+    expect((await claim(await developmentToken(), acquisitionId, claimReference)).status).toBe(200);
     const holdings = await holdingsOf(account);
     expect([holdings.accounts.length, holdings.organisations.length, holdings.passports.length]).toEqual([1, 2, 1]);
   });

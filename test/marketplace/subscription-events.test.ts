@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { acquisitionState, deliver, freshAccountId, handoff, holdingsOf, subscribe } from "./support.ts";
+import { developmentToken } from "../support/tokens.ts";
+import { acquisitionState, claim, deliver, freshAccountId, handoff, holdingsOf, subscribe } from "./support.ts";
 
 function postEvent(
   body: unknown,
@@ -43,8 +44,10 @@ async function signedEnvelope(
 async function acquired(options: { legacy?: boolean } = {}) {
   const account = freshAccountId();
   const registration = await subscribe({ customer_aws_account_id: account, ...options });
-  const { message } = await handoff(registration.registration_token);
+  const { acquisitionId, claimReference, message } = await handoff(registration.registration_token);
   expect(await deliver(message)).toMatchObject({ acked: true });
+  // A first-time cloud account gets its account and passport when the customer claims it.
+  expect((await claim(await developmentToken(), acquisitionId, claimReference)).status).toBe(200);
   return { account, registration, holdings: await holdingsOf(account) };
 }
 

@@ -24,6 +24,10 @@ export const PROBLEMS = {
   "acquisition-not-found": { status: 404, title: "No such acquisition" },
   "acquisition-not-ready": { status: 409, title: "The acquisition has not completed" },
   "claim-reference-invalid": { status: 403, title: "Claim reference wrong, expired or already used" },
+  "organisation-already-linked": {
+    status: 409,
+    title: "The organisation already holds another cloud account's marketplace subscriptions",
+  },
   "rate-limited": { status: 429, title: "Too many requests" },
   unavailable: { status: 503, title: "Temporarily unavailable" },
   internal: { status: 500, title: "Internal error" },

@@ -14,18 +14,20 @@ function say(text) {
 
 for (const button of document.querySelectorAll("button[data-copy]")) {
   button.hidden = false;
+  const label = button.textContent;
+  const what = button.getAttribute("data-copy-what") || "Identity id";
   button.addEventListener("click", () => {
     const source = document.getElementById(button.getAttribute("data-copy"));
     const text = source ? source.textContent.trim() : "";
     const done = () => {
       button.textContent = "Copied";
-      say("Identity id copied to the clipboard.");
+      say(`${what} copied to the clipboard.`);
       setTimeout(() => {
-        button.textContent = "Copy id";
+        button.textContent = label;
       }, 2000);
     };
     if (navigator.clipboard) {
-      navigator.clipboard.writeText(text).then(done, () => say("Copying failed; select the id and copy it."));
+      navigator.clipboard.writeText(text).then(done, () => say("Copying failed; select the text and copy it."));
     }
   });
 }

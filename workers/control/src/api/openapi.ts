@@ -34,6 +34,22 @@ export const Organisation = z.object({
   parent: z.object({ id: z.string(), name: z.string() }).nullable(),
   role: MemberRole,
   members: z.array(z.object({ subject: z.string(), role: MemberRole, since: z.string() })),
+  children: z.array(z.object({ id: z.string(), name: z.string() })),
+  history: z.array(
+    z.object({ kind: z.string(), actor: z.string(), at: z.string(), detail: z.record(z.string(), z.unknown()) }),
+  ),
+  /** Marketplace subscriptions held through this organisation, with their last reported status. */
+  subscriptions: z.array(
+    z.object({
+      product_code: z.string().nullable(),
+      license_arn: z.string().nullable(),
+      aws_account_id: z.string().nullable(),
+      status: z.string(),
+      status_at: z.string(),
+      last_event: z.string().nullable(),
+      since: z.string(),
+    }),
+  ),
 });
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

@@ -96,7 +96,18 @@ export const CreatePassportRequest = z
   });
 export type CreatePassportRequest = z.infer<typeof CreatePassportRequest>;
 
-export const UpdatePassportRequest = z.object({ display_name: PublicText(200).nullable() }).strict();
+export const UpdatePassportRequest = z
+  .object({
+    display_name: PublicText(200).nullable().optional(),
+    relationship: z
+      .enum(["responsible", "operator"])
+      .optional()
+      .describe("The organisation's relationship to the object (spec 2.1): responsible for it, or operating it."),
+  })
+  .strict()
+  .refine((body) => body.display_name !== undefined || body.relationship !== undefined, {
+    message: "Send display_name, relationship or both.",
+  });
 export type UpdatePassportRequest = z.infer<typeof UpdatePassportRequest>;
 
 export const EvidenceInput = z
@@ -155,6 +166,17 @@ export const MarkDuplicateRequest = z.object({ survivor_id: IdentityId, reason: 
 export const TransferRequest = z.object({ organisation_id: Text(64), reason: PublicText(1000) }).strict();
 
 export const CreateOrganisationRequest = z.object({ name: PublicText(200), parent_id: Text(64).optional() }).strict();
+export const UpdateOrganisationRequest = z
+  .object({
+    name: PublicText(200).optional(),
+    parent_id: Text(64).nullable().optional().describe("The new parent (you must be its admin); null: no parent."),
+    reason: PublicText(1000).optional().describe("Why, kept in the organisation's history."),
+  })
+  .strict()
+  .refine((body) => body.name !== undefined || body.parent_id !== undefined, {
+    message: "Send name, parent_id or both.",
+  });
+export type UpdateOrganisationRequest = z.infer<typeof UpdateOrganisationRequest>;
 export const MemberRole = z.enum(["owner", "admin", "editor", "viewer"]);
 export const PutMemberRequest = z.object({ role: MemberRole }).strict();
 

@@ -102,11 +102,19 @@ export async function duplicateRaceRefusal(
   });
 }
 
+/** A new display name and/or a stated relationship of the organisation to the object (spec 2.1). */
 export function displayUpdate(input: UpdatePassportRequest): PassportChange {
+  const detail = {
+    ...(input.display_name !== undefined ? { display_name: input.display_name } : {}),
+    ...(input.relationship ? { relationship: input.relationship } : {}),
+  };
   return {
-    kind: "display.updated",
-    detail: { display_name: input.display_name },
-    set: { displayName: input.display_name },
+    kind: input.display_name !== undefined ? "display.updated" : "relationship.changed",
+    detail,
+    set: {
+      ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
+      ...(input.relationship ? { relationship: input.relationship } : {}),
+    },
   };
 }
 

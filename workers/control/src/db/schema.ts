@@ -31,6 +31,22 @@ export const members = sqliteTable(
   (t) => [primaryKey({ columns: [t.organisationId, t.subject] }), index("members_subject").on(t.subject)],
 );
 
+/** An organisation's own history: renamed, parent changed, recovered; who did it and when. */
+export const organisationEvents = sqliteTable(
+  "organisation_events",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    organisationId: text("organisation_id")
+      .notNull()
+      .references(() => organisations.id),
+    actor: text("actor").notNull(),
+    at: text("at").notNull(),
+    kind: text("kind").notNull(),
+    detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  },
+  (t) => [index("organisation_events_organisation").on(t.organisationId, t.seq)],
+);
+
 export const passports = sqliteTable(
   "passports",
   {

@@ -79,40 +79,70 @@ async function findAccountByKey(db: Database, key: string): Promise<MarketplaceA
   return row;
 }
 
+/** The account this cloud account already has, if any subscription of it was ever claimed. */
+export function findAccount(
+  db: Database,
+  customer: Pick<ResolvedCustomer, "CustomerAWSAccountId" | "CustomerIdentifier">,
+): Promise<MarketplaceAccount | undefined> {
+  return findAccountByKey(db, accountKey(customer));
+}
+
+/** An organisation the claimant already administers, to hold the subscription instead of a new one. */
+export interface ExistingOrganisation {
+  organisationId: string;
+  /** Its parent, or the organisation itself when it has none. */
+  parentOrganisationId: string;
+}
+
+/** The chosen organisation already holds another cloud account's subscriptions (its unique key). */
+export class OrganisationAlreadyLinked extends Error {}
+
+export type AccountOutcome = "created" | "linked" | "reused";
+
 /**
- * Reuses the account organisation and parent organisation of this cloud account, or creates them
- * once (spec 4.3 step 6, 1.6). The organisations are written in the same transaction as the
- * account row, whose unique key aborts every racing writer but one: the losers' organisations
- * roll back with it, so duplicate deliveries leave neither a second account nor an orphaned one.
+ * Reuses the account organisation and parent organisation of this cloud account, or sets them up
+ * once (spec 4.3 step 6, 1.6): linked to `existing` (an organisation the claimant administers), or
+ * else created. The account row is written in the same transaction as any new organisations, and
+ * its unique keys (the cloud account; the organisation) abort every racing writer but one: the
+ * losers' organisations roll back with it, so racing claims or deliveries leave neither a second
+ * account nor an orphaned organisation.
  */
 export async function ensureAccount(
   db: Database,
   customer: ResolvedCustomer,
   marketplaceCustomerId: string,
-): Promise<{ account: MarketplaceAccount; outcome: "created" | "reused" }> {
+  existing?: ExistingOrganisation,
+): Promise<{ account: MarketplaceAccount; outcome: AccountOutcome }> {
   const key = accountKey(customer);
   let account = await findAccountByKey(db, key);
-  let outcome: "created" | "reused" = "reused";
+  let outcome: AccountOutcome = "reused";
   if (!account) {
-    const organisation = organisationId();
-    const parent = organisationId();
+    const organisation = existing?.organisationId ?? organisationId();
+    const parent = existing?.parentOrganisationId ?? organisationId();
+    const accountRow = db.insert(marketplaceAccounts).values({
+      id: randomReference("mpa_"),
+      customerKey: key,
+      awsAccountId: customer.CustomerAWSAccountId,
+      organisationId: organisation,
+      parentOrganisationId: parent,
+    });
     try {
-      await db.batch([
-        db.insert(organisations).values({ id: parent, name: PARENT_ORGANISATION_NAME }),
-        db.insert(organisations).values({ id: organisation, name: ACCOUNT_ORGANISATION_NAME, parentId: parent }),
-        db.insert(marketplaceAccounts).values({
-          id: randomReference("mpa_"),
-          customerKey: key,
-          awsAccountId: customer.CustomerAWSAccountId,
-          organisationId: organisation,
-          parentOrganisationId: parent,
-        }),
-      ]);
-      outcome = "created";
+      if (existing) {
+        await accountRow;
+        outcome = "linked";
+      } else {
+        await db.batch([
+          db.insert(organisations).values({ id: parent, name: PARENT_ORGANISATION_NAME }),
+          db.insert(organisations).values({ id: organisation, name: ACCOUNT_ORGANISATION_NAME, parentId: parent }),
+          accountRow,
+        ]);
+        outcome = "created";
+      }
     } catch (error) {
       if (!isConstraintViolation(error)) throw error;
     }
     account = await findAccountByKey(db, key);
+    if (!account && existing) throw new OrganisationAlreadyLinked();
     if (!account) throw new Error("marketplace account vanished after insert");
   }
   await db

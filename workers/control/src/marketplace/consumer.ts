@@ -1,20 +1,17 @@
 import { eq } from "drizzle-orm";
 import {
-  type AcquisitionRow,
   failAcquisition,
   findAcquisition,
-  firstTimeWins,
   recordStage,
   resolvedAt,
   stagesOf,
   updateAcquisition,
 } from "../db/acquisitions.ts";
-import { acquisitions, marketplaceCustomers } from "../db/acquisitions-schema.ts";
+import { marketplaceCustomers } from "../db/acquisitions-schema.ts";
 import { database } from "../db/client.ts";
-import { outbox } from "../db/schema.ts";
-import { publishOrDefer } from "../publication/publish.ts";
-import { customerKey, ensureAccount, ensurePassport, upsertCustomer } from "./accounts.ts";
-import { MarketplaceError, marketplaceClient, type ResolvedCustomer } from "./adapter.ts";
+import { customerKey, findAccount, upsertCustomer } from "./accounts.ts";
+import { MarketplaceError, marketplaceClient } from "./adapter.ts";
+import { customerOf, setUpAccountAndPassport } from "./claim-set-up.ts";
 import { entitlementCheck, familyForProduct, type MarketplaceEnv, retryBaseSeconds, secret } from "./config.ts";
 import { openToken } from "./crypto.ts";
 import { AcquisitionMessage } from "./messages.ts";
@@ -46,16 +43,6 @@ function log(event: string, fields: Record<string, unknown>) {
 /** Exponential backoff from ACQUISITION_RETRY_BASE_SECONDS, doubling per attempt, capped at five minutes. */
 export function backoffSeconds(base: number, attempts: number): number {
   return Math.min(Math.round(base * 2 ** Math.max(0, attempts - 1)), MAX_DELAY_SECONDS);
-}
-
-function customerOf(row: AcquisitionRow): ResolvedCustomer | undefined {
-  if (!row.productCode || !(row.awsAccountId || row.customerIdentifier)) return undefined;
-  return {
-    CustomerAWSAccountId: row.awsAccountId ?? undefined,
-    CustomerIdentifier: row.customerIdentifier ?? undefined,
-    LicenseArn: row.licenseArn ?? undefined,
-    ProductCode: row.productCode,
-  };
 }
 
 /**
@@ -139,45 +126,23 @@ async function runAcquisition(env: MarketplaceEnv, message: AcquisitionMessage, 
 
     stage = "account";
     const marketplaceCustomerId = await upsertCustomer(db, customer, confirmedAt);
-    const { account, outcome: accountOutcome } = await ensureAccount(db, customer, marketplaceCustomerId);
-    await updateAcquisition(db, id, {
+    await updateAcquisition(db, id, { marketplaceCustomerId, updatedAt: now() });
+    if (!(await findAccount(db, customer))) {
+      // A cloud account seen for the first time: the claimant chooses which organisation holds it
+      // (one they already administer, or a new one), so nothing is created before the claim.
+      await updateAcquisition(db, id, { status: "completed", updatedAt: now() });
+      log("acquisition_awaiting_claim", { acquisition_id: id });
+      return { kind: "ack" };
+    }
+    const { accountOutcome, passportId } = await setUpAccountAndPassport(env, db, acquisition, {
+      customer,
       marketplaceCustomerId,
-      marketplaceAccountId: account.id,
-      accountOutcome: firstTimeWins(acquisitions.accountOutcome, accountOutcome, "created"),
-      updatedAt: now(),
-    });
-    await recordStage(db, id, stage, {
-      status: "succeeded",
-      outcome: accountOutcome === "created" ? "account and parent organisation created" : "existing account reused",
+      family,
       attempts,
-      at: now(),
-    });
-
-    stage = "passport";
-    const { passportId, outcome: passportOutcome } = await ensurePassport(db, account, family, now());
-    await updateAcquisition(db, id, {
-      passportId,
-      passportOutcome: firstTimeWins(acquisitions.passportOutcome, passportOutcome, "issued"),
-      updatedAt: now(),
-    });
-    await recordStage(db, id, stage, {
-      status: "succeeded",
-      outcome: passportOutcome === "issued" ? "new API passport issued" : "existing passport reused",
-      attempts,
-      at: now(),
-    });
-
-    stage = "publication";
-    await publishOrDefer(env, passportId);
-    const [pending] = await db.select().from(outbox).where(eq(outbox.passportId, passportId));
-    await recordStage(db, id, stage, {
-      status: "succeeded",
-      outcome: pending ? "queued; the publication retry will publish it" : "published",
-      attempts,
-      at: now(),
+      now,
     });
     await updateAcquisition(db, id, { status: "completed", updatedAt: now() });
-    log("acquisition_completed", { acquisition_id: id, account: accountOutcome, passport: passportOutcome });
+    log("acquisition_completed", { acquisition_id: id, account: accountOutcome, passport: passportId });
     return { kind: "ack" };
   } catch (error) {
     return handleFailure(env, id, stage, attempts, error);

@@ -26,21 +26,20 @@ export const STAGE_LABELS: Record<Stage, string> = {
   claim: "Dashboard claim",
 };
 
-const RESTART = 'Return to the marketplace listing and choose "Set up your account" again.';
 const SUPPORT =
-  "Contact support with the acquisition id, this stage and the time shown; never send the registration token.";
+  "Contact support with the details below (acquisition id, stage, time, cloud account and product); never send the registration token.";
 
 /** What the customer is told for each failure, by marketplace error type or our own code. */
 const VISIBLE: Record<string, string> = {
-  InvalidTokenException: `The marketplace did not accept the registration token. ${RESTART}`,
-  ExpiredTokenException: `The registration token expired before set-up could use it. ${RESTART}`,
+  InvalidTokenException: `The marketplace did not accept the registration token. ${SUPPORT}`,
+  ExpiredTokenException: `The registration token expired before set-up could use it. ${SUPPORT}`,
   DisabledApiException: `The marketplace's customer-resolution API is disabled in the Region we call; this is on our side. ${SUPPORT}`,
   ThrottlingException: "The marketplace is throttling requests; set-up is retried automatically.",
   InternalServiceErrorException: "The marketplace reported an internal error; set-up is retried automatically.",
   NetworkError: "The marketplace could not be reached; set-up is retried automatically.",
-  NotEntitled: `The marketplace reports no current entitlement for this subscription. Check the subscription in the marketplace, then ${RESTART.charAt(0).toLowerCase()}${RESTART.slice(1)}`,
+  NotEntitled: `The marketplace reports no current entitlement for this subscription. Check the subscription in the marketplace; if it is active, ${SUPPORT.charAt(0).toLowerCase()}${SUPPORT.slice(1)}`,
   UnknownProductCode: `This marketplace product is not mapped to a passport family here. ${SUPPORT}`,
-  TokenUnreadable: `The handoff could not be read back (a key changed while it was queued). ${RESTART}`,
+  TokenUnreadable: `The handoff could not be read back (a key changed while it was queued). ${SUPPORT}`,
   RetriesExhausted: `Set-up kept failing and was stopped; nothing was duplicated. ${SUPPORT}`,
 };
 
@@ -48,14 +47,12 @@ export function visibleError(code: string, fallback?: string): string {
   return VISIBLE[code] ?? fallback ?? `Set-up failed at this stage. ${SUPPORT}`;
 }
 
-/** What the customer should do next, from the acquisition's state. */
-export function nextStep(status: string, errorCode: string | null): string {
+/**
+ * What the customer should do next, from the acquisition's state. A failed stage always means
+ * support (spec 7: customer resolution or activation fails, contact support with cloud-account
+ * context and the failed stage; never retry by creating new identities).
+ */
+export function nextStep(status: string): "claim" | "wait" | "contact_support" {
   if (status === "completed") return "claim";
-  if (status !== "failed") return "wait";
-  return errorCode === "InvalidTokenException" ||
-    errorCode === "ExpiredTokenException" ||
-    errorCode === "NotEntitled" ||
-    errorCode === "TokenUnreadable"
-    ? "restart_setup"
-    : "contact_support";
+  return status === "failed" ? "contact_support" : "wait";
 }

@@ -14,7 +14,9 @@ import {
   stagesOf,
 } from "../db/acquisitions.ts";
 import type { Database } from "../db/client.ts";
-import { membershipIn } from "../db/organisations.ts";
+import { membershipIn, organisationWithParent } from "../db/organisations.ts";
+import { type ExistingOrganisation, OrganisationAlreadyLinked } from "../marketplace/accounts.ts";
+import { customerOf, setUpAccountAndPassport } from "../marketplace/claim-set-up.ts";
 import { type MarketplaceEnv, secret } from "../marketplace/config.ts";
 import { keyedHash } from "../marketplace/crypto.ts";
 import { nextStep, STAGE_LABELS, type Stage } from "../marketplace/stages.ts";
@@ -23,7 +25,13 @@ import { nextStep, STAGE_LABELS, type Stage } from "../marketplace/stages.ts";
 export const acquisitionsApi = new Hono<AppEnv>();
 
 const CLAIM_HEADER = "x-claim-reference";
-const ClaimRequest = z.object({ claim_reference: z.string().min(1).max(128) }).strict();
+const ClaimRequest = z
+  .object({
+    claim_reference: z.string().min(1).max(128),
+    /** An organisation you own or administer to hold a first-time subscription; omitted: a new one. */
+    organisation_id: z.string().min(1).max(128).optional(),
+  })
+  .strict();
 
 async function claimHash(env: MarketplaceEnv, reference: string): Promise<string> {
   return keyedHash(secret(env, "MARKETPLACE_TOKEN_HASH_KEY"), "claim-reference", reference);
@@ -53,6 +61,18 @@ const AcquisitionView = z.object({
     }),
   ),
   error: z.object({ stage: z.string(), code: Nullable, message: Nullable, at: z.string() }).nullable(),
+  /** What to send to support when set-up failed (spec 7); never the registration token. */
+  support: z
+    .object({
+      acquisition_id: z.string(),
+      stage: z.string(),
+      stage_label: z.string(),
+      at: z.string(),
+      error_code: Nullable,
+      message: Nullable,
+      cloud_account: z.object({ aws_account_id: Nullable, customer_identifier: Nullable, product_code: Nullable }),
+    })
+    .nullable(),
   account: z.object({ organisation_id: z.string(), parent_organisation_id: Nullable, outcome: Nullable }).nullable(),
   passport: z
     .object({
@@ -74,7 +94,7 @@ async function acquisitionView(db: Database, env: Env, row: AcquisitionRow, subj
   return {
     acquisition_id: row.id,
     status: row.status,
-    next: nextStep(row.status, row.errorCode),
+    next: nextStep(row.status),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
     stages: stages.map((s) => ({
@@ -89,6 +109,21 @@ async function acquisitionView(db: Database, env: Env, row: AcquisitionRow, subj
     error: row.failedStage
       ? { stage: row.failedStage, code: row.errorCode, message: row.errorMessage, at: row.updatedAt }
       : null,
+    support: row.failedStage
+      ? {
+          acquisition_id: row.id,
+          stage: row.failedStage,
+          stage_label: STAGE_LABELS[row.failedStage as Stage] ?? row.failedStage,
+          at: row.updatedAt,
+          error_code: row.errorCode,
+          message: row.errorMessage,
+          cloud_account: {
+            aws_account_id: row.awsAccountId,
+            customer_identifier: row.customerIdentifier,
+            product_code: row.productCode,
+          },
+        }
+      : null,
     account: account
       ? {
           organisation_id: account.organisationId,
@@ -101,7 +136,7 @@ async function acquisitionView(db: Database, env: Env, row: AcquisitionRow, subj
           identity_id: row.passportId,
           family: row.family,
           outcome: row.passportOutcome,
-          dashboard_url: `/v1/passports/${row.passportId}`,
+          dashboard_url: `/dashboard/passports/${row.passportId}`,
           resolver_url: `${env.RESOLVER_BASE_URL}/api/p/${row.passportId}.json`,
         }
       : null,
@@ -141,10 +176,80 @@ acquisitionsApi.get(
   },
 );
 
+/** Roles that may let a marketplace subscription be held by an existing organisation. */
+const LINKING_ROLES = new Set(["owner", "admin"]);
+
+/** The organisation the claimant chose, checked: they must be its owner or admin. */
+async function chosenOrganisation(db: Database, subject: string, organisationId: string | undefined) {
+  if (!organisationId) return undefined;
+  const membership = await membershipIn(db, subject, organisationId);
+  if (!membership || !LINKING_ROLES.has(membership.role)) {
+    throw new HttpProblem("forbidden", {
+      detail: "You can link a subscription only to an organisation where you are an owner or admin.",
+    });
+  }
+  const organisation = await organisationWithParent(db, organisationId);
+  return { organisationId, parentOrganisationId: organisation?.organisation.parentId ?? organisationId };
+}
+
+/**
+ * Sets up the account and passport of a cloud account seen for the first time, where the claimant
+ * chose (spec 4.3 steps 6, 8, 1.6): their existing organisation (its API passport is reused) or a new
+ * one they then own. Racing claims converge on the one account the unique keys let through.
+ */
+async function setUpForClaimant(
+  env: MarketplaceEnv,
+  db: Database,
+  row: AcquisitionRow,
+  subject: string,
+  existing: ExistingOrganisation | undefined,
+) {
+  const customer = customerOf(row);
+  if (!customer || !row.marketplaceCustomerId || (row.family !== "api" && row.family !== "agent")) {
+    throw new Error("acquisition completed without its resolved customer");
+  }
+  let result: Awaited<ReturnType<typeof setUpAccountAndPassport>>;
+  try {
+    result = await setUpAccountAndPassport(env, db, row, {
+      customer,
+      marketplaceCustomerId: row.marketplaceCustomerId,
+      family: row.family,
+      existing,
+      attempts: 1,
+      now: () => new Date().toISOString(),
+    });
+  } catch (error) {
+    if (!(error instanceof OrganisationAlreadyLinked)) throw error;
+    throw new HttpProblem("organisation-already-linked", {
+      detail:
+        "That organisation already holds another cloud account's marketplace subscriptions. Choose another organisation or a new one.",
+    });
+  }
+  const { organisationId, parentOrganisationId } = result.account;
+  const member = await membershipIn(db, subject, organisationId);
+  if (!member && !(await becomeFirstOwner(db, organisationId, subject))) {
+    throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
+  }
+  // A parent made by set-up is nobody's yet: its first owner is the account's, so they can name it.
+  if (result.accountOutcome !== "linked" && parentOrganisationId !== organisationId) {
+    await becomeFirstOwner(db, parentOrganisationId, subject);
+  }
+  return { accountOutcome: result.accountOutcome };
+}
+
+const CLAIM_OUTCOMES = {
+  created: "claimed; you are the account's owner",
+  linked: "linked to your organisation",
+  reused: "existing account recognised",
+} as const;
+
 /**
  * The signed-in customer claims the acquisition with the single-use reference from the redirect
- * (spec 4.3 step 9). An existing member of the account is recognised and nothing is added; a new
- * account's first claimant becomes its owner. The claim never creates an account or parent.
+ * (spec 4.3 step 9). For a cloud account seen for the first time, the claimant chooses where the
+ * subscription belongs: `organisation_id` names an organisation they own or administer (its API
+ * passport is reused), and without it a new account organisation is made with them as its owner.
+ * For a known cloud account, an existing member is recognised and nothing is added; anyone else is
+ * refused. Retrying a claim that was used but not finished (same user) finishes it.
  */
 acquisitionsApi.post(
   "/:id/claim",
@@ -158,15 +263,18 @@ acquisitionsApi.post(
   }),
   async (c) => {
     const db = c.get("db");
+    const env = c.env as MarketplaceEnv;
     const { subject } = c.get("principal");
     const now = new Date().toISOString();
     const row = await findAcquisition(db, c.req.param("id"));
     if (!row) throw notFound();
-    const hash = await claimHash(c.env as MarketplaceEnv, c.req.valid("json").claim_reference);
+    const body = c.req.valid("json");
+    const hash = await claimHash(env, body.claim_reference);
     const account = await accountOf(db, row);
     const alreadyMember = account ? await membershipIn(db, subject, account.organisationId) : undefined;
+    const unfinishedByYou = row.claimedBy === subject && !row.passportId;
 
-    if (!claimUsable(row, hash, now)) {
+    if (!claimUsable(row, hash, now) && !unfinishedByYou) {
       // Claiming twice with a used reference is fine for the one who used it.
       if (row.claimedBy === subject && alreadyMember) {
         return c.json({ ...(await acquisitionView(db, c.env, row, subject)), existing_account: true });
@@ -176,7 +284,7 @@ acquisitionsApi.post(
           "This claim reference is wrong, has expired or was already used. Open the link from your latest set-up.",
       });
     }
-    if (row.status !== "completed" || !account) {
+    if (row.status !== "completed") {
       const failed = row.status === "failed";
       throw new HttpProblem(
         "acquisition-not-ready",
@@ -189,29 +297,24 @@ acquisitionsApi.post(
         failed ? {} : { "retry-after": "2" },
       );
     }
-    if (!alreadyMember) {
-      if (await hasMembers(db, account.organisationId)) {
-        throw new HttpProblem("forbidden", {
-          detail: "This marketplace account is already held by other users. Ask one of its owners to add you.",
-        });
-      }
+    if (account && !alreadyMember && (await hasMembers(db, account.organisationId))) {
+      throw new HttpProblem("forbidden", {
+        detail: "This marketplace account is already held by other users. Ask one of its owners to add you.",
+      });
     }
-    if (!(await consumeClaim(db, row.id, hash, subject, now))) {
+    const existing = account ? undefined : await chosenOrganisation(db, subject, body.organisation_id);
+    if (!unfinishedByYou && !(await consumeClaim(db, row.id, hash, subject, now))) {
       throw new HttpProblem("claim-reference-invalid", { detail: "This claim reference was just used." });
     }
-    if (!alreadyMember) {
-      const became = await becomeFirstOwner(db, account.organisationId, subject);
-      if (!became) {
-        throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
-      }
+    let outcome: keyof typeof CLAIM_OUTCOMES = alreadyMember ? "reused" : "created";
+    if (!account || !row.passportId) {
+      outcome = (await setUpForClaimant(env, db, row, subject, existing)).accountOutcome;
+    } else if (!alreadyMember && !(await becomeFirstOwner(db, account.organisationId, subject))) {
+      throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
     }
-    await recordStage(db, row.id, "claim", {
-      status: "succeeded",
-      outcome: alreadyMember ? "existing account recognised" : "claimed; you are the account's owner",
-      at: now,
-    });
+    await recordStage(db, row.id, "claim", { status: "succeeded", outcome: CLAIM_OUTCOMES[outcome], at: now });
     const claimed = await findAcquisition(db, row.id);
     if (!claimed) throw new Error("claimed acquisition vanished");
-    return c.json({ ...(await acquisitionView(db, c.env, claimed, subject)), existing_account: !!alreadyMember });
+    return c.json({ ...(await acquisitionView(db, c.env, claimed, subject)), existing_account: outcome !== "created" });
   },
 );

@@ -1,11 +1,20 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { requireMembership } from "../access/membership.ts";
 import { Organisation, OrganisationList } from "../api/openapi.ts";
 import { operation } from "../api/operations.ts";
 import { HttpProblem } from "../api/problem.ts";
-import { CreateOrganisationRequest, PutMemberRequest } from "../api/requests.ts";
+import { CreateOrganisationRequest, PutMemberRequest, UpdateOrganisationRequest } from "../api/requests.ts";
+import { republishOrganisation } from "../changes/organisation-changes.ts";
 import type { AppEnv } from "../context.ts";
 import { randomId } from "../db/client.ts";
+import {
+  childrenOf,
+  organisationEventStatement,
+  organisationHistory,
+  renameStatement,
+  setParent,
+  subscriptionsOf,
+} from "../db/organisation-changes.ts";
 import {
   createOrganisationStatements,
   membersOf,
@@ -65,28 +74,106 @@ organisations.post(
   },
 );
 
+async function organisationView(c: Context<AppEnv>, id: string, role: Role) {
+  const db = c.get("db");
+  const found = await organisationWithParent(db, id);
+  if (!found) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
+  const [members, children, history, subscriptions] = await Promise.all([
+    membersOf(db, id),
+    childrenOf(db, id),
+    organisationHistory(db, id),
+    subscriptionsOf(db, id),
+  ]);
+  return {
+    id,
+    name: found.organisation.name,
+    parent: found.parent ? { id: found.parent.id, name: found.parent.name } : null,
+    role,
+    members: members.map((m) => ({ subject: m.subject, role: m.role, since: m.createdAt })),
+    children,
+    history: history.map((e) => ({ kind: e.kind, actor: e.actor, at: e.at, detail: e.detail })),
+    subscriptions: subscriptions.map((s) => ({
+      product_code: s.productCode,
+      license_arn: s.licenseArn,
+      aws_account_id: s.awsAccountId,
+      status: s.status,
+      status_at: s.statusAt,
+      last_event: s.lastEvent,
+      since: s.since,
+    })),
+  };
+}
+
 organisations.get(
   "/:id",
   operation({
     method: "get",
     path: "/v1/organisations/{id}",
-    summary: "An organisation with its parent and members",
+    summary: "An organisation with its parent, children, members and history",
     role: "viewer",
+    response: { Organisation },
+  }),
+  async (c) => {
+    const id = c.req.param("id");
+    const membership = await requireMembership(c.get("db"), c.get("principal").subject, id, "viewer");
+    return c.json(await organisationView(c, id, membership.role));
+  },
+);
+
+/**
+ * Renames an organisation or moves it under another parent (spec 2.1: the record says who stands
+ * behind a passport). Both are kept in the organisation's history with who did it, and published:
+ * every record naming the organisation (its passports; on a rename also its children's, which name
+ * it as parent) gets a new version.
+ */
+organisations.patch(
+  "/:id",
+  operation({
+    method: "patch",
+    path: "/v1/organisations/{id}",
+    summary: "Rename an organisation or set its parent (admin; admin of the new parent too); republished",
+    role: "admin",
+    body: { UpdateOrganisationRequest },
     response: { Organisation },
   }),
   async (c) => {
     const db = c.get("db");
     const id = c.req.param("id");
-    const membership = await requireMembership(db, c.get("principal").subject, id, "viewer");
+    const actor = c.get("principal").subject;
+    const body = c.req.valid("json");
+    const membership = await requireMembership(db, actor, id, "admin");
     const found = await organisationWithParent(db, id);
     if (!found) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
-    return c.json({
-      id,
-      name: found.organisation.name,
-      parent: found.parent ? { id: found.parent.id, name: found.parent.name } : null,
-      role: membership.role,
-      members: (await membersOf(db, id)).map((m) => ({ subject: m.subject, role: m.role, since: m.createdAt })),
-    });
+    const at = new Date().toISOString();
+    const reason = body.reason ? { reason: body.reason } : {};
+
+    if (body.parent_id !== undefined && body.parent_id !== found.organisation.parentId) {
+      if (body.parent_id !== null) await requireMembership(db, actor, body.parent_id, "admin");
+      if (!(await setParent(db, id, body.parent_id))) {
+        throw new HttpProblem("invalid-request", {
+          detail: "An organisation cannot be placed under itself or under one of its own children.",
+        });
+      }
+      const detail = { from: found.organisation.parentId, to: body.parent_id, ...reason };
+      await organisationEventStatement(db, id, { actor, at, kind: "organisation.parent_changed", detail });
+      await republishOrganisation(c.env, db, [id], { kind: "organisation.parent_changed", detail }, actor);
+    }
+    if (body.name !== undefined && body.name !== found.organisation.name) {
+      const detail = { from: found.organisation.name, to: body.name, ...reason };
+      await db.batch([
+        renameStatement(db, id, body.name),
+        organisationEventStatement(db, id, { actor, at, kind: "organisation.renamed", detail }),
+      ]);
+      const children = (await childrenOf(db, id)).map((child) => child.id);
+      await republishOrganisation(
+        c.env,
+        db,
+        [id, ...children],
+        { kind: "organisation.renamed", detail: { organisation_id: id, ...detail } },
+        actor,
+      );
+    }
+    return c.json(await organisationView(c, id, membership.role));
   },
 );
 

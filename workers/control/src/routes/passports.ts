@@ -156,7 +156,7 @@ passports.patch(
   operation({
     method: "patch",
     path: "/v1/passports/{id}",
-    summary: "Update display data",
+    summary: "Update the display name or the organisation's stated relationship (responsible or operator)",
     role: "editor",
     body: { UpdatePassportRequest },
     response: { PassportView },

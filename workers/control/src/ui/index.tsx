@@ -4,6 +4,7 @@ import { assetVersions } from "./assets.ts";
 import type { UiEnv } from "./context.ts";
 import { formPosts, signedIn } from "./guard.tsx";
 import { onboardingRoutes } from "./onboarding.tsx";
+import { organisationPages } from "./organisation-page.tsx";
 import { passportActions } from "./passport-actions.tsx";
 import { passportListPage } from "./passport-list.tsx";
 import { passportPage } from "./passport-page.tsx";
@@ -35,6 +36,7 @@ export function dashboardUi(fetchApi: ApiFetch) {
   pages.get("/passports", passportListPage);
   pages.get("/passports/:id", (c) => passportPage(c, c.req.param("id")));
   pages.route("/passports", passportActions);
+  pages.route("/organisations", organisationPages);
   ui.route("/dashboard", pages);
   return ui;
 }

@@ -27,6 +27,10 @@ const HISTORY_LABELS: Record<string, string> = {
   "authority.removed": "Authority context removed",
   "duplicate.retired": "Retired as a duplicate",
   "responsibility.changed": "Responsibility moved",
+  "relationship.changed": "Organisation's relationship stated",
+  "organisation.renamed": "Organisation renamed",
+  "organisation.parent_changed": "Organisation's parent changed",
+  "organisation.recovered": "Owner recovered by an operator",
 };
 
 export function historyLabel(kind: string): string {

@@ -15,7 +15,7 @@ type UiContext = Context<UiEnv>;
 interface Acquisition {
   acquisition_id: string;
   status: "received" | "processing" | "completed" | "failed";
-  next: "wait" | "claim" | "restart_setup" | "contact_support";
+  next: "wait" | "claim" | "contact_support";
   created_at: string;
   updated_at: string;
   stages: {
@@ -28,9 +28,23 @@ interface Acquisition {
     at: string;
   }[];
   error: { stage: string; code: string | null; message: string | null; at: string } | null;
+  support: SupportDetails | null;
+  /** null until the claim for a cloud account seen for the first time: the claimant chooses. */
+  account: { organisation_id: string } | null;
   passport: { identity_id: string; family: string; outcome: string | null; resolver_url: string } | null;
   claimed: boolean;
   claimed_by_you: boolean;
+}
+
+/** What a failed acquisition asks the customer to send to support (routes/acquisitions.ts). */
+interface SupportDetails {
+  acquisition_id: string;
+  stage: string;
+  stage_label: string;
+  at: string;
+  error_code: string | null;
+  message: string | null;
+  cloud_account: { aws_account_id: string | null; customer_identifier: string | null; product_code: string | null };
 }
 
 const ACQUISITION_ID = /^acq_[A-Za-z0-9_-]{1,64}$/;
@@ -59,11 +73,34 @@ function onboardingPath(acquisitionId: string): string {
 const NEXT_STEPS: Record<Acquisition["next"], string> = {
   wait: "Nothing to do: this page follows set-up by itself.",
   claim: "Set-up is complete. Claim the passport to manage it in the Dashboard.",
-  restart_setup:
-    'Return to the marketplace listing and choose "Set up your account" again. Nothing was duplicated; the same account and passport are found again.',
   contact_support:
-    "Contact support with the acquisition id, the failed stage and the time shown here. Never send the registration token, and do not subscribe again to create a new identity.",
+    "Contact support and send them the details below. Never send the registration token, and do not try to work around the failure by creating a new account or passport.",
 };
+
+/** The text a customer pastes into a support request: everything support needs, nothing secret. */
+function supportText(support: SupportDetails): string {
+  const account = support.cloud_account;
+  return [
+    `Acquisition: ${support.acquisition_id}`,
+    `Failed stage: ${support.stage_label} (${support.stage})`,
+    `Time: ${support.at}`,
+    `Error: ${support.error_code ?? "none recorded"}${support.message ? ` - ${support.message}` : ""}`,
+    `Cloud account: ${account.aws_account_id ?? account.customer_identifier ?? "not known (the marketplace did not identify it)"}`,
+    `Product: ${account.product_code ?? "not known"}`,
+  ].join("\n");
+}
+
+function SupportPanel(props: { support: SupportDetails }) {
+  return (
+    <section id="support-details" aria-labelledby="support-heading">
+      <h3 id="support-heading">What to send to support</h3>
+      <pre id="support-text">{supportText(props.support)}</pre>
+      <button type="button" class="secondary small" data-copy="support-text" data-copy-what="Support details" hidden>
+        Copy details
+      </button>
+    </section>
+  );
+}
 
 /** Where the claim reference is taken out of the fragment (with script) or pasted (without). */
 function ClaimReferenceForm(props: { acquisitionId: string }) {
@@ -129,7 +166,8 @@ function ClaimedPassport(props: { acquisition: Acquisition; passport?: PassportV
             <dd>{passport.family === "api" ? "API passport" : "Agent passport"}</dd>
             <dt>Organisation</dt>
             <dd>
-              {passport.organisation.name} <code>{passport.organisation.id}</code>
+              <a href={`/dashboard/organisations/${passport.organisation.id}`}>{passport.organisation.name}</a>{" "}
+              <code>{passport.organisation.id}</code>
             </dd>
             <dt>State</dt>
             <dd>
@@ -139,6 +177,13 @@ function ClaimedPassport(props: { acquisition: Acquisition; passport?: PassportV
           </>
         ) : null}
       </dl>
+      {passport && passport.organisation.name === "Marketplace account" ? (
+        <p class="notice" id="name-prompt">
+          Your organisation is published under the neutral name “{passport.organisation.name}”.{" "}
+          <a href={`/dashboard/organisations/${passport.organisation.id}`}>Name your organisation</a> so consumers
+          checking this passport learn who stands behind it.
+        </p>
+      ) : null}
       <p>Confirm it is the passport you meant, then re-check it in the resolver (what anyone else sees):</p>
       <ul>
         <li>
@@ -152,6 +197,42 @@ function ClaimedPassport(props: { acquisition: Acquisition; passport?: PassportV
         </li>
       </ul>
     </section>
+  );
+}
+
+/** What GET /v1/organisations answers, per item. */
+interface OrganisationItem {
+  id: string;
+  name: string;
+  role: string;
+}
+
+const LINKING_ROLES = new Set(["owner", "admin"]);
+
+/**
+ * For a cloud account seen for the first time: the organisations the viewer owns or administers,
+ * offered to hold the subscription (their API passport is reused), or a new one.
+ */
+function OrganisationChoice(props: { organisations: OrganisationItem[] }) {
+  const choices = props.organisations.filter((o) => LINKING_ROLES.has(o.role));
+  if (choices.length === 0) {
+    return <p>A new organisation will hold this subscription, with you as its owner.</p>;
+  }
+  return (
+    <fieldset id="organisation-choice">
+      <legend>Which organisation holds this subscription?</legend>
+      <p class="hint">
+        Choose one you already run to keep its parent and its API passport; nothing new is published for it.
+      </p>
+      {choices.map((o) => (
+        <label class="choice">
+          <input type="radio" name="organisation_id" value={o.id} required /> {o.name} <code>{o.id}</code> ({o.role})
+        </label>
+      ))}
+      <label class="choice">
+        <input type="radio" name="organisation_id" value="" required /> A new organisation, with me as its owner
+      </label>
+    </fieldset>
   );
 }
 
@@ -196,6 +277,8 @@ async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?
       ? await api.call<PassportView>(`/v1/passports/${acquisition.passport.identity_id}`)
       : undefined;
   const failedStage = acquisition.error?.stage as Stage | undefined;
+  const choosing = acquisition.status === "completed" && !acquisition.claimed && acquisition.account === null;
+  const organisations = choosing ? await api.call<{ items: OrganisationItem[] }>("/v1/organisations") : undefined;
 
   return c.html(
     <Layout title="Set up your API passport" viewer={viewer} noscriptRefresh={running ? REFRESH_SECONDS : undefined}>
@@ -221,6 +304,7 @@ async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?
             <p>
               <strong>What to do next:</strong> {NEXT_STEPS[acquisition.next]}
             </p>
+            {acquisition.support ? <SupportPanel support={acquisition.support} /> : null}
           </div>
         ) : null}
         <StageList acquisition={acquisition} />
@@ -233,6 +317,7 @@ async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?
             </p>
             <input type="hidden" name="csrf" value={viewer.csrf} />
             <input type="hidden" name="acquisition" value={acquisition.acquisition_id} />
+            {choosing ? <OrganisationChoice organisations={organisations?.ok ? organisations.body.items : []} /> : null}
             {claimProblem ? <ProblemMessage problem={claimProblem} id="claim-problem" /> : null}
             <button type="submit">Claim this passport</button>
           </form>
@@ -298,9 +383,13 @@ export function onboardingRoutes(fetchApi: ApiFetch) {
         detail: refused,
       });
     }
+    const organisationId = String(form.get("organisation_id") ?? "");
     const claimed = await c.get("api").call<Acquisition>(`/v1/acquisitions/${encodeURIComponent(id)}/claim`, {
       method: "POST",
-      body: { claim_reference: claimReference(c, id) ?? "" },
+      body: {
+        claim_reference: claimReference(c, id) ?? "",
+        ...(organisationId ? { organisation_id: organisationId } : {}),
+      },
     });
     if (!claimed.ok) return onboardingPage(c, id, claimed.problem);
     deleteCookie(c, claimCookieName(c), { path: CLAIM_COOKIE_PATH });

@@ -19,6 +19,7 @@ import {
   WithdrawEvidenceForm,
 } from "./passport-forms.tsx";
 import type { OrganisationItem } from "./passport-list.tsx";
+import { ShareSection } from "./share-section.tsx";
 
 type History = z.infer<typeof HistoryEvent>;
 const RANK = { viewer: 0, editor: 1, admin: 2, owner: 3 } as const;
@@ -150,6 +151,7 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
         </dl>
         <h3>In the resolver</h3>
         <ResolverLinks base={resolverBase} id={passport.identity_id} />
+        <ShareSection passport={passport} resolverBase={resolverBase} />
       </section>
 
       <section aria-labelledby="state-heading">

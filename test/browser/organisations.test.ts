@@ -1,0 +1,144 @@
+// An organisation saying who it is, in a real browser: renamed and placed under its parent from
+// the Dashboard, and what the resolver then publishes for its passports.
+import type { Page } from "playwright-core";
+import { describe, expect, inject, it } from "vitest";
+import { developmentToken, pagePerTest, screenshot } from "./browser.ts";
+
+const service = inject("service");
+let page: Page;
+pagePerTest((fresh) => {
+  page = fresh;
+});
+
+const unique = () => crypto.randomUUID().slice(0, 8);
+
+async function api<T>(token: string, method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${service.control}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json()) as T;
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function signIn(token: string, next: string): Promise<void> {
+  await page.goto(`${service.control}${next}`);
+  await expect.poll(() => new URL(page.url()).pathname).toBe("/dashboard/sign-in");
+  await page.getByLabel("Development token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname === next);
+}
+
+describe("organisation page in Chromium", () => {
+  it("renames an organisation and sets its parent, and the resolver publishes both", async () => {
+    const organisation = `org_team_${unique()}`;
+    const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
+    const passport = await api<{ identity_id: string }>(token, "POST", "/v1/passports", {
+      organisation_id: organisation,
+      family: "api",
+      display_name: "Payments API",
+    });
+    const holding = await api<{ id: string }>(token, "POST", "/v1/organisations", { name: "Example Holdings" });
+
+    await signIn(token, `/dashboard/organisations/${organisation}`);
+    await page.getByLabel("Name").fill("Example Payments Ltd");
+    await page.getByLabel("Parent organisation").selectOption(holding.id);
+    await page.getByLabel("Reason (kept in the history)").fill("Say who stands behind our passports");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "saved");
+
+    expect(await page.locator("h1").textContent()).toBe("Example Payments Ltd");
+    expect(await page.getByRole("link", { name: "Example Holdings" }).getAttribute("href")).toBe(
+      `/dashboard/organisations/${holding.id}`,
+    );
+    const history = (await page.locator("#organisation-history").textContent()) ?? "";
+    expect(history).toContain("Organisation renamed");
+    expect(history).toContain("Organisation's parent changed");
+    await screenshot(page, "organisation-page");
+
+    const record = (await (await fetch(`${service.resolver}/api/p/${passport.identity_id}.json`)).json()) as {
+      organisation: { name: string; parent?: { id: string; name: string } };
+    };
+    expect(record.organisation).toMatchObject({
+      name: "Example Payments Ltd",
+      parent: { id: holding.id, name: "Example Holdings" },
+    });
+  });
+
+  it("explains a refused rename beside the form and keeps what was typed", async () => {
+    const organisation = `org_team_${unique()}`;
+    const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
+    await signIn(token, `/dashboard/organisations/${organisation}`);
+    await page.getByLabel("Name").fill("x".repeat(200));
+    await page.getByLabel("Reason (kept in the history)").fill("y".repeat(1000));
+    // An over-long reason is the API's to refuse; the browser's maxlength is bypassed on purpose.
+    await page.locator("#reason").evaluate((input) => input.removeAttribute("maxlength"));
+    await page.getByLabel("Reason (kept in the history)").fill("y".repeat(1001));
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.locator("#organisation-problem").waitFor();
+    expect(await page.getByLabel("Name").inputValue()).toBe("x".repeat(200));
+    expect(await page.locator("h1").textContent()).toBe(organisation);
+  });
+
+  it("adds a member, changes their role, removes them, and explains the last-owner refusal", async () => {
+    const organisation = `org_team_${unique()}`;
+    const owner = `owner-${unique()}`;
+    const token = await developmentToken(owner, "owner", organisation);
+    await signIn(token, `/dashboard/organisations/${organisation}`);
+    const colleague = `colleague-${unique()}`;
+
+    await page.getByLabel("Subject (from the identity provider)").fill(colleague);
+    await page.getByLabel("Role", { exact: true }).selectOption("editor");
+    await page.getByRole("button", { name: "Add member" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "members");
+    const row = page.locator("#members tbody tr", { hasText: colleague });
+    expect(await row.locator("td").nth(1).textContent()).toBe("editor");
+
+    await page.getByLabel(`Role of ${colleague}`).selectOption("admin");
+    await row.getByRole("button", { name: "Change role" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "members");
+    expect(await page.locator("#members tbody tr", { hasText: colleague }).locator("td").nth(1).textContent()).toBe(
+      "admin",
+    );
+    await screenshot(page, "organisation-members");
+
+    // The only owner cannot demote themselves: the refusal is shown beside the members.
+    await page.getByLabel(`Role of ${owner}`).selectOption("viewer");
+    await page.locator("#members tbody tr", { hasText: owner }).getByRole("button", { name: "Change role" }).click();
+    await page.locator("#members-problem").waitFor();
+    expect(await page.locator("#members-problem").textContent()).toContain("at least one owner");
+    expect(await page.locator("#role-hint").textContent()).toContain("the last owner cannot be removed or demoted");
+
+    await page.locator("#members tbody tr", { hasText: colleague }).getByRole("button", { name: "Remove" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "members");
+    expect(await page.locator("#members tbody tr", { hasText: colleague }).count()).toBe(0);
+  });
+
+  it("offers a passport's consumers a copyable verify command and SDK call with pinned keys", async () => {
+    const organisation = `org_team_${unique()}`;
+    const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
+    const passport = await api<{ identity_id: string }>(token, "POST", "/v1/passports", {
+      organisation_id: organisation,
+      family: "api",
+      display_name: "Shared API",
+    });
+    await signIn(token, `/dashboard/passports/${passport.identity_id}`);
+
+    const cli = (await page.locator("#share-cli").textContent()) ?? "";
+    expect(cli).toContain(
+      `passport verify ${passport.identity_id} --family api --org ${organisation} --jwks passport-keys.json --resolver ${service.resolver}`,
+    );
+    const sdk = (await page.locator("#share-sdk").textContent()) ?? "";
+    expect(sdk).toContain(
+      `verifier.verify("${passport.identity_id}", { family: "api", organisation: "${organisation}" })`,
+    );
+    expect(sdk).toContain("jwks: pinnedKeySet");
+    expect(await page.getByRole("button", { name: "Copy command" }).isVisible()).toBe(true);
+    // The keys the command pins are really served where it says.
+    const keysUrl = /curl -fsS -o passport-keys.json (\S+)/.exec(cli)?.[1] ?? "";
+    const keys = (await (await fetch(keysUrl)).json()) as { keys: unknown[] };
+    expect(keys.keys.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,127 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { type Body, Caller, organisationState, resolve } from "../support/api.ts";
+
+interface OrganisationView {
+  name: string;
+  parent: { id: string; name: string } | null;
+  children: { id: string; name: string }[];
+  history: { kind: string; actor: string; detail: Record<string, unknown> }[];
+}
+
+describe("organisations that say who they are", () => {
+  it("renames an organisation, keeps the rename in its history and publishes it in every record naming it", async () => {
+    const owner = await Caller.create("owner");
+    const passport = await owner.createPassport();
+    const child = await owner.json(
+      "POST",
+      "/v1/organisations",
+      { name: "Payments team", parent_id: owner.organisation },
+      201,
+    );
+    const childPassport = await owner.createPassport({ organisation_id: child.id });
+
+    const renamed = await owner.json<OrganisationView>("PATCH", `/v1/organisations/${owner.organisation}`, {
+      name: "Example Payments Ltd",
+      reason: "Marketplace set-up named it neutrally",
+    });
+    expect(renamed.name).toBe("Example Payments Ltd");
+    expect(renamed.children).toEqual([{ id: child.id, name: "Payments team" }]);
+    expect(renamed.history[0]).toMatchObject({
+      kind: "organisation.renamed",
+      actor: owner.subject,
+      detail: { to: "Example Payments Ltd", reason: "Marketplace set-up named it neutrally" },
+    });
+
+    const own = (await resolve(passport.identity_id)).record;
+    expect(own.organisation.name).toBe("Example Payments Ltd");
+    expect(own.record_version).toBe(passport.record_version + 1);
+    const childRecord = (await resolve(childPassport.identity_id)).record;
+    expect(childRecord.organisation.parent).toEqual({ id: owner.organisation, name: "Example Payments Ltd" });
+
+    // The passport's own history says why its record changed.
+    const history = await owner.json<{ items: Body[] }>("GET", `/v1/passports/${passport.identity_id}/history`);
+    expect(history.items.map((e) => e.kind)).toContain("organisation.renamed");
+  });
+
+  it("sets and clears a parent the caller administers, publishes it, and refuses cycles", async () => {
+    const owner = await Caller.create("owner");
+    const passport = await owner.createPassport();
+    const holding = await owner.json("POST", "/v1/organisations", { name: "Example Holdings" }, 201);
+
+    const moved = await owner.json<OrganisationView>("PATCH", `/v1/organisations/${owner.organisation}`, {
+      parent_id: holding.id,
+    });
+    expect(moved.parent).toEqual({ id: holding.id, name: "Example Holdings" });
+    expect(moved.history[0]).toMatchObject({
+      kind: "organisation.parent_changed",
+      detail: { from: null, to: holding.id },
+    });
+    expect((await resolve(passport.identity_id)).record.organisation.parent).toEqual({
+      id: holding.id,
+      name: "Example Holdings",
+    });
+
+    // The holding cannot go under its own child, nor an organisation under itself.
+    const cycle = await owner.request("PATCH", `/v1/organisations/${holding.id}`, { parent_id: owner.organisation });
+    expect(cycle.status).toBe(400);
+    const self = await owner.request("PATCH", `/v1/organisations/${holding.id}`, { parent_id: holding.id });
+    expect(self.status).toBe(400);
+
+    const cleared = await owner.json<OrganisationView>("PATCH", `/v1/organisations/${owner.organisation}`, {
+      parent_id: null,
+    });
+    expect(cleared.parent).toBeNull();
+    expect((await resolve(passport.identity_id)).record.organisation.parent).toBeUndefined();
+  });
+
+  it("refuses renames by editors, outsiders and a parent the caller does not administer, changing nothing", async () => {
+    const owner = await Caller.create("owner");
+    await owner.createPassport();
+    const editor = await Caller.create("editor", owner.organisation);
+    const outsider = await Caller.create("owner");
+    const before = await organisationState(owner.organisation);
+
+    expect(
+      (await editor.request("PATCH", `/v1/organisations/${owner.organisation}`, { name: "Hijacked" })).status,
+    ).toBe(403);
+    expect(
+      (await outsider.request("PATCH", `/v1/organisations/${owner.organisation}`, { name: "Hijacked" })).status,
+    ).toBe(404);
+    // Attaching under someone else's organisation would borrow their name in our records; one the
+    // caller is not a member of is not even visible to them.
+    const borrowed = await owner.request("PATCH", `/v1/organisations/${owner.organisation}`, {
+      parent_id: outsider.organisation,
+    });
+    expect(borrowed.status).toBe(404);
+    expect((await owner.request("PATCH", `/v1/organisations/${owner.organisation}`, {})).status).toBe(400);
+    expect(await organisationState(owner.organisation)).toBe(before);
+    const events = await env.DB.prepare("SELECT count(*) AS n FROM organisation_events WHERE organisation_id = ?")
+      .bind(owner.organisation)
+      .first<{ n: number }>();
+    expect(events?.n).toBe(0);
+  });
+});
+
+describe("an operator relationship", () => {
+  it("is stated on a passport, kept in its history and published in the record", async () => {
+    const owner = await Caller.create("owner");
+    const passport = await owner.createPassport({ display_name: "Hosted payments" });
+    expect((await resolve(passport.identity_id)).record.organisation.relationship).toBe("responsible");
+
+    const updated = await owner.json("PATCH", `/v1/passports/${passport.identity_id}`, { relationship: "operator" });
+    expect(updated.organisation.relationship).toBe("operator");
+    expect(updated.display_name).toBe("Hosted payments");
+    const { record } = await resolve(passport.identity_id);
+    expect(record.organisation.relationship).toBe("operator");
+    const history = await owner.json<{ items: Body[] }>("GET", `/v1/passports/${passport.identity_id}/history`);
+    expect(history.items.find((e) => e.kind === "relationship.changed")).toBeDefined();
+
+    const viewer = await Caller.create("viewer", owner.organisation);
+    const refused = await viewer.request("PATCH", `/v1/passports/${passport.identity_id}`, {
+      relationship: "responsible",
+    });
+    expect(refused.status).toBe(403);
+    expect((await resolve(passport.identity_id)).record.organisation.relationship).toBe("operator");
+  });
+});

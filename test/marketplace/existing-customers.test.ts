@@ -1,0 +1,193 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { developmentToken } from "../support/tokens.ts";
+import { api, deliver, freshAccountId, handoff, holdingsOf, subscribe } from "./support.ts";
+
+interface ClaimView {
+  account: { organisation_id: string; parent_organisation_id: string; outcome: string } | null;
+  passport: { identity_id: string; outcome: string } | null;
+  existing_account?: boolean;
+}
+
+/** A customer who already uses the Dashboard: an organisation under a parent, with an API passport. */
+async function existingCustomer() {
+  const user = await developmentToken();
+  const parent = await api(user, "POST", "/v1/organisations", { name: "Example Holdings" });
+  expect(parent.status).toBe(201);
+  const parentId = (await parent.json<{ id: string }>()).id;
+  const organisation = await api(user, "POST", "/v1/organisations", { name: "Example Payments", parent_id: parentId });
+  expect(organisation.status).toBe(201);
+  const organisationId = (await organisation.json<{ id: string }>()).id;
+  const passport = await api(user, "POST", "/v1/passports", { family: "api", organisation_id: organisationId });
+  expect(passport.status).toBe(201);
+  const passportId = (await passport.json<{ identity_id: string }>()).identity_id;
+  return { user, parentId, organisationId, passportId };
+}
+
+/** A subscription of `account` processed by the consumer, ready to claim. */
+async function processed(account: string) {
+  const handed = await handoff((await subscribe({ customer_aws_account_id: account })).registration_token);
+  expect(await deliver(handed.message)).toMatchObject({ acked: true });
+  return handed;
+}
+
+function claimInto(token: string, acquisitionId: string, claimReference: string, organisationId?: string) {
+  return api(token, "POST", `/v1/acquisitions/${acquisitionId}/claim`, {
+    claim_reference: claimReference,
+    ...(organisationId ? { organisation_id: organisationId } : {}),
+  });
+}
+
+async function organisationCount(): Promise<number> {
+  return (await env.DB.prepare("SELECT count(*) AS n FROM organisations").first<{ n: number }>())?.n ?? 0;
+}
+
+async function passportsIn(organisationId: string): Promise<string[]> {
+  const rows = await env.DB.prepare("SELECT id FROM passports WHERE organisation_id = ? ORDER BY id")
+    .bind(organisationId)
+    .all<{ id: string }>();
+  return rows.results.map((r) => r.id);
+}
+
+describe("an existing customer's subscription", { timeout: 30_000 }, () => {
+  it("is linked to the organisation they choose, reusing its parent and its API passport", async () => {
+    const customer = await existingCustomer();
+    const account = freshAccountId();
+    const { acquisitionId, claimReference } = await processed(account);
+    const organisationsBefore = await organisationCount();
+
+    const claimed = await claimInto(customer.user, acquisitionId, claimReference, customer.organisationId);
+    expect(claimed.status).toBe(200);
+    expect(await claimed.json<ClaimView>()).toMatchObject({
+      existing_account: true,
+      account: {
+        organisation_id: customer.organisationId,
+        parent_organisation_id: customer.parentId,
+        outcome: "linked",
+      },
+      passport: { identity_id: customer.passportId, outcome: "reused" },
+    });
+    expect(await organisationCount()).toBe(organisationsBefore);
+    expect(await passportsIn(customer.organisationId)).toEqual([customer.passportId]);
+
+    // Resubscription: a second agreement of the same cloud account lands in the same place.
+    const again = await processed(account);
+    const resubscribed = await claimInto(customer.user, again.acquisitionId, again.claimReference);
+    expect(resubscribed.status).toBe(200);
+    expect(await resubscribed.json<ClaimView>()).toMatchObject({
+      existing_account: true,
+      account: { organisation_id: customer.organisationId, outcome: "reused" },
+      passport: { identity_id: customer.passportId, outcome: "reused" },
+    });
+
+    // A second user of the same cloud account is refused, not given a second account.
+    const third = await processed(account);
+    const outsider = await developmentToken();
+    expect((await claimInto(outsider, third.acquisitionId, third.claimReference)).status).toBe(403);
+
+    const holdings = await holdingsOf(account);
+    expect(holdings.accounts).toHaveLength(1);
+    expect(holdings.passports.map((p) => p.id)).toEqual([customer.passportId]);
+    expect(await organisationCount()).toBe(organisationsBefore);
+
+    // Products and entitlements: the organisation's members see its subscriptions; others do not.
+    const organisation = await api(customer.user, "GET", `/v1/organisations/${customer.organisationId}`);
+    const { subscriptions } = await organisation.json<{ subscriptions: Record<string, unknown>[] }>();
+    expect(subscriptions).toHaveLength(3);
+    for (const subscription of subscriptions) {
+      expect(subscription).toMatchObject({
+        aws_account_id: account,
+        product_code: "prod-passport-api",
+        status: "active",
+      });
+    }
+    expect((await api(outsider, "GET", `/v1/organisations/${customer.organisationId}`)).status).toBe(404);
+  });
+
+  it("uses the organisation itself as the parent when it has none, and issues a passport only when it has none", async () => {
+    const user = await developmentToken();
+    const created = await api(user, "POST", "/v1/organisations", { name: "Standalone Ltd" });
+    const organisationId = (await created.json<{ id: string }>()).id;
+    const { acquisitionId, claimReference } = await processed(freshAccountId());
+
+    const claimed = await claimInto(user, acquisitionId, claimReference, organisationId);
+    expect(claimed.status).toBe(200);
+    const view = await claimed.json<ClaimView>();
+    expect(view).toMatchObject({
+      account: { organisation_id: organisationId, parent_organisation_id: organisationId, outcome: "linked" },
+      passport: { outcome: "issued" },
+    });
+    expect(await passportsIn(organisationId)).toEqual([view.passport?.identity_id]);
+  });
+
+  it("refuses an organisation where the claimant is not owner or admin, and keeps the reference usable", async () => {
+    const customer = await existingCustomer();
+    const editor = await developmentToken();
+    const editorSubject = JSON.parse(atob((editor.split(".")[1] ?? "").replace(/-/g, "+").replace(/_/g, "/"))).sub;
+    const added = await api(
+      customer.user,
+      "PUT",
+      `/v1/organisations/${customer.organisationId}/members/${editorSubject}`,
+      {
+        role: "editor",
+      },
+    );
+    expect(added.status).toBeLessThan(300);
+    const stranger = await developmentToken();
+    const account = freshAccountId();
+    const { acquisitionId, claimReference } = await processed(account);
+
+    const asEditor = await claimInto(editor, acquisitionId, claimReference, customer.organisationId);
+    expect(asEditor.status).toBe(403);
+    const asStranger = await claimInto(stranger, acquisitionId, claimReference, customer.organisationId);
+    expect(asStranger.status).toBe(403);
+    expect((await holdingsOf(account)).accounts).toHaveLength(0);
+
+    const asOwner = await claimInto(customer.user, acquisitionId, claimReference, customer.organisationId);
+    expect(asOwner.status).toBe(200);
+  });
+
+  it("refuses an organisation that already holds another cloud account, leaving the claim usable", async () => {
+    const customer = await existingCustomer();
+    const first = await processed(freshAccountId());
+    expect(
+      (await claimInto(customer.user, first.acquisitionId, first.claimReference, customer.organisationId)).status,
+    ).toBe(200);
+    const otherAccount = freshAccountId();
+    const second = await processed(otherAccount);
+    const refused = await claimInto(
+      customer.user,
+      second.acquisitionId,
+      second.claimReference,
+      customer.organisationId,
+    );
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ type: "urn:svc:passport:problem:organisation-already-linked" });
+    expect((await holdingsOf(otherAccount)).accounts).toHaveLength(0);
+
+    // The same user finishes the claim into a new organisation instead.
+    const retried = await claimInto(customer.user, second.acquisitionId, second.claimReference);
+    expect(retried.status).toBe(200);
+    expect(await retried.json<ClaimView>()).toMatchObject({ account: { outcome: "created" } });
+  });
+
+  it("links exactly one organisation when two users of one cloud account claim into their own at once", async () => {
+    const [a, b] = await Promise.all([existingCustomer(), existingCustomer()]);
+    const account = freshAccountId();
+    const [first, second] = await Promise.all([processed(account), processed(account)]);
+    const organisationsBefore = await organisationCount();
+
+    const results = await Promise.all([
+      claimInto(a.user, first.acquisitionId, first.claimReference, a.organisationId),
+      claimInto(b.user, second.acquisitionId, second.claimReference, b.organisationId),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 403]);
+
+    const holdings = await holdingsOf(account);
+    expect(holdings.accounts).toHaveLength(1);
+    const winner = holdings.accounts[0]?.organisation_id === a.organisationId ? a : b;
+    expect(holdings.accounts[0]?.organisation_id).toBe(winner.organisationId);
+    expect(holdings.passports.map((p) => p.id)).toEqual([winner.passportId]);
+    expect(await organisationCount()).toBe(organisationsBefore);
+  });
+});

@@ -1,0 +1,107 @@
+import { eq } from "drizzle-orm";
+import { type AcquisitionRow, firstTimeWins, recordStage } from "../db/acquisitions.ts";
+import { acquisitions } from "../db/acquisitions-schema.ts";
+import type { Database } from "../db/client.ts";
+import { outbox } from "../db/schema.ts";
+import { publishOrDefer } from "../publication/publish.ts";
+import {
+  type AccountOutcome,
+  type ExistingOrganisation,
+  ensureAccount,
+  ensurePassport,
+  type MarketplaceAccount,
+} from "./accounts.ts";
+import type { ResolvedCustomer } from "./adapter.ts";
+import type { MarketplaceEnv } from "./config.ts";
+
+const ACCOUNT_OUTCOMES: Record<AccountOutcome, string> = {
+  created: "account and parent organisation created",
+  linked: "linked to your existing organisation",
+  reused: "existing account reused",
+};
+
+/** The resolved customer an acquisition recorded, once customer identification succeeded. */
+export function customerOf(row: AcquisitionRow): ResolvedCustomer | undefined {
+  if (!row.productCode || !(row.awsAccountId || row.customerIdentifier)) return undefined;
+  return {
+    CustomerAWSAccountId: row.awsAccountId ?? undefined,
+    CustomerIdentifier: row.customerIdentifier ?? undefined,
+    LicenseArn: row.licenseArn ?? undefined,
+    ProductCode: row.productCode,
+  };
+}
+
+/**
+ * The account, passport and publication stages (spec 4.3 steps 6, 8): the cloud account's account
+ * reused, else linked to `existing` or created; its passport of the family reused, adopted from the
+ * organisation, else issued; then published. Every write is idempotent or guarded by a unique key,
+ * so a retried or concurrent run converges on one account, parent and passport. Runs in the queue
+ * consumer for a cloud account that already has an account, and in the claim for one that has none
+ * yet (the claimant chooses where the subscription belongs).
+ */
+export async function setUpAccountAndPassport(
+  env: MarketplaceEnv,
+  db: Database,
+  row: AcquisitionRow,
+  input: {
+    customer: ResolvedCustomer;
+    marketplaceCustomerId: string;
+    family: "api" | "agent";
+    existing?: ExistingOrganisation;
+    attempts: number;
+    now: () => string;
+  },
+): Promise<{ account: MarketplaceAccount; accountOutcome: AccountOutcome; passportId: string }> {
+  const { now, attempts } = input;
+  const { account, outcome: accountOutcome } = await ensureAccount(
+    db,
+    input.customer,
+    input.marketplaceCustomerId,
+    input.existing,
+  );
+  await db
+    .update(acquisitions)
+    .set({
+      marketplaceCustomerId: input.marketplaceCustomerId,
+      marketplaceAccountId: account.id,
+      accountOutcome: firstTimeWins(
+        acquisitions.accountOutcome,
+        accountOutcome,
+        accountOutcome === "reused" ? "" : accountOutcome,
+      ),
+      updatedAt: now(),
+    })
+    .where(eq(acquisitions.id, row.id));
+  await recordStage(db, row.id, "account", {
+    status: "succeeded",
+    outcome: ACCOUNT_OUTCOMES[accountOutcome],
+    attempts,
+    at: now(),
+  });
+
+  const { passportId, outcome: passportOutcome } = await ensurePassport(db, account, input.family, now());
+  await db
+    .update(acquisitions)
+    .set({
+      passportId,
+      passportOutcome: firstTimeWins(acquisitions.passportOutcome, passportOutcome, "issued"),
+      updatedAt: now(),
+    })
+    .where(eq(acquisitions.id, row.id));
+  await recordStage(db, row.id, "passport", {
+    status: "succeeded",
+    outcome: passportOutcome === "issued" ? "new API passport issued" : "existing passport reused",
+    attempts,
+    at: now(),
+  });
+
+  await publishOrDefer(env, passportId);
+  const [pending] = await db.select().from(outbox).where(eq(outbox.passportId, passportId));
+  await recordStage(db, row.id, "publication", {
+    status: "succeeded",
+    outcome: pending ? "queued; the publication retry will publish it" : "published",
+    attempts,
+    at: now(),
+  });
+  return { account, accountOutcome, passportId };
+}

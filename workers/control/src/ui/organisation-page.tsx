@@ -1,0 +1,374 @@
+import { PROBLEM_TYPE_BASE, type Problem } from "@passport/domain";
+import { type Context, Hono } from "hono";
+import type { UiEnv } from "./context.ts";
+import { historyLabel, historySummary } from "./labels.ts";
+import { Layout, ProblemMessage, Time } from "./layout.tsx";
+import { refuseForgedPost } from "./session.ts";
+
+type UiContext = Context<UiEnv>;
+
+/** What GET /v1/organisations/{id} answers (routes/organisations.ts). */
+interface OrganisationView {
+  id: string;
+  name: string;
+  parent: { id: string; name: string } | null;
+  role: "owner" | "admin" | "editor" | "viewer";
+  members: { subject: string; role: string; since: string }[];
+  children: { id: string; name: string }[];
+  history: { kind: string; actor: string; at: string; detail: Record<string, unknown> }[];
+  subscriptions: {
+    product_code: string | null;
+    license_arn: string | null;
+    aws_account_id: string | null;
+    status: string;
+    status_at: string;
+    last_event: string | null;
+    since: string;
+  }[];
+}
+
+interface OrganisationItem {
+  id: string;
+  name: string;
+  role: string;
+}
+
+/** The names marketplace set-up gives the organisations it makes; public, so the customer should replace them. */
+const NEUTRAL_NAMES = new Set(["Marketplace account", "Marketplace customer"]);
+const ADMINISTERS = new Set(["owner", "admin"]);
+
+function organisationPath(id: string, query = ""): string {
+  return `/dashboard/organisations/${encodeURIComponent(id)}${query}`;
+}
+
+/**
+ * One organisation: who it says it is (name and parent, published in every record that names it),
+ * its children, members and history. Admins rename it and choose its parent among the
+ * organisations they administer.
+ */
+async function organisationPage(
+  c: UiContext,
+  id: string,
+  failure?: { problem: Problem; values: Record<string, string>; form?: string },
+) {
+  const viewer = c.get("viewer");
+  if (!viewer) return c.redirect("/dashboard/sign-in", 303);
+  const api = c.get("api");
+  const found = await api.call<OrganisationView>(`/v1/organisations/${encodeURIComponent(id)}`);
+  if (!found.ok) {
+    return c.html(
+      <Layout title="Organisation not found" viewer={viewer}>
+        <h1>Organisation not found</h1>
+        <ProblemMessage problem={found.problem} />
+      </Layout>,
+      found.problem.status as 404,
+    );
+  }
+  const organisation = found.body;
+  const canEdit = ADMINISTERS.has(organisation.role);
+  const mine = canEdit ? await api.call<{ items: OrganisationItem[] }>("/v1/organisations") : undefined;
+  const parents = (mine?.ok ? mine.body.items : []).filter(
+    (o) => ADMINISTERS.has(o.role) && o.id !== organisation.id && !organisation.children.some((ch) => ch.id === o.id),
+  );
+  const done = c.req.query("done");
+  const prompt = canEdit && NEUTRAL_NAMES.has(organisation.name);
+  const name = failure?.values.name ?? organisation.name;
+  const parent = failure?.values.parent_id ?? organisation.parent?.id ?? "";
+
+  return c.html(
+    <Layout title={organisation.name} viewer={viewer}>
+      <p>
+        <a href="/dashboard/passports">Passports</a>
+      </p>
+      <h1>{organisation.name}</h1>
+      {done === "members" ? (
+        <p class="notice" role="status">
+          Members updated.
+        </p>
+      ) : null}
+      {done === "saved" ? (
+        <p class="notice" role="status">
+          Saved. Every passport record naming this organisation has been republished.
+        </p>
+      ) : null}
+      <dl class="facts">
+        <dt>Organisation id</dt>
+        <dd>
+          <code>{organisation.id}</code>
+        </dd>
+        <dt>Parent</dt>
+        <dd>
+          {organisation.parent ? (
+            <a href={organisationPath(organisation.parent.id)}>{organisation.parent.name}</a>
+          ) : (
+            "none"
+          )}
+        </dd>
+        <dt>Your role</dt>
+        <dd>{organisation.role}</dd>
+      </dl>
+      {canEdit ? (
+        <form method="post" action={organisationPath(organisation.id)} class="panel" id="organisation-form">
+          <h2>Who this organisation says it is</h2>
+          {prompt ? (
+            <p class="notice" id="name-prompt">
+              Marketplace set-up gave this organisation a neutral name. Name it as consumers should know you: the name
+              is published in every passport record it is responsible for.
+            </p>
+          ) : (
+            <p class="hint">The name and parent are public: they appear in every passport record naming them.</p>
+          )}
+          <input type="hidden" name="csrf" value={viewer.csrf} />
+          <label for="name">Name</label>
+          <input id="name" name="name" value={name} required maxlength={200} />
+          <label for="parent_id">Parent organisation</label>
+          <select id="parent_id" name="parent_id">
+            <option value="" selected={parent === ""}>
+              No parent
+            </option>
+            {organisation.parent && !parents.some((p) => p.id === organisation.parent?.id) ? (
+              <option value={organisation.parent.id} selected={parent === organisation.parent.id}>
+                {organisation.parent.name}
+              </option>
+            ) : null}
+            {parents.map((p) => (
+              <option value={p.id} selected={parent === p.id}>
+                {p.name} ({p.id})
+              </option>
+            ))}
+          </select>
+          <label for="reason">Reason (kept in the history)</label>
+          <input id="reason" name="reason" value={failure?.values.reason ?? ""} maxlength={1000} />
+          {failure && !failure.form ? <ProblemMessage problem={failure.problem} id="organisation-problem" /> : null}
+          <p>
+            <button type="submit">Save</button>
+          </p>
+        </form>
+      ) : null}
+      <section class="panel" aria-labelledby="children-heading">
+        <h2 id="children-heading">Child organisations</h2>
+        {organisation.children.length === 0 ? (
+          <p>None.</p>
+        ) : (
+          <ul id="children">
+            {organisation.children.map((child) => (
+              <li>
+                <a href={organisationPath(child.id)}>{child.name}</a> <code>{child.id}</code>
+              </li>
+            ))}
+          </ul>
+        )}
+        <p>
+          <a href={`/dashboard/passports?organisation=${encodeURIComponent(organisation.id)}`}>
+            This organisation's passports
+          </a>
+        </p>
+      </section>
+      <section class="panel" aria-labelledby="subscriptions-heading" id="subscriptions">
+        <h2 id="subscriptions-heading">Products and entitlements</h2>
+        {organisation.subscriptions.length === 0 ? (
+          <p>No marketplace subscriptions are held through this organisation.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Product</th>
+                <th scope="col">Cloud account</th>
+                <th scope="col">Status</th>
+                <th scope="col">Last event</th>
+                <th scope="col">Subscribed</th>
+              </tr>
+            </thead>
+            <tbody>
+              {organisation.subscriptions.map((s) => (
+                <tr>
+                  <td>
+                    <code>{s.product_code ?? "unknown"}</code>
+                  </td>
+                  <td>
+                    <code>{s.aws_account_id ?? "unknown"}</code>
+                  </td>
+                  <td>
+                    <span class="badge">{s.status}</span> as of <Time at={s.status_at} />
+                  </td>
+                  <td>{s.last_event ?? ""}</td>
+                  <td>
+                    <Time at={s.since} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <MembersSection organisation={organisation} csrf={viewer.csrf} failure={failure} />
+      <section class="panel" aria-labelledby="history-heading">
+        <h2 id="history-heading">History</h2>
+        {organisation.history.length === 0 ? (
+          <p>No changes yet.</p>
+        ) : (
+          <ol class="history" id="organisation-history">
+            {organisation.history.map((e) => (
+              <li>
+                <strong>{historyLabel(e.kind)}</strong> {historySummary(e.detail)} by <code>{e.actor}</code>,{" "}
+                <Time at={e.at} />
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+    </Layout>,
+    failure ? (failure.problem.status as 400) : 200,
+  );
+}
+
+const ROLES = ["owner", "admin", "editor", "viewer"] as const;
+
+/** What a role may do, in the words docs/roles.md uses. */
+const ROLE_HINT =
+  "Viewers read; editors edit passports; admins change lifecycle, members and the organisation; owners also grant the owner role. An organisation always keeps at least one owner: the last owner cannot be removed or demoted until another owner is added.";
+
+/**
+ * Members and roles. Admins add a member by identity-provider subject, change roles and remove
+ * members; only owners see the owner role offered (the API refuses it to admins anyway).
+ */
+function MembersSection(props: {
+  organisation: OrganisationView;
+  csrf: string;
+  failure?: { problem: Problem; values: Record<string, string>; form?: string };
+}) {
+  const { organisation, csrf, failure } = props;
+  const canManage = ADMINISTERS.has(organisation.role);
+  const grantable = ROLES.filter((r) => r !== "owner" || organisation.role === "owner");
+  const base = organisationPath(organisation.id);
+  const problemFor = (form: string) =>
+    failure?.form === form ? <ProblemMessage problem={failure.problem} id="members-problem" /> : null;
+  return (
+    <section class="panel" aria-labelledby="members-heading" id="members">
+      <h2 id="members-heading">Members</h2>
+      <p class="hint" id="role-hint">
+        {ROLE_HINT}
+      </p>
+      {problemFor("members")}
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Subject</th>
+            <th scope="col">Role</th>
+            <th scope="col">Since</th>
+            {canManage ? <th scope="col">Change</th> : null}
+          </tr>
+        </thead>
+        <tbody>
+          {organisation.members.map((m) => (
+            <tr>
+              <td>
+                <code>{m.subject}</code>
+              </td>
+              <td>{m.role}</td>
+              <td>
+                <Time at={m.since} />
+              </td>
+              {canManage ? (
+                <td>
+                  <form method="post" action={`${base}/members`} class="row">
+                    <input type="hidden" name="csrf" value={csrf} />
+                    <input type="hidden" name="subject" value={m.subject} />
+                    <div>
+                      <label for={`role-${m.subject}`}>Role of {m.subject}</label>
+                      <select id={`role-${m.subject}`} name="role">
+                        {grantable.map((r) => (
+                          <option value={r} selected={r === m.role}>
+                            {r}
+                          </option>
+                        ))}
+                      </select>
+                    </div>
+                    <div>
+                      <button type="submit" class="secondary small" name="action" value="role">
+                        Change role
+                      </button>{" "}
+                      <button type="submit" class="danger small" name="action" value="remove">
+                        Remove
+                      </button>
+                    </div>
+                  </form>
+                </td>
+              ) : null}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {canManage ? (
+        <form method="post" action={`${base}/members`} id="add-member">
+          <h3>Add a member</h3>
+          <input type="hidden" name="csrf" value={csrf} />
+          <input type="hidden" name="action" value="add" />
+          <label for="new-subject">Subject (from the identity provider)</label>
+          <input id="new-subject" name="subject" required maxlength={256} value={failure?.values.subject ?? ""} />
+          <label for="new-role">Role</label>
+          <select id="new-role" name="role">
+            {grantable.map((r) => (
+              <option value={r} selected={r === "viewer"}>
+                {r}
+              </option>
+            ))}
+          </select>
+          <p>
+            <button type="submit">Add member</button>
+          </p>
+        </form>
+      ) : null}
+    </section>
+  );
+}
+
+export const organisationPages = new Hono<UiEnv>();
+
+organisationPages.get("/:id", (c) => organisationPage(c, c.req.param("id")));
+
+organisationPages.post("/:id", async (c) => {
+  const id = c.req.param("id");
+  const form = await c.req.formData();
+  const values: Record<string, string> = {};
+  for (const key of ["name", "parent_id", "reason"]) values[key] = String(form.get(key) ?? "");
+  const refused = await refuseForgedPost(c.get("session"), form);
+  if (refused) {
+    return organisationPage(c, id, {
+      problem: { type: `${PROBLEM_TYPE_BASE}forbidden`, title: "Form refused", status: 403, detail: refused },
+      values,
+    });
+  }
+  const saved = await c.get("api").call<OrganisationView>(`/v1/organisations/${encodeURIComponent(id)}`, {
+    method: "PATCH",
+    body: {
+      name: values.name?.trim(),
+      parent_id: values.parent_id ? values.parent_id : null,
+      ...(values.reason?.trim() ? { reason: values.reason.trim() } : {}),
+    },
+  });
+  if (!saved.ok) return organisationPage(c, id, { problem: saved.problem, values });
+  return c.redirect(organisationPath(id, "?done=saved"), 303);
+});
+
+organisationPages.post("/:id/members", async (c) => {
+  const id = c.req.param("id");
+  const form = await c.req.formData();
+  const values: Record<string, string> = {};
+  for (const key of ["subject", "role", "action"]) values[key] = String(form.get(key) ?? "").trim();
+  const refused = await refuseForgedPost(c.get("session"), form);
+  if (refused) {
+    return organisationPage(c, id, {
+      problem: { type: `${PROBLEM_TYPE_BASE}forbidden`, title: "Form refused", status: 403, detail: refused },
+      values,
+      form: "members",
+    });
+  }
+  const path = `/v1/organisations/${encodeURIComponent(id)}/members/${encodeURIComponent(values.subject ?? "")}`;
+  const result =
+    values.action === "remove"
+      ? await c.get("api").call(path, { method: "DELETE" })
+      : await c.get("api").call(path, { method: "PUT", body: { role: values.role } });
+  if (!result.ok) return organisationPage(c, id, { problem: result.problem, values, form: "members" });
+  return c.redirect(organisationPath(id, "?done=members#members"), 303);
+});
