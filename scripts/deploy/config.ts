@@ -114,6 +114,7 @@ export function generateConfigs(
       ...committed.resolver.vars,
       ...settings.resolverVars,
       PUBLIC_BASE_URL: resolverUrl,
+      DASHBOARD_BASE_URL: controlUrl,
       SIGNING_JWKS: JSON.stringify(settings.signingJwks),
     },
   };

@@ -30,6 +30,7 @@ describe("preflight", () => {
     expect(lines).toEqual(
       expect.arrayContaining([
         "resolver: PUBLIC_BASE_URL points at this machine (http://127.0.0.1:8787)",
+        "resolver: DASHBOARD_BASE_URL points at this machine (http://127.0.0.1:8788)",
         'resolver: KV namespace id "passport-snapshots" is a placeholder',
         'control: D1 database_id "passport-local" is a placeholder',
         "control: RESOLVER_BASE_URL points at a .invalid host (https://resolver.invalid)",
@@ -119,7 +120,11 @@ describe("settings to configuration", () => {
       workers_dev: false,
       kv_namespaces: [{ binding: "SNAPSHOTS", id: "kv1" }],
       routes: [{ pattern: "id.example.com", custom_domain: true }],
-      vars: { PUBLIC_BASE_URL: "https://id.example.com", SIGNING_JWKS: JSON.stringify(production.signingJwks) },
+      vars: {
+        PUBLIC_BASE_URL: "https://id.example.com",
+        DASHBOARD_BASE_URL: `https://${production.controlDomain}`,
+        SIGNING_JWKS: JSON.stringify(production.signingJwks),
+      },
     });
     expect(prod.control).toMatchObject({
       name: "passport-control",
