@@ -11,7 +11,7 @@ import { SIGNED_NOTE, VERIFIER_KEY } from "./vectors/signed-note.ts";
 
 async function logKey(name: string): Promise<{ verifierKey: string; privateKey: CryptoKey }> {
   const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
-  const raw = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
+  const raw = new Uint8Array((await crypto.subtle.exportKey("raw", pair.publicKey)) as ArrayBuffer);
   return { verifierKey: await formatVerifierKey(name, raw), privateKey: pair.privateKey };
 }
 

@@ -43,7 +43,7 @@ export function encodeEntry(entry: LogEntry): Uint8Array {
 export function decodeEntry(bytes: Uint8Array): LogEntry | undefined {
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     return undefined;
   }

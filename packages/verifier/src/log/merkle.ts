@@ -31,7 +31,7 @@ export function leafHash(entry: Uint8Array): Promise<Hash> {
   return sha256(LEAF_PREFIX, entry);
 }
 
-export function nodeHash(left: Hash, right: Hash): Promise<Hash> {
+function nodeHash(left: Hash, right: Hash): Promise<Hash> {
   return sha256(NODE_PREFIX, left, right);
 }
 

@@ -3,8 +3,8 @@
  * `tile/<L>/<N>[.p/<W>]` and `tile/entries/<N>[.p/<W>]` under the log's prefix.
  */
 
-export const TILE_HEIGHT = 8;
-export const TILE_WIDTH = 2 ** TILE_HEIGHT;
+const TILE_HEIGHT = 8;
+const TILE_WIDTH = 2 ** TILE_HEIGHT;
 
 /** N as path elements of three decimal digits, all but the last prefixed with "x" (1234067 → x001/x234/067). */
 export function tileIndexPath(n: number): string {
