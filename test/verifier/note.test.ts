@@ -30,6 +30,17 @@ describe("signed notes (C2SP signed-note)", () => {
     expect(await verifyNote("no signature block\n", [other])).toEqual({ ok: false, reason: "malformed" });
   });
 
+  it("reads verifier keys whose base64 contains a plus sign", async () => {
+    for (let attempt = 0; attempt < 64; attempt++) {
+      const { verifierKey } = await logKey("passport.example/log");
+      if (verifierKey.split("+").length > 3) {
+        expect((await parseVerifierKey(verifierKey)).name).toBe("passport.example/log");
+        return;
+      }
+    }
+    throw new Error("no generated key had a plus sign in 64 attempts");
+  });
+
   it("round-trips a checkpoint signed by the log and cosigned by a witness", async () => {
     const log = await logKey("passport.example/log");
     const witness = await logKey("witness.example");

@@ -45,9 +45,10 @@ function validName(name: string): boolean {
 
 /** Parses a verifier key; refuses one whose key hash does not match its name and key. */
 export async function parseVerifierKey(text: string): Promise<NoteVerifierKey> {
-  const parts = text.split("+");
-  const [name, hashHex, keyBase64] = parts;
-  if (parts.length !== 3 || !name || !validName(name) || !hashHex || !/^[0-9a-f]{8}$/.test(hashHex) || !keyBase64) {
+  // The key's base64 may itself contain "+": split on the first two only.
+  const match = /^([^+]+)\+([0-9a-f]{8})\+(.+)$/s.exec(text);
+  const [, name, hashHex, keyBase64] = match ?? [];
+  if (!name || !validName(name) || !hashHex || !keyBase64) {
     throw new Error("verifier key is not <name>+<hash>+<key>");
   }
   const key = fromBase64(keyBase64);
