@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { advanceCheckpoint } from "../../packages/verifier/src/log/checkpoint-state.ts";
-import { decodeEntry, encodeEntry, type LogEntry } from "../../packages/verifier/src/log/entry.ts";
+import {
+  decodeBundle,
+  decodeEntry,
+  encodeBundle,
+  encodeEntry,
+  type LogEntry,
+} from "../../packages/verifier/src/log/entry.ts";
 import {
   consistencyProof,
   type Hash,
@@ -37,6 +43,13 @@ describe("log entries", () => {
     if (!first) throw new Error("no entries");
     expect(() => encodeEntry({ ...first, digest: "a\nb" })).toThrow();
     expect(() => encodeEntry({ ...first, recordVersion: 0 })).toThrow();
+  });
+
+  it("travel in entry bundles that decode back to the same entries; a truncated bundle is refused", () => {
+    const encoded = publications().map(encodeEntry);
+    const bundle = encodeBundle(encoded);
+    expect(decodeBundle(bundle)).toEqual(encoded);
+    expect(decodeBundle(bundle.slice(0, bundle.length - 1))).toBeUndefined();
   });
 
   it("prove inclusion of every version of every passport, and not of a version under another passport's index", async () => {

@@ -53,3 +53,36 @@ export function decodeEntry(bytes: Uint8Array): LogEntry | undefined {
   if (!/^[1-9][0-9]*$/.test(version) || !Number.isSafeInteger(Number(version))) return undefined;
   return { identityId, recordVersion: Number(version), digest, publishedAt };
 }
+
+/** An entry bundle (C2SP tlog-tiles): each entry prefixed by its length as a big-endian uint16. */
+export function encodeBundle(entries: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const entry of entries) {
+    if (entry.length > 0xffff) throw new Error("log entry is longer than 65535 bytes");
+    length += 2 + entry.length;
+  }
+  const bundle = new Uint8Array(length);
+  const view = new DataView(bundle.buffer);
+  let at = 0;
+  for (const entry of entries) {
+    view.setUint16(at, entry.length);
+    bundle.set(entry, at + 2);
+    at += 2 + entry.length;
+  }
+  return bundle;
+}
+
+/** The entries of a bundle, or undefined when a length prefix runs past the end. */
+export function decodeBundle(bundle: Uint8Array): Uint8Array[] | undefined {
+  const view = new DataView(bundle.buffer, bundle.byteOffset, bundle.byteLength);
+  const entries: Uint8Array[] = [];
+  let at = 0;
+  while (at < bundle.length) {
+    if (at + 2 > bundle.length) return undefined;
+    const length = view.getUint16(at);
+    if (at + 2 + length > bundle.length) return undefined;
+    entries.push(bundle.slice(at + 2, at + 2 + length));
+    at += 2 + length;
+  }
+  return entries;
+}
