@@ -10,7 +10,13 @@ import {
   verifyConsistency,
   verifyInclusion,
 } from "../../packages/verifier/src/log/merkle.ts";
-import { entryTilePath, hashTilePath, tileIndexPath } from "../../packages/verifier/src/log/tiles.ts";
+import {
+  entryTilePath,
+  hashTilePath,
+  hashTiles,
+  leafHashesFromTiles,
+  tileIndexPath,
+} from "../../packages/verifier/src/log/tiles.ts";
 import { CONSISTENCY_PROOFS, EMPTY_ROOT, INCLUSION_PROOFS, LEAVES, ROOTS } from "./vectors/rfc6962-merkle.ts";
 
 const fromHex = (hex: string): Uint8Array =>
@@ -124,5 +130,25 @@ describe("tile paths (C2SP tlog-tiles)", () => {
     expect(entryTilePath(7, 128)).toBe("tile/entries/007.p/128");
     expect(() => hashTilePath(0, 0, 0)).toThrow(RangeError);
     expect(() => entryTilePath(0, 257)).toThrow(RangeError);
+  });
+});
+
+describe("hash tiles", () => {
+  it("re-derive the checkpoint's root from level-0 tiles, and a tampered tile no longer does", async () => {
+    const leaves = await syntheticLeaves(600);
+    const root = await rootFromLeafHashes(leaves);
+    const tiles = await hashTiles(leaves, rootFromLeafHashes);
+    expect([...tiles.keys()]).toEqual(["tile/0/000", "tile/0/001", "tile/0/002.p/88", "tile/1/000.p/2"]);
+    // A level-1 hash is the root of 256 leaves.
+    expect(tiles.get("tile/1/000.p/2")?.slice(32, 64)).toEqual(await rootFromLeafHashes(leaves.slice(256, 512)));
+
+    const levelZero = ["tile/0/000", "tile/0/001", "tile/0/002.p/88"].map((path) => tiles.get(path) as Uint8Array);
+    const read = leafHashesFromTiles(levelZero);
+    expect(read).toHaveLength(600);
+    expect(await rootFromLeafHashes(read ?? [])).toEqual(root);
+
+    const tampered = levelZero.map((tile, i) => (i === 1 ? flipped(tile) : tile));
+    expect(await rootFromLeafHashes(leafHashesFromTiles(tampered) ?? [])).not.toEqual(root);
+    expect(leafHashesFromTiles([new Uint8Array(33)])).toBeUndefined();
   });
 });
