@@ -40,7 +40,7 @@ async function keyHash(name: string, key: Uint8Array): Promise<number> {
 }
 
 function validName(name: string): boolean {
-  return name.length > 0 && !/[\s+]/.test(name) && !/[\u0000-\u001f]/.test(name);
+  return name.length > 0 && !/[\s+]/.test(name) && ![...name].some((char) => char.charCodeAt(0) < 0x20);
 }
 
 /** Parses a verifier key; refuses one whose key hash does not match its name and key. */
@@ -52,7 +52,7 @@ export async function parseVerifierKey(text: string): Promise<NoteVerifierKey> {
     throw new Error("verifier key is not <name>+<hash>+<key>");
   }
   const key = fromBase64(keyBase64);
-  if (!key || key.length !== 33 || key[0] !== ED25519) throw new Error("verifier key is not an Ed25519 key");
+  if (key?.length !== 33 || key[0] !== ED25519) throw new Error("verifier key is not an Ed25519 key");
   const expected = await keyHash(name, key);
   if (expected !== Number.parseInt(hashHex, 16)) throw new Error("verifier key hash does not match its name and key");
   const publicKey = await crypto.subtle.importKey("raw", key.slice(1), { name: "Ed25519" }, false, ["verify"]);
