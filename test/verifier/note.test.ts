@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   formatCheckpoint,
   formatVerifierKey,
+  meetsWitnessQuorum,
   parseCheckpoint,
   parseVerifierKey,
   signatureLine,
@@ -62,6 +63,11 @@ describe("signed notes (C2SP signed-note)", () => {
     expect(checkpoint?.origin).toBe("passport.example/log");
     expect(checkpoint?.size).toBe(1234);
     expect(checkpoint?.rootHash).toEqual(new Uint8Array(32).fill(7));
+    const witnesses = ["witness.example", "witness-two.example"];
+    expect(meetsWitnessQuorum(check.signers, "passport.example/log", witnesses, 1)).toBe(true);
+    expect(meetsWitnessQuorum(check.signers, "passport.example/log", witnesses, 2)).toBe(false);
+    // Witness cosignatures without the log's own signature are not a checkpoint of this log.
+    expect(meetsWitnessQuorum(["witness.example"], "passport.example/log", witnesses, 1)).toBe(false);
     // A different size under the same signature is a forgery.
     expect(await verifyNote(note.replace("\n1234\n", "\n1235\n"), keys)).toEqual({
       ok: false,

@@ -130,3 +130,18 @@ export function formatCheckpoint(checkpoint: Checkpoint): string {
   const lines = [checkpoint.origin, String(checkpoint.size), toBase64(checkpoint.rootHash), ...checkpoint.extensions];
   return `${lines.join("\n")}\n`;
 }
+
+/**
+ * Whether a verified checkpoint carries the log's own signature and cosignatures from at least
+ * `required` distinct witnesses of the consumer's configured set.
+ */
+export function meetsWitnessQuorum(
+  signers: readonly string[],
+  logName: string,
+  witnessNames: readonly string[],
+  required: number,
+): boolean {
+  if (!signers.includes(logName)) return false;
+  const cosigners = new Set(signers.filter((name) => name !== logName && witnessNames.includes(name)));
+  return cosigners.size >= required;
+}
