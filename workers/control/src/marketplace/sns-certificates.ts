@@ -1,3 +1,4 @@
+import { readCapped } from "../outbound/read-capped.ts";
 import type { MarketplaceEnv } from "./config.ts";
 import { type SigningCertificates, SnsUnverified } from "./sns-signature.ts";
 
@@ -36,30 +37,10 @@ export function isSigningCertUrl(url: URL, developmentOrigin?: string): boolean 
   return url.protocol === "https:" && url.port === "" && SNS_HOST.test(url.hostname);
 }
 
-async function readCapped(response: Response): Promise<string> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > MAX_CERTIFICATE_BYTES || !response.body) {
-    await response.body?.cancel();
+async function readCertificate(response: Response): Promise<string> {
+  const bytes = await readCapped(response, MAX_CERTIFICATE_BYTES);
+  if (bytes === "too-large" || bytes.byteLength === 0) {
     throw new SnsUnverified("The SNS signing certificate is too large or empty.");
-  }
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_CERTIFICATE_BYTES) {
-      await reader.cancel();
-      throw new SnsUnverified("The SNS signing certificate is too large.");
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
   }
   return new TextDecoder().decode(bytes);
 }
@@ -100,7 +81,7 @@ export function snsSigningCertificates(env: MarketplaceEnv): SigningCertificates
     }
     let pem: string;
     try {
-      pem = await readCapped(response);
+      pem = await readCertificate(response);
     } catch (error) {
       if (error instanceof SnsUnverified) throw error;
       throw new SnsUnverified("The SNS signing certificate could not be read.", true);

@@ -1,3 +1,4 @@
+import { readCapped } from "./read-capped.ts";
 // The one way the control plane fetches a tenant-named URL (binding checks, docs/bindings.md).
 // A tenant chooses the URL, so every rule here assumes a hostile one: https only, the bound host
 // only, no credentials, redirects only within the same origin, a short timeout and a small size cap
@@ -63,37 +64,9 @@ export function refusal(url: URL, policy: OutboundPolicy): string | undefined {
   return undefined;
 }
 
-async function readCapped(response: Response, maxBytes: number, signal: AbortSignal): Promise<string | FetchFailure> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) {
-    await response.body?.cancel();
-    return { ok: false, reason: `the answer is larger than ${maxBytes} bytes` };
-  }
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const aborted = new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-  });
-  aborted.catch(() => undefined);
-  for (;;) {
-    const { done, value } = await Promise.race([reader.read(), aborted]);
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      return { ok: false, reason: `the answer is larger than ${maxBytes} bytes` };
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+async function readText(response: Response, maxBytes: number, signal: AbortSignal): Promise<string | FetchFailure> {
+  const bytes = await readCapped(response, maxBytes, signal);
+  if (bytes === "too-large") return { ok: false, reason: `the answer is larger than ${maxBytes} bytes` };
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
@@ -162,7 +135,7 @@ export async function fetchChecked(
           reason: `${url.href} answered ${type || "no content type"}, expected ${accept.join(" or ")}`,
         };
       }
-      const body = await readCapped(response, policy.maxBytes, signal);
+      const body = await readText(response, policy.maxBytes, signal);
       if (typeof body !== "string") return body;
       return { ok: true, url: url.href, contentType: type, body };
     }
