@@ -67,6 +67,15 @@ describe("organisations that say who they are", () => {
     expect(cycle.status).toBe(400);
     const self = await owner.request("PATCH", `/v1/organisations/${holding.id}`, { parent_id: holding.id });
     expect(self.status).toBe(400);
+    // A refused move leaves no trace in the history; the applied one left exactly one entry.
+    const history = await env.DB.prepare(
+      "SELECT organisation_id, kind FROM organisation_events WHERE organisation_id IN (?, ?)",
+    )
+      .bind(holding.id, owner.organisation)
+      .all<{ organisation_id: string; kind: string }>();
+    expect(history.results.filter((e) => e.kind === "organisation.parent_changed")).toEqual([
+      { organisation_id: owner.organisation, kind: "organisation.parent_changed" },
+    ]);
 
     const cleared = await owner.json<OrganisationView>("PATCH", `/v1/organisations/${owner.organisation}`, {
       parent_id: null,

@@ -30,26 +30,22 @@ export function renameStatement(db: Database, organisationId: string, name: stri
 }
 
 /**
- * Moves an organisation under `parentId` (or to the top with null) in one conditional statement:
- * it applies only when the organisation is not the new parent nor one of its ancestors, so no
- * cycle can form, even from two moves racing (D1 runs writes one at a time). True when applied.
+ * Moves an organisation under `parentId` (or to the top with null) and records `event` in its
+ * history, in one batch. The move is one conditional statement: it applies only when the
+ * organisation is not the new parent nor one of its ancestors, so no cycle can form, even from two
+ * moves racing (D1 runs writes one at a time); the history entry is written only when the move
+ * applied (`changes()`), so neither is ever kept without the other. True when applied.
  */
-export async function setParent(db: Database, organisationId: string, parentId: string | null): Promise<boolean> {
-  if (parentId === null) {
-    const rows = await db
-      .update(organisations)
-      .set({ parentId: null })
-      .where(eq(organisations.id, organisationId))
-      .returning({ id: organisations.id });
-    return rows.length === 1;
-  }
-  const rows = await db
-    .update(organisations)
-    .set({ parentId })
-    .where(
-      and(
-        eq(organisations.id, organisationId),
-        sql`${organisationId} NOT IN (
+export async function setParent(
+  db: Database,
+  organisationId: string,
+  parentId: string | null,
+  event: { actor: string; at: string; kind: string; detail: Record<string, unknown> },
+): Promise<boolean> {
+  const notAnAncestor =
+    parentId === null
+      ? sql`1`
+      : sql`${organisationId} NOT IN (
           WITH RECURSIVE ancestors(id, depth) AS (
             SELECT ${parentId}, 0
             UNION ALL
@@ -57,11 +53,20 @@ export async function setParent(db: Database, organisationId: string, parentId: 
             WHERE o.parent_id IS NOT NULL AND a.depth < 64
           )
           SELECT id FROM ancestors
-        )`,
+        )`;
+  const [moved] = await db.batch([
+    db
+      .update(organisations)
+      .set({ parentId })
+      .where(and(eq(organisations.id, organisationId), notAnAncestor))
+      .returning({ id: organisations.id }),
+    db
+      .insert(organisationEvents)
+      .select(
+        sql`SELECT NULL, ${organisationId}, ${event.actor}, ${event.at}, ${event.kind}, ${JSON.stringify(event.detail)} WHERE changes() = 1`,
       ),
-    )
-    .returning({ id: organisations.id });
-  return rows.length === 1;
+  ]);
+  return moved.length === 1;
 }
 
 /** Organisations whose parent is one of `organisationIds`. */

@@ -149,13 +149,12 @@ organisations.patch(
 
     if (body.parent_id !== undefined && body.parent_id !== found.organisation.parentId) {
       if (body.parent_id !== null) await requireMembership(db, actor, body.parent_id, "admin");
-      if (!(await setParent(db, id, body.parent_id))) {
+      const detail = { from: found.organisation.parentId, to: body.parent_id, ...reason };
+      if (!(await setParent(db, id, body.parent_id, { actor, at, kind: "organisation.parent_changed", detail }))) {
         throw new HttpProblem("invalid-request", {
           detail: "An organisation cannot be placed under itself or under one of its own children.",
         });
       }
-      const detail = { from: found.organisation.parentId, to: body.parent_id, ...reason };
-      await organisationEventStatement(db, id, { actor, at, kind: "organisation.parent_changed", detail });
       await republishOrganisation(c.env, db, [id], { kind: "organisation.parent_changed", detail }, actor);
     }
     if (body.name !== undefined && body.name !== found.organisation.name) {
