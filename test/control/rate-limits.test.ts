@@ -57,6 +57,24 @@ describe("POST /marketplace/fulfill", () => {
   });
 });
 
+describe("POST /marketplace/fulfill from the buyer's browser", () => {
+  it("answers a refused browser with the set-up page: stage, time, wait and retry", async () => {
+    const address = freshAddress();
+    const send = () =>
+      post("/marketplace/fulfill", address, { headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" } });
+    const { response, accepted } = await untilRefused(10, send);
+    expect(accepted).toBeGreaterThanOrEqual(10);
+    expect(response.status).toBe(429);
+    expect(response.headers.get("retry-after")).toBe("60");
+    expect(response.headers.get("content-type")).toContain("text/html");
+    const page = await response.text();
+    expect(page).toContain("Set-up could not start");
+    expect(page).toContain("Wait 60 seconds");
+    expect(page).toContain("registration_token_handoff");
+    expect(page).not.toMatch(/client:|FULFILL/);
+  });
+});
+
 describe("the fulfill ceiling", () => {
   it("refuses every client once all clients together reach it", async () => {
     // The control plane's own app over a real limiter binding; only the ceiling's size is the test's.

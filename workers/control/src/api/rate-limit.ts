@@ -1,6 +1,7 @@
 import { problem, problemResponse } from "@passport/domain";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../context.ts";
+import { handoffErrorResponse } from "../marketplace/handoff-error.ts";
 
 /**
  * The window of every limiter in workers/control/wrangler.toml (`period = 60`); a refused caller
@@ -27,14 +28,30 @@ const byClient = (c: Context<AppEnv>) => {
 };
 const bySubject = (c: Context<AppEnv>) => `subject:${c.get("principal").subject}`;
 
-function refused(limiter: LimiterName): Response {
-  console.warn(JSON.stringify({ level: "warn", event: "rate_limited", limiter }));
-  return problemResponse(
-    problem("rate-limited", {
-      detail: `Too many requests. Wait ${RATE_LIMIT_PERIOD_SECONDS} seconds before trying again.`,
-    }),
-    { "retry-after": String(RATE_LIMIT_PERIOD_SECONDS) },
-  );
+const RETRY_DETAIL = `Too many requests. Wait ${RATE_LIMIT_PERIOD_SECONDS} seconds before trying again.`;
+
+/** The default refusal: a 429 problem document with `Retry-After`. */
+async function refusedProblem(_c: Context<AppEnv>): Promise<Response> {
+  return problemResponse(problem("rate-limited", { detail: RETRY_DETAIL }), {
+    "retry-after": String(RATE_LIMIT_PERIOD_SECONDS),
+  });
+}
+
+/**
+ * The set-up form post's refusal: the marketplace sends the buyer's browser there, so a browser
+ * gets the same page as any other handoff that could not start (stage, time, next step), and
+ * anything else the problem document; both with `Retry-After`.
+ */
+async function refusedHandoff(c: Context<AppEnv>): Promise<Response> {
+  const response = await handoffErrorResponse(c.req.header("accept") ?? null, {
+    kind: "rate-limited",
+    detail: RETRY_DETAIL,
+    stage: "registration_token_handoff",
+    occurredAt: new Date().toISOString(),
+    next: "retry",
+  });
+  response.headers.set("retry-after", String(RATE_LIMIT_PERIOD_SECONDS));
+  return response;
 }
 
 /**
@@ -42,14 +59,21 @@ function refused(limiter: LimiterName): Response {
  * `rate-limited` with `Retry-After` at the first one that refuses; later limits are not charged,
  * so a caller over its own limit does not use up a shared ceiling.
  */
-function limitRequests(methods: readonly string[], limits: Limit[]): MiddlewareHandler<AppEnv> {
+function limitRequests(
+  methods: readonly string[],
+  limits: Limit[],
+  refuse: (c: Context<AppEnv>) => Promise<Response> = refusedProblem,
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (methods.includes(c.req.method)) {
       for (const { limiter, key } of limits) {
         const counter = key(c);
         if (counter === undefined) continue;
         const { success } = await c.env[limiter].limit({ key: counter });
-        if (!success) return refused(limiter);
+        if (!success) {
+          console.warn(JSON.stringify({ level: "warn", event: "rate_limited", limiter }));
+          return refuse(c);
+        }
       }
     }
     await next();
@@ -66,10 +90,14 @@ const WRITES = ["POST", "PUT", "PATCH", "DELETE"];
  * @example
  * app.use("/marketplace/fulfill", limitFulfill);
  */
-export const limitFulfill = limitRequests(POST, [
-  { limiter: "FULFILL_PER_CLIENT", key: byClient },
-  { limiter: "FULFILL_CEILING", key: () => "all" },
-]);
+export const limitFulfill = limitRequests(
+  POST,
+  [
+    { limiter: "FULFILL_PER_CLIENT", key: byClient },
+    { limiter: "FULFILL_CEILING", key: () => "all" },
+  ],
+  refusedHandoff,
+);
 
 /** `POST /marketplace/events`, per client: it also slows guessing of the events secret. */
 export const limitEvents = limitRequests(POST, [{ limiter: "EVENTS_PER_CLIENT", key: byClient }]);
