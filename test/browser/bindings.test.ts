@@ -3,7 +3,7 @@
 // the resolver's proof page.
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
-import { pagePerTest } from "./browser.ts";
+import { callControl, pagePerTest } from "./browser.ts";
 
 const service = inject("service");
 let page: Page;
@@ -11,16 +11,8 @@ pagePerTest((fresh) => {
   page = fresh;
 });
 
-async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${service.control}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${service.token}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as T;
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const api = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
+  callControl<T>(service.control, service.token, method, path, body);
 
 describe("Proven bindings in Chromium", () => {
   it("the demo agent started verified: its envelope is current and names the organisation", async () => {

@@ -86,3 +86,21 @@ export function pagePerTest(use: (page: Page) => void): () => Browser {
     return browser;
   };
 }
+
+/** Calls the control plane's /v1 API with `token`; a non-2xx answer fails the test with its body. */
+export async function callControl<T>(
+  control: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const response = await fetch(`${control}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json()) as T;
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}

@@ -6,7 +6,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
-import { developmentToken, pagePerTest, screenshot } from "./browser.ts";
+import { callControl, developmentToken, pagePerTest, screenshot } from "./browser.ts";
 
 const service = inject("service");
 let page: Page;
@@ -16,16 +16,8 @@ const browser = pagePerTest((fresh) => {
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
-async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${service.control}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${service.token}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as T;
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const api = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
+  callControl<T>(service.control, service.token, method, path, body);
 
 /** A fresh API passport in the demo organisation, created through the Dashboard API. */
 async function newPassport(name: string): Promise<{ id: string; endpoint: string }> {

@@ -2,7 +2,7 @@
 // the Dashboard, and what the resolver then publishes for its passports.
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
-import { developmentToken, pagePerTest, screenshot } from "./browser.ts";
+import { callControl, developmentToken, pagePerTest, screenshot } from "./browser.ts";
 
 const service = inject("service");
 let page: Page;
@@ -12,16 +12,8 @@ pagePerTest((fresh) => {
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
-async function api<T>(token: string, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${service.control}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as T;
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const api = <T>(token: string, method: string, path: string, body?: unknown) =>
+  callControl<T>(service.control, token, method, path, body);
 
 async function signIn(token: string, next: string): Promise<void> {
   await page.goto(`${service.control}${next}`);

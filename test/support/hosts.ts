@@ -1,19 +1,11 @@
 import { env } from "cloudflare:workers";
+import type { Answer } from "../../workers/hosts-sim/src/index.ts";
 
 // Fixtures for the hosts simulator (workers/hosts-sim) the control plane's binding checks reach.
 
 function simulator(): Fetcher {
   if (!env.OUTBOUND_SIMULATOR) throw new Error("the development configuration binds OUTBOUND_SIMULATOR");
   return env.OUTBOUND_SIMULATOR;
-}
-
-export interface Answer {
-  status?: number;
-  content_type?: string;
-  body?: unknown;
-  location?: string;
-  delay_ms?: number;
-  stream_bytes?: number;
 }
 
 /** A fresh host name no other test uses. */

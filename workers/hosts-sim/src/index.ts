@@ -4,7 +4,7 @@
 // simulator is one long-lived Worker per test run or local service.
 
 /** What one path of a simulated host answers. */
-interface Answer {
+export interface Answer {
   status?: number;
   content_type?: string;
   /** The body; an object is sent as JSON. */
