@@ -207,7 +207,9 @@ describe("the customer's journey in Chromium", () => {
     await page.getByRole("button", { name: "Retire as a duplicate" }).click();
     await page.waitForURL((url) => url.searchParams.get("done") === "duplicate");
     expect(await page.locator("#lifecycle-status").textContent()).toBe("retired");
-    expect(await page.getByRole("link", { name: survivor }).getAttribute("href")).toBe(`/dashboard/passports/${survivor}`);
+    expect(await page.getByRole("link", { name: survivor }).getAttribute("href")).toBe(
+      `/dashboard/passports/${survivor}`,
+    );
     expect(await page.locator("main form").count()).toBe(0);
     const record = await resolverRecord(duplicate.identity_id);
     expect(record.state).toMatchObject({ lifecycle: "retired", duplicate_of: survivor });

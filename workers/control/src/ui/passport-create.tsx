@@ -104,7 +104,7 @@ async function createPage(c: UiContext, failure?: Failure) {
               path="bindings.0.value"
               label="Primary binding (optional)"
               failure={failure}
-              hint={`What says "this is the same object": the ${BINDING_LABELS[PRIMARY_BINDING_CLASS.api].toLowerCase()} URL for an API passport, the ${BINDING_LABELS[PRIMARY_BINDING_CLASS.agent].toLowerCase()} URL for an agent passport.`}
+              hint="What says “this is the same object”: the endpoint's base URL for an API passport, the agent manifest's URL for an agent passport."
             />
             <div class="row">
               <Field form={FORM} name="extra_class" label="Another binding (optional)" failure={failure}>

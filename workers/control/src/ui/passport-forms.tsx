@@ -74,7 +74,7 @@ export function Field(props: {
 }
 
 /** The problem of a failed form, unless every part of it is already shown beside its field. */
-export function FormProblem(props: { failure?: Failure; id: string }) {
+function FormProblem(props: { failure?: Failure; id: string }) {
   return props.failure ? <ProblemMessage problem={props.failure.problem} id={props.id} /> : null;
 }
 

@@ -19,7 +19,7 @@ const COLOURS = { ok: "#1d6b35", warn: "#8a5a00", bad: "#a12828", grey: "#555" }
  * Whether the record's primary binding is proven now: verified and still within its freshness. A
  * verified binding past `fresh_until` counts as lapsed, as a verifier counts it.
  */
-export function primaryVerified(record: PassportRecord, now: number): boolean {
+function primaryVerified(record: PassportRecord, now: number): boolean {
   const primary = PRIMARY_BINDING_CLASS[record.family];
   return record.bindings.some(
     (b) => b.class === primary && b.verification.state === "verified" && Date.parse(b.verification.fresh_until) > now,
