@@ -112,6 +112,25 @@ describe("the customer's journey in Chromium", () => {
     expect((await resolverRecord(second)).bindings.map((b) => b.value)).toEqual([endpoint]);
   });
 
+  it("creates a passport at phone width with the keyboard alone", async () => {
+    const organisation = `org_journey_${unique()}`;
+    const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
+    await signIn(token, "/dashboard/passports/new");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    // From the family select, Tab reaches the name; Enter in a field submits the form.
+    await page.getByLabel("Family").focus();
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("Keyboard API");
+    await page.keyboard.press("Enter");
+    await page.waitForURL((url) => url.searchParams.get("done") === "created");
+    expect(await page.locator("h1").textContent()).toBe("Keyboard API");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    const id = (await page.locator("#identity-id").textContent()) ?? "";
+    expect((await resolverRecord(id)).display_name).toBe("Keyboard API");
+  });
+
   it("adds authority context, expires it and removes it, and the resolver follows each step", async () => {
     const { token, id } = await ownerWithPassport("Refunds API");
     await signIn(token, `/dashboard/passports/${id}`);
@@ -273,6 +292,9 @@ describe("the customer's journey in Chromium", () => {
     expect(setUp).toContain("Acquisition activation (entitlement): succeeded");
     expect(setUp).toContain("completed");
     await screenshot(page, "organisation-products");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
 
     // An ended entitlement never removes the identity: the resolver still serves the passport.
     expect((await resolverRecord(passport)).state.lifecycle).toBe("active");
