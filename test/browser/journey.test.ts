@@ -215,6 +215,10 @@ describe("the customer's journey in Chromium", () => {
     });
     await signIn(token, `/dashboard/passports/${duplicate.identity_id}`);
 
+    // The organisation's other active API passports are suggested as survivors.
+    expect(await page.locator(`#duplicate-survivors option[value="${survivor}"]`).textContent()).toBe("Search API");
+    expect(await page.locator(`#duplicate-survivors option[value="${duplicate.identity_id}"]`).count()).toBe(0);
+
     // A survivor that is not a well-formed id is refused beside its field.
     await page.getByLabel("Identity id of the surviving passport").fill("psp_not-an-id");
     await page.locator("#duplicate-reason").fill("Same search service");

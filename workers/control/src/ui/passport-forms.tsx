@@ -480,8 +480,11 @@ export function TransferForm(props: { ctx: FormContext; targets: { id: string; n
 }
 
 /** Marking this passport a duplicate retires it and points consumers at the surviving one (spec 1.6). */
-export function DuplicateForm(props: { ctx: FormContext }) {
-  const { ctx } = props;
+export function DuplicateForm(props: {
+  ctx: FormContext;
+  suggestions: { identity_id: string; display_name: string | null }[];
+}) {
+  const { ctx, suggestions } = props;
   const form = "duplicate";
   const failure = failureFor(ctx, form);
   return (
@@ -498,9 +501,29 @@ export function DuplicateForm(props: { ctx: FormContext }) {
           name="survivor_id"
           label="Identity id of the surviving passport"
           failure={failure}
-          required
-          hint="psp_ followed by 26 characters"
-        />
+          hint="psp_ followed by 26 characters; active passports of this organisation are suggested as you type"
+        >
+          <input
+            id={`${form}-survivor_id`}
+            name="survivor_id"
+            value={failure?.values?.survivor_id ?? ""}
+            required
+            list={`${form}-survivors`}
+            aria-invalid={fieldError(failure?.problem, "survivor_id") ? "true" : undefined}
+            aria-describedby={[
+              `${form}-survivor_id-hint`,
+              fieldError(failure?.problem, "survivor_id") ? `${form}-survivor_id-error` : "",
+            ]
+              .filter(Boolean)
+              .join(" ")}
+            autocomplete="off"
+          />
+          <datalist id={`${form}-survivors`}>
+            {suggestions.map((p) => (
+              <option value={p.identity_id}>{p.display_name ?? "Unnamed passport"}</option>
+            ))}
+          </datalist>
+        </Field>
         <Field form={form} name="reason" label="Reason (public in the history)" failure={failure} required />
         <FormProblem failure={failure} id={`${form}-problem`} />
         <p>

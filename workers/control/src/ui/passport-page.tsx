@@ -1,7 +1,7 @@
 import { BINDING_CLASSES } from "@passport/domain";
 import type { Context } from "hono";
 import type { z } from "zod";
-import type { HistoryEvent, PassportView } from "../api/views.ts";
+import type { HistoryEvent, PassportSummary, PassportView } from "../api/views.ts";
 import { BindingProof, type CheckShown, VerifyNow } from "./binding-proof.tsx";
 import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
@@ -28,6 +28,9 @@ import type { OrganisationItem } from "./passport-list.tsx";
 import { ShareSection } from "./share-section.tsx";
 
 type History = z.infer<typeof HistoryEvent>;
+type Summary = z.infer<typeof PassportSummary>;
+/** How many possible survivors "Mark as a duplicate" suggests; any other id can still be typed. */
+const DUPLICATE_SUGGESTIONS = 50;
 const RANK = { viewer: 0, editor: 1, admin: 2, owner: 3 } as const;
 
 /** Messages after a successful form, keyed by the `done` query parameter of the redirect. */
@@ -106,6 +109,18 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
     (o) => o.role === "owner" && o.id !== passport.organisation.id,
   );
   const now = Date.now();
+  // Suggestions for "Mark as a duplicate": active passports of the same family in this organisation.
+  const candidates = canAdmin
+    ? await api.call<{ items: Summary[] }>(
+        `/v1/passports?${new URLSearchParams({
+          organisation_id: passport.organisation.id,
+          family: passport.family,
+          lifecycle: "active",
+          limit: String(DUPLICATE_SUGGESTIONS),
+        })}`,
+      )
+    : undefined;
+  const survivors = (candidates?.ok ? candidates.body.items : []).filter((p) => p.identity_id !== passport.identity_id);
   const ctx: FormContext = { passport, csrf: viewer.csrf, failure };
   const resolverBase = c.env.RESOLVER_BASE_URL;
   const done = DONE_MESSAGES[c.req.query("done") ?? ""];
@@ -330,7 +345,7 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
               Moving responsibility to another organisation needs the owner role here and in the receiving organisation.
             </p>
           )}
-          <DuplicateForm ctx={ctx} />
+          <DuplicateForm ctx={ctx} suggestions={survivors} />
         </section>
       ) : null}
 
