@@ -72,6 +72,7 @@ describe("OpenAPI document", () => {
     const org = `/v1/organisations/${organisation.id}`;
     await call("get", "/v1/organisations", "/v1/organisations");
     await call("get", "/v1/organisations/{id}", org);
+    await call("get", "/v1/organisations/{id}/subscriptions", `${org}/subscriptions`);
     await call("patch", "/v1/organisations/{id}", org, { name: "Renamed in the contract test" });
     await call("put", "/v1/organisations/{id}/members/{subject}", `${org}/members/someone`, { role: "viewer" });
     await call("delete", "/v1/organisations/{id}/members/{subject}", `${org}/members/someone`);
@@ -98,6 +99,12 @@ describe("OpenAPI document", () => {
     await call("delete", `${P}/evidence/{evidenceId}`, `${id}/evidence/${withEvidence.evidence[0].id}`);
     await call("patch", `${P}/state`, `${id}/state`, { availability: "degraded", environment: "production" });
     const withAuthority = await call("post", `${P}/authority`, `${id}/authority`, { action: "deploy", context: "ci" });
+    await call(
+      "post",
+      `${P}/authority/{authorityId}/expire`,
+      `${id}/authority/${withAuthority.authority[0].id}/expire`,
+      {},
+    );
     await call("delete", `${P}/authority/{authorityId}`, `${id}/authority/${withAuthority.authority[0].id}`);
     await call("get", `${P}/history`, `${id}/history`);
     const survivor = await owner.createPassport({ bindings: [{ class: "endpoint", value: uniqueEndpoint() }] });

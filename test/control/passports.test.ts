@@ -439,6 +439,38 @@ describe("history", () => {
   });
 });
 
+describe("authority context", () => {
+  it("expires an entry now or earlier, keeps it in the record with its expiry, and never extends it", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport();
+    const added = await owner.json("POST", `/v1/passports/${id}/authority`, {
+      action: "payments.refund",
+      context: "EU merchants only",
+      expires_at: "2099-01-01T00:00:00Z",
+    });
+    const entry = added.authority[0].id;
+    const before = Date.now();
+    const expired = await owner.json("POST", `/v1/passports/${id}/authority/${entry}/expire`, {});
+    const at = Date.parse(expired.authority[0].expires_at);
+    expect(at).toBeGreaterThanOrEqual(before - 1000);
+    expect(at).toBeLessThan(Date.parse("2099-01-01T00:00:00Z"));
+    const { record } = await resolve(id);
+    expect(record.authority).toEqual([
+      { action: "payments.refund", context: "EU merchants only", expires_at: expired.authority[0].expires_at },
+    ]);
+
+    const later = await owner.request("POST", `/v1/passports/${id}/authority/${entry}/expire`, {
+      expires_at: "2098-01-01T00:00:00Z",
+    });
+    expect(later.status).toBe(400);
+    expect(await later.json()).toMatchObject({ errors: [{ path: "expires_at" }] });
+    const missing = await owner.request("POST", `/v1/passports/${id}/authority/au_missing/expire`, {});
+    expect(missing.status).toBe(404);
+    const history = await owner.json("GET", `/v1/passports/${id}/history`);
+    expect(history.items.at(-1)).toMatchObject({ kind: "authority.expired", detail: { action: "payments.refund" } });
+  });
+});
+
 describe("listing", () => {
   it("filters and pages in a stable order with a cursor", async () => {
     const owner = await Caller.create("owner");

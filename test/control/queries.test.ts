@@ -23,6 +23,7 @@ import {
   insertAuthority,
   insertBinding,
   insertEvidence,
+  setAuthorityExpiry,
   withdrawEvidence,
 } from "../../workers/control/src/db/passport-entries.ts";
 import {
@@ -238,14 +239,45 @@ describe("passport entry queries", () => {
     expect((await loadAggregate(db, id))?.evidence).toEqual([]);
   });
 
-  it("finds, adds and deletes authority entries of one passport only", async () => {
+  it("finds, adds, expires and deletes authority entries of one passport only", async () => {
     const id = await newPassport();
     const authorityId = unique("au");
     await insertAuthority(db, { id: authorityId, passportId: id, action: "deploy", context: "ctx" });
     expect((await authorityOf(db, id, authorityId))?.action).toBe("deploy");
+    await setAuthorityExpiry(db, authorityId, "2026-11-23T10:00:00.000Z");
+    expect((await authorityOf(db, id, authorityId))?.expiresAt).toBe("2026-11-23T10:00:00.000Z");
     expect(await authorityOf(db, await newPassport(), authorityId)).toBeUndefined();
     await deleteAuthority(db, authorityId);
     expect(await authorityOf(db, id, authorityId)).toBeUndefined();
+  });
+});
+
+describe("subscription history queries", () => {
+  /** The query plan's steps for `sql`: which table each reads, and through which index. */
+  async function plan(sql: string, ...bindings: string[]): Promise<string> {
+    const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      .bind(...bindings)
+      .all<{ detail: string }>();
+    return results.map((row) => row.detail).join("\n");
+  }
+
+  it("reads an organisation's events, agreements and acquisitions through their indexes, not a scan", async () => {
+    expect(
+      await plan(
+        "SELECT * FROM marketplace_events WHERE customer_key IN (?, ?) ORDER BY occurred_at DESC LIMIT 200",
+        "license:a",
+        "license:b",
+      ),
+    ).toContain("USING INDEX marketplace_events_customer");
+    expect(
+      await plan("SELECT * FROM marketplace_customers WHERE marketplace_account_id = ? ORDER BY created_at", "mpa_1"),
+    ).toContain("USING INDEX marketplace_customers_marketplace_account");
+    expect(
+      await plan(
+        "SELECT * FROM acquisitions WHERE marketplace_account_id = ? ORDER BY created_at DESC LIMIT 20",
+        "mpa_1",
+      ),
+    ).toContain("USING INDEX acquisitions_marketplace_account");
   });
 });
 

@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { developmentToken } from "../support/tokens.ts";
-import { acquisitionState, claim, deliver, freshAccountId, handoff, holdingsOf, subscribe } from "./support.ts";
+import { acquisitionState, api, claim, deliver, freshAccountId, handoff, holdingsOf, subscribe } from "./support.ts";
 
 function postEvent(
   body: unknown,
@@ -292,5 +292,47 @@ describe("POST /marketplace/events", () => {
         .first<{ n: number }>();
       expect(recorded?.n).toBe(0);
     });
+  });
+});
+
+describe("GET /v1/organisations/{id}/subscriptions", () => {
+  it("shows the organisation's members each subscription with its events and the activation stage, and no one else", async () => {
+    const account = freshAccountId();
+    const registration = await subscribe({ customer_aws_account_id: account });
+    const { acquisitionId, claimReference, message } = await handoff(registration.registration_token);
+    expect(await deliver(message)).toMatchObject({ acked: true });
+    const customer = await developmentToken();
+    expect((await claim(customer, acquisitionId, claimReference)).status).toBe(200);
+    const organisationId = (await holdingsOf(account)).accounts[0]?.organisation_id as string;
+    const ended = agreementEvent(
+      "Purchase Agreement Ended - Manufacturer",
+      account,
+      registration.license_arn as string,
+      new Date(Date.now() + 1000).toISOString(),
+    );
+    expect((await postEvent(ended)).status).toBe(200);
+
+    const answer = await api(customer, "GET", `/v1/organisations/${organisationId}/subscriptions`);
+    expect(answer.status).toBe(200);
+    const history = await answer.json<{
+      subscriptions: { status: string; aws_account_id: string; events: { kind: string; outcome: string }[] }[];
+      acquisitions: { acquisition_id: string; stages: { stage: string; status: string }[] }[];
+    }>();
+    expect(history.subscriptions).toHaveLength(1);
+    expect(history.subscriptions[0]).toMatchObject({ aws_account_id: account, status: "ended" });
+    expect(history.subscriptions[0]?.events).toEqual([
+      expect.objectContaining({ kind: "Purchase Agreement Ended", outcome: "applied" }),
+    ]);
+    expect(history.acquisitions.map((a) => a.acquisition_id)).toEqual([acquisitionId]);
+    expect(history.acquisitions[0]?.stages).toContainEqual(
+      expect.objectContaining({ stage: "activation", status: "succeeded" }),
+    );
+
+    // Another customer, and an organisation without a marketplace account, see none of it.
+    const other = await developmentToken();
+    expect((await api(other, "GET", `/v1/organisations/${organisationId}/subscriptions`)).status).toBe(404);
+    const own = await (await api(other, "POST", "/v1/organisations", { name: "Other Ltd" })).json<{ id: string }>();
+    const empty = await api(other, "GET", `/v1/organisations/${own.id}/subscriptions`);
+    expect(await empty.json()).toEqual({ subscriptions: [], acquisitions: [] });
   });
 });

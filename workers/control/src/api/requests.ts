@@ -162,6 +162,15 @@ export const AuthorityInput = z
   .superRefine(noCredentials);
 export type AuthorityInput = z.infer<typeof AuthorityInput>;
 
+export const AuthorityExpiryRequest = z
+  .object({
+    expires_at: Timestamp.optional().describe(
+      "When the entry stops applying; now when omitted. Only moves the expiry earlier, never later.",
+    ),
+  })
+  .strict();
+export type AuthorityExpiryRequest = z.infer<typeof AuthorityExpiryRequest>;
+
 export const MarkDuplicateRequest = z.object({ survivor_id: IdentityId, reason: PublicText(1000) }).strict();
 export const TransferRequest = z.object({ organisation_id: Text(64), reason: PublicText(1000) }).strict();
 

@@ -7,6 +7,7 @@ import {
 } from "@passport/domain";
 import { HttpProblem } from "../api/problem.ts";
 import {
+  type AuthorityExpiryRequest,
   type AuthorityInput,
   type BindingInput,
   bindingClassRefusal,
@@ -26,6 +27,7 @@ import {
   insertAuthority,
   insertBinding,
   insertEvidence,
+  setAuthorityExpiry,
   withdrawEvidence,
 } from "../db/passport-entries.ts";
 import {
@@ -245,6 +247,34 @@ export async function authorityRemoval(
     kind: "authority.removed",
     detail: { authority_id: entry.id, action: entry.action },
     statements: [deleteAuthority(db, entry.id)],
+  };
+}
+
+/**
+ * Ends an authority entry at a time (now by default) while keeping it in the record, so consumers
+ * see that the context existed and when it stopped applying. Expiry only moves earlier: extending
+ * authority is a new grant, added as a new entry.
+ */
+export async function authorityExpiry(
+  db: Database,
+  passport: PassportRow,
+  authorityId: string,
+  input: AuthorityExpiryRequest,
+): Promise<PassportChange> {
+  const entry = await authorityOf(db, passport.id, authorityId);
+  if (!entry)
+    throw new HttpProblem("route-not-found", { detail: "This passport has no authority entry with that id." });
+  const at = new Date(input.expires_at ?? Date.now()).toISOString();
+  if (entry.expiresAt && Date.parse(entry.expiresAt) <= Date.parse(at)) {
+    throw new HttpProblem("invalid-request", {
+      detail: `This entry already expires at ${entry.expiresAt}. To extend authority, add a new entry.`,
+      errors: [{ path: "expires_at", message: "must be earlier than the entry's current expiry" }],
+    });
+  }
+  return {
+    kind: "authority.expired",
+    detail: { authority_id: entry.id, action: entry.action, expires_at: at },
+    statements: [setAuthorityExpiry(db, entry.id, at)],
   };
 }
 

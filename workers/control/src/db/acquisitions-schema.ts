@@ -56,7 +56,10 @@ export const marketplaceCustomers = sqliteTable(
     createdAt: text("created_at").notNull().default(now),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("marketplace_customers_account").on(t.awsAccountId)],
+  (t) => [
+    index("marketplace_customers_account").on(t.awsAccountId),
+    index("marketplace_customers_marketplace_account").on(t.marketplaceAccountId),
+  ],
 );
 
 /** The API passport (per family) a marketplace account holds; the primary key allows one. */
@@ -108,7 +111,11 @@ export const acquisitions = sqliteTable(
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [uniqueIndex("acquisitions_token_hash").on(t.tokenHash), index("acquisitions_account").on(t.awsAccountId)],
+  (t) => [
+    uniqueIndex("acquisitions_token_hash").on(t.tokenHash),
+    index("acquisitions_account").on(t.awsAccountId),
+    index("acquisitions_marketplace_account").on(t.marketplaceAccountId, t.createdAt),
+  ],
 );
 
 /** The progress of one acquisition, one row per stage reached (spec 3 "acquisition progression"). */
@@ -131,12 +138,16 @@ export const acquisitionStages = sqliteTable(
 );
 
 /** Marketplace subscription events already applied; the primary key makes a replay a no-op. */
-export const marketplaceEvents = sqliteTable("marketplace_events", {
-  eventId: text("event_id").primaryKey(),
-  format: text("format", { enum: ["eventbridge", "sns"] }).notNull(),
-  kind: text("kind").notNull(),
-  customerKey: text("customer_key"),
-  occurredAt: text("occurred_at").notNull(),
-  outcome: text("outcome").notNull(),
-  receivedAt: text("received_at").notNull(),
-});
+export const marketplaceEvents = sqliteTable(
+  "marketplace_events",
+  {
+    eventId: text("event_id").primaryKey(),
+    format: text("format", { enum: ["eventbridge", "sns"] }).notNull(),
+    kind: text("kind").notNull(),
+    customerKey: text("customer_key"),
+    occurredAt: text("occurred_at").notNull(),
+    outcome: text("outcome").notNull(),
+    receivedAt: text("received_at").notNull(),
+  },
+  (t) => [index("marketplace_events_customer").on(t.customerKey, t.occurredAt)],
+);

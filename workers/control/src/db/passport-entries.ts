@@ -73,3 +73,7 @@ export function insertAuthority(db: Database, row: typeof authority.$inferInsert
 export function deleteAuthority(db: Database, authorityId: string) {
   return db.delete(authority).where(eq(authority.id, authorityId));
 }
+
+export function setAuthorityExpiry(db: Database, authorityId: string, expiresAt: string) {
+  return db.update(authority).set({ expiresAt }).where(eq(authority.id, authorityId));
+}

@@ -5,6 +5,7 @@ import { operation } from "../api/operations.ts";
 import { decodeCursor, encodeCursor } from "../api/pagination.ts";
 import { HttpProblem } from "../api/problem.ts";
 import {
+  AuthorityExpiryRequest,
   AuthorityInput,
   BindingInput,
   CreatePassportRequest,
@@ -30,6 +31,7 @@ import { runBindingCheck } from "../bindings/verify.ts";
 import { applyChange, respondWithPassport } from "../changes/apply.ts";
 import {
   authorityAddition,
+  authorityExpiry,
   authorityRemoval,
   bindingAddition,
   bindingRemoval,
@@ -297,6 +299,23 @@ passports.post(
   (c) =>
     applyChange(c, c.req.param("id"), "editor", (passport) =>
       authorityAddition(c.get("db"), passport, c.req.valid("json")),
+    ),
+);
+
+passports.post(
+  "/:id/authority/:authorityId/expire",
+  operation({
+    method: "post",
+    path: "/v1/passports/{id}/authority/{authorityId}/expire",
+    summary: "End an authority context entry now or at a time (kept in the record with its expiry)",
+    role: "editor",
+    body: { AuthorityExpiryRequest },
+    response: { PassportView },
+    ifMatch: true,
+  }),
+  (c) =>
+    applyChange(c, c.req.param("id"), "editor", (passport) =>
+      authorityExpiry(c.get("db"), passport, c.req.param("authorityId"), c.req.valid("json")),
     ),
 );
 

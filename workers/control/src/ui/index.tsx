@@ -6,6 +6,7 @@ import { formPosts, signedIn } from "./guard.tsx";
 import { onboardingRoutes } from "./onboarding.tsx";
 import { organisationPages } from "./organisation-page.tsx";
 import { passportActions } from "./passport-actions.tsx";
+import { passportCreation } from "./passport-create.tsx";
 import { passportListPage } from "./passport-list.tsx";
 import { passportPage } from "./passport-page.tsx";
 import { signInRoutes } from "./sign-in.tsx";
@@ -34,6 +35,8 @@ export function dashboardUi(fetchApi: ApiFetch) {
   const pages = new Hono<UiEnv>();
   pages.use("*", signedIn(fetchApi));
   pages.get("/passports", passportListPage);
+  // Before /passports/:id, which would otherwise take "new" for an identity id.
+  pages.route("/passports", passportCreation);
   pages.get("/passports/:id", (c) => passportPage(c, c.req.param("id")));
   pages.route("/passports", passportActions);
   pages.route("/organisations", organisationPages);

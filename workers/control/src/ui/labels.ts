@@ -25,6 +25,7 @@ const HISTORY_LABELS: Record<string, string> = {
   "state.reactivated": "Reactivated",
   "authority.added": "Authority context added",
   "authority.removed": "Authority context removed",
+  "authority.expired": "Authority context expired",
   "duplicate.retired": "Retired as a duplicate",
   "responsibility.changed": "Responsibility moved",
   "relationship.changed": "Organisation's relationship stated",
@@ -46,6 +47,8 @@ export function historySummary(detail: Record<string, unknown>): string {
     const value = detail[key];
     if (typeof value === "string" && value) parts.push(key === "value" ? value : `${key}: ${value}`);
   }
+  if (typeof detail.survivor_id === "string") parts.push(`duplicate of ${detail.survivor_id}`);
+  if (typeof detail.to === "string" && typeof detail.from === "string") parts.push(`${detail.from} → ${detail.to}`);
   if (detail.recheck_required) parts.push("re-check required");
   if (detail.recheck_completed) parts.push("re-check confirmed");
   if (typeof detail.reason === "string") parts.push(`reason: ${detail.reason}`);

@@ -1,5 +1,7 @@
 import { PROBLEM_TYPE_BASE, type Problem } from "@passport/domain";
 import { type Context, Hono } from "hono";
+import type { z } from "zod";
+import type { SubscriptionHistory as SubscriptionHistorySchema } from "../api/openapi.ts";
 import type { UiEnv } from "./context.ts";
 import { historyLabel, historySummary } from "./labels.ts";
 import { Layout, ProblemMessage, Time } from "./layout.tsx";
@@ -26,6 +28,9 @@ interface OrganisationView {
     since: string;
   }[];
 }
+
+/** What GET /v1/organisations/{id}/subscriptions answers. */
+type SubscriptionHistory = z.infer<typeof SubscriptionHistorySchema>;
 
 interface OrganisationItem {
   id: string;
@@ -65,6 +70,7 @@ async function organisationPage(
     );
   }
   const organisation = found.body;
+  const products = await api.call<SubscriptionHistory>(`/v1/organisations/${encodeURIComponent(id)}/subscriptions`);
   const canEdit = ADMINISTERS.has(organisation.role);
   const mine = canEdit ? await api.call<{ items: OrganisationItem[] }>("/v1/organisations") : undefined;
   const parents = (mine?.ok ? mine.body.items : []).filter(
@@ -162,45 +168,24 @@ async function organisationPage(
           <a href={`/dashboard/passports?organisation=${encodeURIComponent(organisation.id)}`}>
             This organisation's passports
           </a>
+          {organisation.role !== "viewer" ? (
+            <>
+              {" · "}
+              <a href={`/dashboard/passports/new?organisation=${encodeURIComponent(organisation.id)}`}>
+                New passport here
+              </a>
+            </>
+          ) : null}
         </p>
       </section>
-      <section class="panel" aria-labelledby="subscriptions-heading" id="subscriptions">
-        <h2 id="subscriptions-heading">Products and entitlements</h2>
-        {organisation.subscriptions.length === 0 ? (
-          <p>No marketplace subscriptions are held through this organisation.</p>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Product</th>
-                <th scope="col">Cloud account</th>
-                <th scope="col">Status</th>
-                <th scope="col">Last event</th>
-                <th scope="col">Subscribed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {organisation.subscriptions.map((s) => (
-                <tr>
-                  <td>
-                    <code>{s.product_code ?? "unknown"}</code>
-                  </td>
-                  <td>
-                    <code>{s.aws_account_id ?? "unknown"}</code>
-                  </td>
-                  <td>
-                    <span class="badge">{s.status}</span> as of <Time at={s.status_at} />
-                  </td>
-                  <td>{s.last_event ?? ""}</td>
-                  <td>
-                    <Time at={s.since} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      {products.ok ? (
+        <ProductsSection history={products.body} />
+      ) : (
+        <section class="panel" id="subscriptions">
+          <h2>Products and entitlements</h2>
+          <ProblemMessage problem={products.problem} />
+        </section>
+      )}
       <MembersSection organisation={organisation} csrf={viewer.csrf} failure={failure} />
       <section class="panel" aria-labelledby="history-heading">
         <h2 id="history-heading">History</h2>
@@ -219,6 +204,120 @@ async function organisationPage(
       </section>
     </Layout>,
     failure ? (failure.problem.status as 400) : 200,
+  );
+}
+
+/** The entitlement words the marketplace events map to (docs/acquisition.md), said plainly. */
+const STATUS_WORDS: Record<string, string> = {
+  active: "active",
+  unsubscribe_pending: "ending (unsubscribe pending)",
+  ended: "ended",
+  deprovisioned: "deprovisioned",
+  failed: "failed",
+};
+
+/**
+ * Products and entitlements (spec 4.4): each marketplace subscription with its current status and
+ * the events that set it, newest first, then each set-up (acquisition) with its stages, activation
+ * among them. Ended subscriptions stay listed: an ended entitlement never removes an identity.
+ */
+function ProductsSection(props: { history: SubscriptionHistory }) {
+  const { subscriptions, acquisitions } = props.history;
+  return (
+    <section class="panel" aria-labelledby="subscriptions-heading" id="subscriptions">
+      <h2 id="subscriptions-heading">Products and entitlements</h2>
+      {subscriptions.length === 0 ? (
+        <p>No marketplace subscriptions are held through this organisation.</p>
+      ) : (
+        subscriptions.map((s, index) => (
+          <article class="subscription" aria-labelledby={`subscription-${index}`}>
+            <h3 id={`subscription-${index}`}>
+              <code>{s.product_code ?? "unknown product"}</code>{" "}
+              <span class={`badge m-${s.status}`}>{STATUS_WORDS[s.status] ?? s.status}</span>
+            </h3>
+            <dl class="facts">
+              <dt>Cloud account</dt>
+              <dd>
+                <code>{s.aws_account_id ?? "unknown"}</code>
+              </dd>
+              {s.agreement_id ? (
+                <>
+                  <dt>Agreement</dt>
+                  <dd>
+                    <code>{s.agreement_id}</code>
+                  </dd>
+                </>
+              ) : null}
+              <dt>Status as of</dt>
+              <dd>
+                <Time at={s.status_at} />
+              </dd>
+              <dt>Subscribed</dt>
+              <dd>
+                <Time at={s.since} />
+              </dd>
+            </dl>
+            <h4>Subscription events</h4>
+            {s.events.length === 0 ? (
+              <p class="hint">No events from the marketplace since set-up.</p>
+            ) : (
+              <ol class="history subscription-events">
+                {s.events.map((e) => (
+                  <li>
+                    <strong>{e.kind}</strong> <Time at={e.occurred_at} />
+                    {e.outcome === "applied" ? null : <span class="hint"> · recorded, status unchanged</span>}
+                  </li>
+                ))}
+              </ol>
+            )}
+          </article>
+        ))
+      )}
+      {acquisitions.length > 0 ? (
+        <>
+          <h3>Set-up through the marketplace</h3>
+          <div class="table-wrap">
+            <table class="stack" id="acquisitions">
+              <thead>
+                <tr>
+                  <th scope="col">Started</th>
+                  <th scope="col">Product</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col">Stages</th>
+                </tr>
+              </thead>
+              <tbody>
+                {acquisitions.map((a) => (
+                  <tr>
+                    <td data-label="Started">
+                      <Time at={a.created_at} />
+                    </td>
+                    <td data-label="Product">
+                      <code>{a.product_code ?? "unknown"}</code>
+                    </td>
+                    <td data-label="Outcome">
+                      <a href={`/dashboard/onboarding?acquisition=${encodeURIComponent(a.acquisition_id)}`}>
+                        {a.status}
+                      </a>
+                    </td>
+                    <td data-label="Stages">
+                      <ul class="stage-list">
+                        {a.stages.map((stage) => (
+                          <li>
+                            {stage.label}: {stage.status}
+                            {stage.attempts > 1 ? ` after ${stage.attempts} attempts` : ""}
+                          </li>
+                        ))}
+                      </ul>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      ) : null}
+    </section>
   );
 }
 

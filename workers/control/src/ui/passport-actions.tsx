@@ -209,3 +209,70 @@ passportActions.post(
     (f, c) => call(c, "/state", f, { method: "PATCH", body: { recheck_completed: true } }),
   ),
 );
+
+passportActions.post(
+  "/:id/authority",
+  handle(
+    () => "authority-add",
+    "authority-added",
+    (f, c) =>
+      call(c, "/authority", f, {
+        method: "POST",
+        body: {
+          action: f.action?.trim() ?? "",
+          context: f.context?.trim() ?? "",
+          granted_by: optional(f.granted_by),
+          expires_at: utc(f.expires_at),
+        },
+      }),
+  ),
+);
+
+passportActions.post(
+  "/:id/authority/:authorityId/expire",
+  handle(
+    (c) => `authority-expire-${c.req.param("authorityId")}`,
+    "authority-expired",
+    (f, c) =>
+      call(c, `/authority/${encodeURIComponent(c.req.param("authorityId") as string)}/expire`, f, {
+        method: "POST",
+        body: {},
+      }),
+  ),
+);
+
+passportActions.post(
+  "/:id/authority/:authorityId/remove",
+  handle(
+    (c) => `authority-remove-${c.req.param("authorityId")}`,
+    "authority-removed",
+    (f, c) =>
+      call(c, `/authority/${encodeURIComponent(c.req.param("authorityId") as string)}`, f, { method: "DELETE" }),
+  ),
+);
+
+passportActions.post(
+  "/:id/transfer",
+  handle(
+    () => "transfer",
+    "transferred",
+    (f, c) =>
+      call(c, "/transfer", f, {
+        method: "POST",
+        body: { organisation_id: f.organisation_id ?? "", reason: f.reason?.trim() ?? "" },
+      }),
+  ),
+);
+
+passportActions.post(
+  "/:id/duplicate",
+  handle(
+    () => "duplicate",
+    "duplicate",
+    (f, c) =>
+      call(c, "/duplicate-of", f, {
+        method: "POST",
+        body: { survivor_id: f.survivor_id?.trim() ?? "", reason: f.reason?.trim() ?? "" },
+      }),
+  ),
+);

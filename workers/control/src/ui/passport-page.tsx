@@ -1,27 +1,36 @@
 import { BINDING_CLASSES } from "@passport/domain";
 import type { Context } from "hono";
 import type { z } from "zod";
-import type { HistoryEvent, PassportView } from "../api/views.ts";
+import type { HistoryEvent, PassportSummary, PassportView } from "../api/views.ts";
 import { BindingProof, type CheckShown, VerifyNow } from "./binding-proof.tsx";
 import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
 import { BINDING_LABELS, historyLabel, historySummary } from "./labels.ts";
 import { formatTime, Layout, ProblemMessage, Time } from "./layout.tsx";
 import {
+  AddAuthorityForm,
   AddBindingForm,
   AddEvidenceForm,
+  AuthorityControls,
+  authorityExpired,
+  authorityTime,
   BindingControls,
+  DuplicateForm,
   type Failure,
   type FormContext,
   LifecycleForm,
   RecheckForm,
   StateContextForm,
+  TransferForm,
   WithdrawEvidenceForm,
 } from "./passport-forms.tsx";
 import type { OrganisationItem } from "./passport-list.tsx";
 import { ShareSection } from "./share-section.tsx";
 
 type History = z.infer<typeof HistoryEvent>;
+type Summary = z.infer<typeof PassportSummary>;
+/** How many possible survivors "Mark as a duplicate" suggests; any other id can still be typed. */
+const DUPLICATE_SUGGESTIONS = 50;
 const RANK = { viewer: 0, editor: 1, admin: 2, owner: 3 } as const;
 
 /** Messages after a successful form, keyed by the `done` query parameter of the redirect. */
@@ -35,7 +44,20 @@ const DONE_MESSAGES: Record<string, string> = {
   lifecycle: "Lifecycle changed.",
   state: "State saved.",
   recheck: "Re-check confirmed.",
+  created: "Passport created.",
+  "authority-added": "Authority context added.",
+  "authority-expired": "Authority context expired.",
+  "authority-removed": "Authority context removed.",
+  transferred: "Responsibility moved.",
+  duplicate: "Marked as a duplicate and retired.",
 };
+
+/** Which role each form needs; a refused post from someone not shown the form gets its message at the top. */
+const FORM_ROLES: [prefix: string, role: keyof typeof RANK][] = [
+  ["lifecycle", "admin"],
+  ["duplicate", "admin"],
+  ["transfer", "owner"],
+];
 
 function ResolverLinks(props: { base: string; id: string }) {
   return (
@@ -80,7 +102,25 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
   const canAdmin = !retired && role !== undefined && RANK[role] >= RANK.admin;
   // A refused post from someone who is not shown that form (a viewer's forged post) gets its
   // message at the top, since there is no form to put it beside.
-  const failedFormShown = failure ? (failure.form === "lifecycle" ? canAdmin : canEdit) : false;
+  const needed = FORM_ROLES.find(([prefix]) => failure?.form === prefix)?.[1] ?? "editor";
+  const failedFormShown = failure !== undefined && !retired && role !== undefined && RANK[role] >= RANK[needed];
+  const isOwner = !retired && role === "owner";
+  const transferTargets = (organisations.ok ? organisations.body.items : []).filter(
+    (o) => o.role === "owner" && o.id !== passport.organisation.id,
+  );
+  const now = Date.now();
+  // Suggestions for "Mark as a duplicate": active passports of the same family in this organisation.
+  const candidates = canAdmin
+    ? await api.call<{ items: Summary[] }>(
+        `/v1/passports?${new URLSearchParams({
+          organisation_id: passport.organisation.id,
+          family: passport.family,
+          lifecycle: "active",
+          limit: String(DUPLICATE_SUGGESTIONS),
+        })}`,
+      )
+    : undefined;
+  const survivors = (candidates?.ok ? candidates.body.items : []).filter((p) => p.identity_id !== passport.identity_id);
   const ctx: FormContext = { passport, csrf: viewer.csrf, failure };
   const resolverBase = c.env.RESOLVER_BASE_URL;
   const done = DONE_MESSAGES[c.req.query("done") ?? ""];
@@ -281,22 +321,33 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
         {passport.authority.length === 0 ? (
           <p>None. Identity is never blanket permission; authority is evaluated per action.</p>
         ) : (
-          <ul>
+          <ul class="bindings" id="authority-list">
             {passport.authority.map((a) => (
               <li>
                 <strong>{a.action}</strong>: {a.context}
-                {a.granted_by ? ` (granted by ${a.granted_by})` : ""}
-                {a.expires_at ? (
-                  <>
-                    {" "}
-                    until <Time at={a.expires_at} />
-                  </>
-                ) : null}
+                {a.granted_by ? <span class="hint"> · granted by {a.granted_by}</span> : null}{" "}
+                <span class={authorityExpired(a, now) ? "badge s-revoked" : "badge"}>{authorityTime(a, now)}</span>
+                {canEdit ? <AuthorityControls ctx={ctx} entry={a} now={now} /> : null}
               </li>
             ))}
           </ul>
         )}
+        {canEdit ? <AddAuthorityForm ctx={ctx} /> : null}
       </section>
+
+      {canAdmin ? (
+        <section aria-labelledby="responsibility-heading" id="responsibility">
+          <h2 id="responsibility-heading">Responsibility and duplicates</h2>
+          {isOwner ? (
+            <TransferForm ctx={ctx} targets={transferTargets} />
+          ) : (
+            <p class="hint">
+              Moving responsibility to another organisation needs the owner role here and in the receiving organisation.
+            </p>
+          )}
+          <DuplicateForm ctx={ctx} suggestions={survivors} />
+        </section>
+      ) : null}
 
       <section aria-labelledby="history-heading">
         <h2 id="history-heading">History</h2>

@@ -23,6 +23,13 @@ export function ShareSection(props: { passport: PassportView; resolverBase: stri
     `const result = await verifier.verify("${id}", { family: "${passport.family}", organisation: "${org}" });`,
     `if (result.outcome !== "ok") throw new Error(\`${id}: \${result.reason}\`);`,
   ].join("\n");
+  const badge = `${base}/api/p/${id}/badge.svg`;
+  const page = `${base}/p/${id}`;
+  const embed = [
+    `<a href="${page}"><img src="${badge}" alt="${passport.family === "api" ? "API" : "Agent"} passport ${id}: status"></a>`,
+    "",
+    `[![Passport status](${badge})](${page})`,
+  ].join("\n");
   return (
     <section aria-labelledby="share-heading" id="share">
       <h3 id="share-heading">Share and verify</h3>
@@ -38,6 +45,15 @@ export function ShareSection(props: { passport: PassportView; resolverBase: stri
       <h4>SDK (TypeScript)</h4>
       <pre id="share-sdk">{sdk}</pre>
       <button type="button" class="secondary small" data-copy="share-sdk" data-copy-what="SDK snippet" hidden>
+        Copy snippet
+      </button>
+      <h4>Status badge</h4>
+      <p class="hint">
+        An image the resolver draws from the published record: family, lifecycle state and whether the primary binding
+        is verified. It changes when the record does. HTML, then Markdown:
+      </p>
+      <pre id="share-badge">{embed}</pre>
+      <button type="button" class="secondary small" data-copy="share-badge" data-copy-what="Badge snippet" hidden>
         Copy snippet
       </button>
       {passport.family === "agent" ? (
