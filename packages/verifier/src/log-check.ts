@@ -1,10 +1,17 @@
 import { type Duration, requireDuration } from "./expectation.ts";
+import type { HttpPolicy } from "./http.ts";
 import type { RememberedCheckpoint } from "./log/checkpoint-state.ts";
-import { LogClient, LogFetchError, type LogFetchFailure, type TileCache, toBase64, type VerifiedCheckpoint } from "./log/client.ts";
+import {
+  LogClient,
+  LogFetchError,
+  type LogFetchFailure,
+  type TileCache,
+  toBase64,
+  type VerifiedCheckpoint,
+} from "./log/client.ts";
 import { decodeEntry, encodeEntry } from "./log/entry.ts";
 import type { CheckpointView, LogFinding, LogProof, ReliedOn } from "./outcome.ts";
 import type { PassportRecordView } from "./record.ts";
-import type { HttpPolicy } from "./http.ts";
 
 /** Default bound on the entry bundles read after a record's entry (256 entries each). */
 export const DEFAULT_MAX_BUNDLES = 256;
@@ -97,6 +104,89 @@ export type LogCheck =
       };
     };
 
+export type AcceptedCheckpoint =
+  | { ok: true; checkpoint: VerifiedCheckpoint; view: CheckpointView; remembered: LogProof["remembered"] }
+  | { ok: false; finding: WithoutContext<LogFinding> };
+
+/**
+ * Fetches the log's checkpoint, verifies it under the pinned key and witness policy, and, with a
+ * store, replaces the remembered checkpoint only under `advanceCheckpoint` (a consistency proof
+ * computed from tiles when the tree grew).
+ */
+export async function acceptCheckpoint(
+  client: LogClient,
+  store: CheckpointStore | undefined,
+  now: number,
+  signal?: AbortSignal,
+): Promise<AcceptedCheckpoint> {
+  const log = client.origin;
+  const failed = (finding: WithoutContext<LogFinding>): AcceptedCheckpoint => ({ ok: false, finding });
+  const signed = await client.checkpoint(signal);
+  if (!signed.ok && signed.problem === "witness_quorum_unmet") {
+    return failed({
+      outcome: "witness_quorum_unmet",
+      next_step: "delay",
+      reason: `The log's checkpoint carries ${signed.cosigners.length} of the ${signed.required} witness cosignatures you require, so it may be a view shown only to you. Wait for the witnesses to cosign, and do not rely on the record meanwhile.`,
+      required: signed.required,
+      cosigners: signed.cosigners,
+    });
+  }
+  if (!signed.ok) {
+    return failed({
+      outcome: "checkpoint_invalid",
+      next_step: "deny",
+      reason: `The transparency log's checkpoint is not one the pinned log key signed (${signed.detail}). Nothing can be proved against it; do not rely on the record.`,
+      kind: signed.problem,
+      detail: signed.detail,
+    });
+  }
+  const checkpoint = signed.checkpoint;
+  const cp = view(checkpoint, now);
+
+  let remembered: LogProof["remembered"] = "not_kept";
+  if (store) {
+    const stored = await store.load(log);
+    const storedRoot = stored ? fromBase64(stored.root_hash) : undefined;
+    const before: RememberedCheckpoint | undefined =
+      stored && storedRoot ? { size: stored.size, rootHash: storedRoot } : undefined;
+    const advance = await client.advance(before, checkpoint, signal);
+    switch (advance.outcome) {
+      case "rolled_back":
+        return failed({
+          outcome: "rolled_back",
+          next_step: "deny",
+          reason: `The log offered a tree of ${advance.offeredSize} entries, smaller than the ${advance.rememberedSize} already accepted: the log was rolled back, or this is not the log you saw before.`,
+          remembered_size: advance.rememberedSize,
+          offered_size: advance.offeredSize,
+        });
+      case "split_view":
+        return failed({
+          outcome: "split_view",
+          next_step: "deny",
+          reason: `The log signed two different trees of ${advance.size} entries: it shows different histories to different consumers. Do not rely on it; report both checkpoints.`,
+          size: advance.size,
+          remembered_root: stored?.root_hash ?? "",
+          offered_root: cp.root_hash,
+        });
+      case "inconsistent":
+        return failed({
+          outcome: "inconsistent",
+          next_step: "deny",
+          reason: `The log's tree of ${advance.offeredSize} entries does not extend the tree of ${advance.rememberedSize} accepted before: its history was rewritten.`,
+          remembered_size: advance.rememberedSize,
+          offered_size: advance.offeredSize,
+        });
+      default:
+        remembered = advance.outcome;
+        if (advance.outcome !== "unchanged") {
+          await store.save(log, { size: checkpoint.size, root_hash: cp.root_hash, time: checkpoint.time });
+        }
+    }
+  }
+
+  return { ok: true, checkpoint, view: cp, remembered };
+}
+
 /** The `Passport-Log-Index` header, or undefined when absent or not a whole number. */
 export function parseLogIndex(header: string | null): number | undefined {
   if (!header || !/^(0|[1-9][0-9]*)$/.test(header.trim())) return undefined;
@@ -165,68 +255,9 @@ async function check(
     finding: { ...finding, log, relied_on } as LogFinding,
   });
 
-  const signed = await client.checkpoint(signal);
-  if (!signed.ok && signed.problem === "witness_quorum_unmet") {
-    return fail({
-      outcome: "witness_quorum_unmet",
-      next_step: "delay",
-      reason: `The log's checkpoint carries ${signed.cosigners.length} of the ${signed.required} witness cosignatures you require, so it may be a view shown only to you. Wait for the witnesses to cosign, and do not rely on the record meanwhile.`,
-      required: signed.required,
-      cosigners: signed.cosigners,
-    });
-  }
-  if (!signed.ok) {
-    return fail({
-      outcome: "checkpoint_invalid",
-      next_step: "deny",
-      reason: `The transparency log's checkpoint is not one the pinned log key signed (${signed.detail}). Nothing can be proved against it; do not rely on the record.`,
-      kind: signed.problem,
-      detail: signed.detail,
-    });
-  }
-  const checkpoint = signed.checkpoint;
-  const cp = view(checkpoint, now);
-
-  let remembered: LogProof["remembered"] = "not_kept";
-  if (settings.store) {
-    const stored = await settings.store.load(log);
-    const storedRoot = stored ? fromBase64(stored.root_hash) : undefined;
-    const before: RememberedCheckpoint | undefined =
-      stored && storedRoot ? { size: stored.size, rootHash: storedRoot } : undefined;
-    const advance = await client.advance(before, checkpoint, signal);
-    switch (advance.outcome) {
-      case "rolled_back":
-        return fail({
-          outcome: "rolled_back",
-          next_step: "deny",
-          reason: `The log offered a tree of ${advance.offeredSize} entries, smaller than the ${advance.rememberedSize} already accepted: the log was rolled back, or this is not the log you saw before.`,
-          remembered_size: advance.rememberedSize,
-          offered_size: advance.offeredSize,
-        });
-      case "split_view":
-        return fail({
-          outcome: "split_view",
-          next_step: "deny",
-          reason: `The log signed two different trees of ${advance.size} entries: it shows different histories to different consumers. Do not rely on it; report both checkpoints.`,
-          size: advance.size,
-          remembered_root: stored?.root_hash ?? "",
-          offered_root: cp.root_hash,
-        });
-      case "inconsistent":
-        return fail({
-          outcome: "inconsistent",
-          next_step: "deny",
-          reason: `The log's tree of ${advance.offeredSize} entries does not extend the tree of ${advance.rememberedSize} accepted before: its history was rewritten.`,
-          remembered_size: advance.rememberedSize,
-          offered_size: advance.offeredSize,
-        });
-      default:
-        remembered = advance.outcome;
-        if (advance.outcome !== "unchanged") {
-          await settings.store.save(log, { size: checkpoint.size, root_hash: cp.root_hash, time: checkpoint.time });
-        }
-    }
-  }
+  const accepted = await acceptCheckpoint(client, settings.store, now, signal);
+  if (!accepted.ok) return fail(accepted.finding);
+  const { checkpoint, view: cp, remembered } = accepted;
 
   if (cp.age_seconds > settings.maxAgeSeconds) {
     return fail({

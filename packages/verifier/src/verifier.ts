@@ -16,8 +16,8 @@ import {
 } from "./http.ts";
 import { describeIdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 import { type JwkSet, KeyRing } from "./keys.ts";
-import { checkLog, type LogOptions, type LogSettings, logClientFor, parseLogIndex } from "./log-check.ts";
 import type { LogClient } from "./log/client.ts";
+import { checkLog, type LogOptions, type LogSettings, logClientFor, parseLogIndex } from "./log-check.ts";
 import {
   type LogFinding,
   type MalformedId,
@@ -404,7 +404,8 @@ export class Verifier {
     if (before?.record_version !== undefined && before.digest !== undefined && before !== entry.record) {
       seen.push({ record_version: before.record_version, digest: before.digest });
     }
-    const fail = (finding: ProofFinding | LogFinding) => proofFailure(identityId, finding, source(entry, url, now, how));
+    const fail = (finding: ProofFinding | LogFinding) =>
+      proofFailure(identityId, finding, source(entry, url, now, how));
     for (const version of seen) {
       const finding = compareWithSeen(entry.record, version);
       if (finding) return fail(finding);

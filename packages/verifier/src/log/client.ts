@@ -209,7 +209,8 @@ export class LogClient {
     }
     const check = await verifyNote(note, [this.#logKey, ...this.#witnessKeys]);
     if (!check.ok) {
-      if (check.reason === "malformed") return { ok: false, problem: "malformed", detail: "the note is not a signed note" };
+      if (check.reason === "malformed")
+        return { ok: false, problem: "malformed", detail: "the note is not a signed note" };
       if (check.reason === "bad_signature") {
         return { ok: false, problem: "bad_signature", detail: "a signature by a pinned key does not verify" };
       }
@@ -291,6 +292,14 @@ export class LogClient {
     }
     if (width === BUNDLE_WIDTH) this.cache.set(path, bundle);
     return { ok: true, bundle };
+  }
+
+  /** Entry bundle `n` of a tree of `size` entries as served, unchecked (an audit compares it with the tiles). */
+  async fetchBundle(size: number, n: number, signal?: AbortSignal): Promise<{ path: string; bytes: Uint8Array }> {
+    const width = Math.min(BUNDLE_WIDTH, size - n * BUNDLE_WIDTH);
+    if (width < 1) throw new RangeError(`bundle ${n} is outside a tree of ${size}`);
+    const path = entryTilePath(n, width);
+    return { path, bytes: await this.#get(path, "application/octet-stream", signal) };
   }
 
   /** The resolver's hint of a passport's newest entry; undefined when absent or unusable (it proves nothing). */
@@ -391,14 +400,18 @@ export class TreeTiles implements TileReader {
   readonly size: number;
   readonly #fetchTile: (path: string, full: boolean) => Promise<{ bytes: Uint8Array; cached: boolean }>;
 
-  constructor(size: number, fetchTile: (path: string, full: boolean) => Promise<{ bytes: Uint8Array; cached: boolean }>) {
+  constructor(
+    size: number,
+    fetchTile: (path: string, full: boolean) => Promise<{ bytes: Uint8Array; cached: boolean }>,
+  ) {
     this.size = size;
     this.#fetchTile = fetchTile;
   }
 
   tile(level: number, n: number): Promise<Uint8Array> {
     const width = tileWidth(this.size, level, n);
-    if (width === 0) return Promise.reject(new TileShapeError(level, n, `no tile ${level}/${n} in a tree of ${this.size}`));
+    if (width === 0)
+      return Promise.reject(new TileShapeError(level, n, `no tile ${level}/${n} in a tree of ${this.size}`));
     const path = hashTilePath(level, n, width);
     let read = this.#read.get(path);
     if (!read) {
