@@ -10,7 +10,7 @@ import { fetchWithRetry, type HttpPolicy, readCappedBytes, readStrictJson } from
 import type { NetworkFailureKind } from "../outcome.ts";
 import { advanceCheckpoint, type CheckpointAdvance, type RememberedCheckpoint } from "./checkpoint-state.ts";
 import { decodeBundle } from "./entry.ts";
-import { type Hash, leafHash, rootFromLeafHashes, verifyInclusion } from "./merkle.ts";
+import { leafHash, rootFromLeafHashes, verifyInclusion } from "./merkle.ts";
 import {
   type Checkpoint,
   meetsWitnessQuorum,
