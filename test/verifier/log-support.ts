@@ -217,19 +217,19 @@ export class LogResolver {
     const history = /^\/api\/p\/([^/]+)\/history\.json$/.exec(path)?.[1];
     if (history) {
       const id = decodeURIComponent(history);
-      const versions = this.published.get(id);
-      if (!versions) return problem(404, "identity-not-found");
+      // Every publication of the passport, as logged (filler passports included).
       const upTo = this.historyUpTo.get(id) ?? Number.POSITIVE_INFINITY;
-      const entries = versions
-        .filter((v) => (v.record.record_version as number) <= upTo)
-        .map(({ record }) => ({
+      const entries = this.entries
+        .filter((entry) => entry.identityId === id && entry.recordVersion <= upTo)
+        .map((entry) => ({
           identity_id: id,
-          record_version: record.record_version,
-          digest: record.digest,
-          published_at: record.published_at,
+          record_version: entry.recordVersion,
+          digest: entry.digest,
+          published_at: entry.publishedAt,
           change_kinds: ["state"],
           signature: "not-checked-here",
         }));
+      if (entries.length === 0) return problem(404, "identity-not-found");
       return Response.json({ identity_id: id, entries });
     }
     const record = /^\/api\/p\/([^/]+)\.json$/.exec(path)?.[1];

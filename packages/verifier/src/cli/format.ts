@@ -217,7 +217,7 @@ export function formatEnvelope(result: EnvelopeResult): string {
 
 /** A readable summary of a log audit. */
 export function formatAudit(report: AuditReport): string {
-  const range = report.range ? ` entries ${report.range.from}..${report.range.to}` : "";
+  const range = report.range ? ` entries [${report.range.from}, ${report.range.to})` : "";
   return [
     `${report.ok ? "OK  " : "FAIL"}  ${report.outcome}  ${report.log}${range}`,
     `  ${report.reason}`,
