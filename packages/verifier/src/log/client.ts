@@ -3,14 +3,16 @@
  * signed checkpoint, hash tiles and entry bundles (C2SP tlog-tiles, height 8), and the
  * unauthenticated `latest` hint. Nothing the log serves is trusted until it is tied to a
  * checkpoint signed by the pinned log key: proofs are computed from tiles and checked against the
- * signed root. Full tiles and bundles never change, so they are cached; a cached tile is reused
- * only while proofs built with it keep verifying (one retry with fresh tiles otherwise).
+ * signed root. A tile path names fixed content (a partial tile's width is in its path), so tiles
+ * and bundles are cached by path; a cached tile is reused only while proofs built with it keep
+ * verifying (one retry with fresh tiles otherwise), and a cached bundle is proved against every
+ * new root.
  */
 import { fetchWithRetry, type HttpPolicy, readCappedBytes, readStrictJson } from "../http.ts";
 import type { NetworkFailureKind } from "../outcome.ts";
 import { advanceCheckpoint, type CheckpointAdvance, type RememberedCheckpoint } from "./checkpoint-state.ts";
 import { decodeBundle } from "./entry.ts";
-import { leafHash, rootFromLeafHashes, verifyInclusion } from "./merkle.ts";
+import { type Hash, leafHash, rootFromLeafHashes, verifyInclusion } from "./merkle.ts";
 import {
   type Checkpoint,
   meetsWitnessQuorum,
@@ -74,11 +76,13 @@ export interface BundleView {
   /** Index of the first entry of the bundle. */
   first: number;
   entries: Uint8Array[];
+  /** The root of the entries' leaf hashes (derived from them; kept with a cached bundle). */
+  root: Hash;
 }
 
 export type BundleCheck = { ok: true; bundle: BundleView } | { ok: false; path: string; detail: string };
 
-/** Full tiles and authenticated full bundles by path, least recently used dropped first. */
+/** Hash tiles and authenticated entry bundles by path, least recently used dropped first. */
 export class TileCache {
   readonly #entries = new Map<string, Uint8Array | BundleView>();
   readonly maxEntries: number;
@@ -280,17 +284,18 @@ export class LogClient {
       if (!entries || entries.length !== width) {
         return { ok: false, path, detail: `${path} does not hold ${width} well-formed entries` };
       }
-      bundle = { path, first, entries };
+      const root = await rootFromLeafHashes(await Promise.all(entries.map((entry) => leafHash(entry))));
+      bundle = { path, first, entries, root };
     }
-    const chunkRoot = await rootFromLeafHashes(await Promise.all(bundle.entries.map((entry) => leafHash(entry))));
+    const { root } = bundle;
     const authentic = await this.#proving(checkpoint.size, signal, (tiles) =>
-      verifyChunk(tiles, checkpoint.rootHash, BUNDLE_HEIGHT, n, chunkRoot),
+      verifyChunk(tiles, checkpoint.rootHash, BUNDLE_HEIGHT, n, root),
     );
     if (!authentic) {
       this.cache.delete(path);
       return { ok: false, path, detail: `the entries of ${path} are not that part of the signed tree` };
     }
-    if (width === BUNDLE_WIDTH) this.cache.set(path, bundle);
+    this.cache.set(path, bundle);
     return { ok: true, bundle };
   }
 
@@ -323,13 +328,13 @@ export class LogClient {
     return { index: index as number, record_version: record_version as number };
   }
 
-  /** Hash tiles of a tree of `size` leaves, fetched on demand, full ones through the cache. */
+  /** Hash tiles of a tree of `size` leaves, fetched on demand through the cache. */
   tiles(size: number, signal?: AbortSignal): TreeTiles {
-    return new TreeTiles(size, (path, full) => this.#tile(path, full, signal));
+    return new TreeTiles(size, (path) => this.#tile(path, signal));
   }
 
   /**
-   * Runs `prove` over tiles of a tree of `size`. Full tiles it fetched are cached when it
+   * Runs `prove` over tiles of a tree of `size`. Tiles it fetched are cached when it
    * succeeds; when it fails having used cached tiles, those are dropped and it runs once more on
    * fresh ones, so a bad tile never sticks in the cache. A tile of the wrong shape fails the proof.
    */
@@ -352,15 +357,13 @@ export class LogClient {
       for (const path of result.tiles.cachedUsed) this.cache.delete(path);
       result = await attempt();
     }
-    if (result.ok) for (const [path, tile] of result.tiles.fetchedFull) this.cache.set(path, tile);
+    if (result.ok) for (const [path, tile] of result.tiles.fetched) this.cache.set(path, tile);
     return result.ok;
   }
 
-  async #tile(path: string, full: boolean, signal?: AbortSignal): Promise<{ bytes: Uint8Array; cached: boolean }> {
-    if (full) {
-      const cached = this.cache.get(path);
-      if (cached instanceof Uint8Array) return { bytes: cached, cached: true };
-    }
+  async #tile(path: string, signal?: AbortSignal): Promise<{ bytes: Uint8Array; cached: boolean }> {
+    const cached = this.cache.get(path);
+    if (cached instanceof Uint8Array) return { bytes: cached, cached: true };
     return { bytes: await this.#get(path, "application/octet-stream", signal), cached: false };
   }
 
@@ -395,15 +398,12 @@ export class TreeTiles implements TileReader {
   /** Paths of tiles read, in order (an audit names them). */
   readonly paths: string[] = [];
   readonly cachedUsed: string[] = [];
-  readonly fetchedFull = new Map<string, Uint8Array>();
+  readonly fetched = new Map<string, Uint8Array>();
 
   readonly size: number;
-  readonly #fetchTile: (path: string, full: boolean) => Promise<{ bytes: Uint8Array; cached: boolean }>;
+  readonly #fetchTile: (path: string) => Promise<{ bytes: Uint8Array; cached: boolean }>;
 
-  constructor(
-    size: number,
-    fetchTile: (path: string, full: boolean) => Promise<{ bytes: Uint8Array; cached: boolean }>,
-  ) {
+  constructor(size: number, fetchTile: (path: string) => Promise<{ bytes: Uint8Array; cached: boolean }>) {
     this.size = size;
     this.#fetchTile = fetchTile;
   }
@@ -415,12 +415,12 @@ export class TreeTiles implements TileReader {
     const path = hashTilePath(level, n, width);
     let read = this.#read.get(path);
     if (!read) {
-      read = this.#fetchTile(path, width === BUNDLE_WIDTH).then(({ bytes, cached }) => {
+      read = this.#fetchTile(path).then(({ bytes, cached }) => {
         if (bytes.length !== width * 32) {
           throw new TileShapeError(level, n, `${path} holds ${bytes.length} bytes, not ${width * 32}`);
         }
         if (cached) this.cachedUsed.push(path);
-        else if (width === BUNDLE_WIDTH) this.fetchedFull.set(path, bytes);
+        else this.fetched.set(path, bytes);
         return bytes;
       });
       this.#read.set(path, read);

@@ -48,6 +48,13 @@ function isPowerOfTwo(n: number): boolean {
   return n > 0 && Number.isInteger(Math.log2(n));
 }
 
+/**
+ * Subtree roots already computed from a tile, by the tile's bytes: a cached full tile is the same
+ * object on every read, so its inner hashes are computed once. Derived from the bytes alone, so
+ * reusing them trusts nothing more than the tile itself.
+ */
+const innerRoots = new WeakMap<Uint8Array, Map<number, Promise<Hash>>>();
+
 /** The root of the perfect subtree of 2^height leaves starting at leaf `index * 2^height`. */
 async function perfectSubtree(reader: TileReader, height: number, index: number): Promise<Hash> {
   const level = Math.floor(height / TILE_HEIGHT);
@@ -59,9 +66,21 @@ async function perfectSubtree(reader: TileReader, height: number, index: number)
   if (tile.length < (offset + count) * HASH_SIZE) {
     throw new TileShapeError(level, n, `the tile holds ${tile.length} bytes, too few for hash ${offset + count - 1}`);
   }
-  const hashes: Hash[] = [];
-  for (let i = offset; i < offset + count; i++) hashes.push(tile.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE));
-  return count === 1 ? (hashes[0] as Hash) : rootFromLeafHashes(hashes);
+  if (count === 1) return tile.subarray(offset * HASH_SIZE, (offset + 1) * HASH_SIZE);
+  let roots = innerRoots.get(tile);
+  if (!roots) {
+    roots = new Map();
+    innerRoots.set(tile, roots);
+  }
+  const key = offset * TILE_WIDTH + count;
+  let root = roots.get(key);
+  if (!root) {
+    const hashes: Hash[] = [];
+    for (let i = offset; i < offset + count; i++) hashes.push(tile.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE));
+    root = rootFromLeafHashes(hashes);
+    roots.set(key, root);
+  }
+  return root;
 }
 
 /** MTH of leaves [lo, hi), hi <= the reader's size, read from tiles. */
