@@ -219,7 +219,7 @@ export async function readCappedBytes(
 }
 
 /** {@link readCappedBytes}, decoded as UTF-8 text. */
-export async function readCapped(
+async function readCapped(
   response: Response,
   maxBytes: number,
 ): Promise<{ ok: true; text: string } | { ok: false; problem: string }> {

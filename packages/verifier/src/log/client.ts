@@ -9,7 +9,7 @@
  * new root.
  */
 import { fetchWithRetry, type HttpPolicy, readCappedBytes, readStrictJson } from "../http.ts";
-import type { NetworkFailureKind } from "../outcome.ts";
+import type { CheckpointProblem, NetworkFailureKind } from "../outcome.ts";
 import { advanceCheckpoint, type CheckpointAdvance, type RememberedCheckpoint } from "./checkpoint-state.ts";
 import { decodeBundle } from "./entry.ts";
 import { type Hash, leafHash, rootFromLeafHashes, verifyInclusion } from "./merkle.ts";
@@ -62,8 +62,6 @@ export interface VerifiedCheckpoint extends Checkpoint {
   /** The configured witnesses whose cosignature verified. */
   cosigners: string[];
 }
-
-export type CheckpointProblem = "malformed" | "bad_signature" | "not_signed_by_log" | "wrong_origin" | "no_time";
 
 export type CheckpointCheck =
   | { ok: true; checkpoint: VerifiedCheckpoint }
@@ -134,7 +132,7 @@ export interface LogClientOptions {
 const RFC3339_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
 /** The `time` extension line of a checkpoint, in milliseconds since the epoch. */
-export function checkpointTime(checkpoint: Checkpoint): { time: string; timeMs: number } | undefined {
+function checkpointTime(checkpoint: Checkpoint): { time: string; timeMs: number } | undefined {
   const line = checkpoint.extensions.find((extension) => extension.startsWith("time "));
   const time = line?.slice("time ".length);
   if (!time || !RFC3339_UTC.test(time)) return undefined;
@@ -207,7 +205,7 @@ export class LogClient {
     const bytes = await this.#get("checkpoint", "text/plain", signal);
     let note: string;
     try {
-      note = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+      note = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
     } catch {
       return { ok: false, problem: "malformed", detail: "the checkpoint is not UTF-8" };
     }
