@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { EXIT } from "../../packages/verifier/src/cli/args.ts";
 import { run } from "../../packages/verifier/src/cli/main.ts";
 import type { FetchLike } from "../../packages/verifier/src/index.ts";
-import { LOG_ORIGIN, LOG_RESOLVER, LogResolver } from "./log-support.ts";
+import { LOG_ORIGIN, LOG_RESOLVER, LogResolver, noteSigner } from "./log-support.ts";
 import { NOW } from "./support.ts";
 
 /** A log of 300 entries: passport `a` in three versions, and others. */
@@ -95,6 +95,31 @@ describe("passport verify --log", () => {
     const bounded = await passport("verify", a, "--jwks", "keys.json", "--log", "log.key", "--log-scan", "0");
     expect(bounded.code).toBe(EXIT.failed);
     expect(bounded.stdout).toMatch(/^FAIL\s+newest_unverified/);
+  });
+
+  it("--witness and --witness-quorum: exit 0 when enough configured witnesses cosigned, 4 when not", async () => {
+    const { log, a } = await world();
+    const { passport, files } = cli(log);
+    const [one, two] = [await noteSigner("witness-one.example"), await noteSigner("witness-two.example")];
+    files.set("one.key", one.verifierKey);
+    log.serveCheckpoint({ witnesses: [one] });
+    const args = ["verify", a, "--jwks", "keys.json", "--log", "log.key", "--witness", "one.key"];
+    const met = await passport(...args, "--witness", two.verifierKey, "--witness-quorum", "1");
+    expect(met.code).toBe(EXIT.ok);
+    expect(met.stdout).toContain("cosigned by witness-one.example");
+    const unmet = await passport(...args, "--witness", two.verifierKey);
+    expect(unmet.code).toBe(EXIT.proof);
+    expect(unmet.stdout).toMatch(/^FAIL\s+witness_quorum_unmet/);
+    expect(unmet.stdout).toContain("Witnesses:  1 of 2 required (witness-one.example)");
+  });
+
+  it("refuses a state file it cannot read as remembered checkpoints (exit 2), rather than forgetting them", async () => {
+    const { log, a } = await world();
+    const { passport, files } = cli(log);
+    files.set("state.json", "{ not json");
+    const result = await passport("verify", a, "--jwks", "keys.json", "--log", "log.key", "--log-state", "state.json");
+    expect(result.code).toBe(EXIT.usage);
+    expect(result.stderr).toContain("state.json is not a remembered-checkpoint file");
   });
 
   it.each([
