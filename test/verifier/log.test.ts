@@ -106,7 +106,7 @@ describe("freshness by checkpoint: inclusion", () => {
     expect(await verifier.verify(a)).toMatchObject({ outcome: "not_in_log", kind: "no_index" });
   });
 
-  it("refuses a checkpoint older than the bound the caller sets", async () => {
+  it("refuses a checkpoint older than the bound the caller sets, or dated ahead of the clock", async () => {
     const { log, a } = await world();
     log.serveCheckpoint({ time: NOW - 2 * 3600_000 });
     const result = await log.verifier({ maxAge: "1h" }).verify(a);
@@ -119,6 +119,14 @@ describe("freshness by checkpoint: inclusion", () => {
     // Checkpoint times are whole seconds.
     if (result.outcome === "checkpoint_stale") expect(Math.floor(result.checkpoint.age_seconds)).toBe(7200);
     expect((await log.verifier({ maxAge: "3h" }).verify(a)).outcome).toBe("ok");
+    // Nor can a checkpoint dated ahead of the clock stay fresh past the bound.
+    log.serveCheckpoint({ time: NOW + 3600_000 });
+    expect(await log.verifier({ maxAge: "1h" }).verify(a)).toMatchObject({
+      outcome: "checkpoint_invalid",
+      kind: "future_time",
+    });
+    log.serveCheckpoint({ time: NOW + 60_000 });
+    expect((await log.verifier({ maxAge: "1h" }).verify(a)).outcome).toBe("ok");
   });
 });
 

@@ -15,6 +15,10 @@ import type { PassportRecordView } from "./record.ts";
 
 /** Default bound on the entry bundles read after a record's entry (256 entries each). */
 export const DEFAULT_MAX_BUNDLES = 256;
+/** Entries per bundle (C2SP tlog-tiles, height 8). */
+const BUNDLE = 256;
+/** How far ahead of the verifier's clock a checkpoint's time may be (clock skew). */
+const MAX_CLOCK_SKEW_MS = 300_000;
 
 /** A checkpoint remembered between runs, in a form any store can keep. */
 export interface StoredCheckpoint {
@@ -142,6 +146,16 @@ export async function acceptCheckpoint(
   }
   const checkpoint = signed.checkpoint;
   const cp = view(checkpoint, now);
+  // A checkpoint dated ahead would stay "fresh" past any bound.
+  if (checkpoint.timeMs > now + MAX_CLOCK_SKEW_MS) {
+    return failed({
+      outcome: "checkpoint_invalid",
+      next_step: "deny",
+      reason: `The log's checkpoint is dated ${checkpoint.time}, ahead of this clock by more than five minutes, so its age cannot be judged. Check this machine's clock; otherwise do not rely on the log.`,
+      kind: "future_time",
+      detail: `checkpoint time ${checkpoint.time} is ahead of the verifier's clock`,
+    });
+  }
 
   let remembered: LogProof["remembered"] = "not_kept";
   if (store) {
@@ -332,7 +346,6 @@ async function check(
       via,
       checkpoint: cp,
     });
-  const BUNDLE = 256;
   const bundles = new Map<number, Awaited<ReturnType<LogClient["bundle"]>>>();
   const bundle = async (n: number) => {
     let read = bundles.get(n);

@@ -295,7 +295,13 @@ export interface HistoryBrokenFinding extends FindingBase<"history_broken"> {
 }
 
 /** Why a checkpoint is not a checkpoint of the pinned log. */
-export type CheckpointProblem = "malformed" | "bad_signature" | "not_signed_by_log" | "wrong_origin" | "no_time";
+export type CheckpointProblem =
+  | "malformed"
+  | "bad_signature"
+  | "not_signed_by_log"
+  | "wrong_origin"
+  | "no_time"
+  | "future_time";
 
 interface LogFindingBase<K extends OutcomeClass> extends FindingBase<K> {
   /** The log's origin (the pinned key's name). */
