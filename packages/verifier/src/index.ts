@@ -17,13 +17,8 @@ export { base64urlDecode, base64urlEncode, canonicalDigest, type SignatureCheck,
 export { type JwkSet, KeyRing, type PublicJwk } from "./keys.ts";
 export { LogClient, TileCache } from "./log/client.ts";
 export { type AuditMismatch, type AuditReport, auditLog } from "./log-audit.ts";
-export {
-  type CheckpointStore,
-  DEFAULT_MAX_BUNDLES,
-  type LogOptions,
-  MemoryCheckpointStore,
-  type StoredCheckpoint,
-} from "./log-check.ts";
+export { DEFAULT_MAX_BUNDLES, type LogOptions } from "./log-check.ts";
+export { type CheckpointStore, MemoryCheckpointStore, type StoredCheckpoint } from "./log-checkpoint.ts";
 export * from "./outcome.ts";
 export {
   checkHistory,

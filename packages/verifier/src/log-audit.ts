@@ -5,7 +5,7 @@ import { decodeBundle, decodeEntry, type LogEntry } from "./log/entry.ts";
 import { emptyRoot, type Hash, leafHash, rootFromLeafHashes, sameHash } from "./log/merkle.ts";
 import { subtreeHash, TileShapeError, tileWidth } from "./log/tile-proofs.ts";
 import { hashTilePath } from "./log/tiles.ts";
-import { acceptCheckpoint, type CheckpointStore } from "./log-check.ts";
+import { acceptCheckpoint, type CheckpointStore } from "./log-checkpoint.ts";
 import type { CheckpointView, LogFinding, NetworkFailureKind } from "./outcome.ts";
 
 const WIDTH = 256;

@@ -3,7 +3,8 @@ import { DEFAULT_MAX_BYTES, type FetchLike, type HttpPolicy, insecureAddress, pl
 import { type JwkSet, KeyRing } from "../keys.ts";
 import { LogClient } from "../log/client.ts";
 import { type AuditReport, auditLog } from "../log-audit.ts";
-import type { CheckpointStore, LogOptions, StoredCheckpoint } from "../log-check.ts";
+import type { LogOptions } from "../log-check.ts";
+import type { CheckpointStore, StoredCheckpoint } from "../log-checkpoint.ts";
 import type { OutcomeClass } from "../outcome.ts";
 import { Verifier } from "../verifier.ts";
 import { EXIT, type LogFlags, parseCommand, USAGE, UsageError } from "./args.ts";
