@@ -32,6 +32,38 @@ export async function noteSigner(name: string): Promise<NoteSigner> {
   return { name, verifierKey: await formatVerifierKey(name, raw), privateKey: pair.privateKey };
 }
 
+/** A witness signing C2SP tlog-cosignature v1 lines (key type 0x04), written here from the specification. */
+export interface Cosigner {
+  name: string;
+  verifierKey: string;
+  sign: (body: string, timestamp: number) => Promise<string>;
+}
+
+export async function cosigner(name: string): Promise<Cosigner> {
+  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+  const typed = Uint8Array.of(
+    0x04,
+    ...new Uint8Array((await crypto.subtle.exportKey("raw", pair.publicKey)) as ArrayBuffer),
+  );
+  const hashed = new Uint8Array([...new TextEncoder().encode(`${name}\n`), ...typed]);
+  const keyId = new Uint8Array(await crypto.subtle.digest("SHA-256", hashed)).slice(0, 4);
+  const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+  const hex = [...keyId].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return {
+    name,
+    verifierKey: `${name}+${hex}+${b64(typed)}`,
+    sign: async (body, timestamp) => {
+      const message = new TextEncoder().encode(`cosignature/v1\ntime ${timestamp}\n${body}`);
+      const signature = new Uint8Array(await crypto.subtle.sign({ name: "Ed25519" }, pair.privateKey, message));
+      const blob = new Uint8Array(4 + 8 + 64);
+      blob.set(keyId);
+      new DataView(blob.buffer).setBigUint64(4, BigInt(timestamp));
+      blob.set(signature, 12);
+      return `\u2014 ${name} ${b64(blob)}\n`;
+    },
+  };
+}
+
 export interface Published {
   record: ContractRecord & { digest: string };
   text: string;
@@ -44,6 +76,8 @@ export interface CheckpointSpec {
   /** Milliseconds since the epoch; default {@link NOW}. */
   time?: number;
   witnesses?: NoteSigner[];
+  /** Witnesses adding cosignature/v1 lines, timestamped at `time`. */
+  cosigners?: Cosigner[];
   /** The key signing as the log; default the log's own. */
   signer?: NoteSigner;
 }
@@ -167,6 +201,7 @@ export class LogResolver {
     for (const witness of spec.witnesses ?? []) {
       note += await signatureLine(body, witness.verifierKey, witness.privateKey);
     }
+    for (const witness of spec.cosigners ?? []) note += await witness.sign(body, Math.floor((spec.time ?? NOW) / 1000));
     return note;
   }
 

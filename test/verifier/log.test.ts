@@ -7,7 +7,7 @@ import {
   type VerifyOutcome,
 } from "../../packages/verifier/src/index.ts";
 import { encodeEntry } from "../../packages/verifier/src/log/entry.ts";
-import { LOG_ORIGIN, LOG_RESOLVER, LogResolver, noteSigner } from "./log-support.ts";
+import { cosigner, LOG_ORIGIN, LOG_RESOLVER, LogResolver, noteSigner } from "./log-support.ts";
 import { NOW } from "./support.ts";
 
 /**
@@ -33,6 +33,15 @@ async function world() {
 }
 
 const http = (fetch: FetchLike) => ({ fetch, timeoutMs: 5000, retries: 0, retryDelayMs: 1, maxBytes: 1 << 20 });
+
+/** The same cosignature line with its timestamp moved by one second. */
+function retimed(line: string): string {
+  const [dash, name, encoded] = line.trimEnd().split(" ");
+  const blob = Uint8Array.from(atob(encoded ?? ""), (c) => c.charCodeAt(0));
+  const view = new DataView(blob.buffer);
+  view.setBigUint64(4, view.getBigUint64(4) + 1n);
+  return `${dash} ${name} ${btoa(String.fromCharCode(...blob))}\n`;
+}
 
 function logOf(result: VerifyOutcome) {
   if (result.outcome !== "ok") throw new Error(`expected ok, got ${result.outcome}: ${result.reason}`);
@@ -278,6 +287,31 @@ describe("freshness by checkpoint: tiles and witnesses", () => {
     // A cosignature line under a configured witness's name that does not verify is a forgery.
     const impostor = { ...(await noteSigner("witness-two.example")), verifierKey: two.verifierKey };
     log.serveCheckpoint({ witnesses: [one, impostor] });
+    expect(await log.verifier({ witnesses, witnessQuorum: 1 }).verify(a)).toMatchObject({
+      outcome: "checkpoint_invalid",
+      kind: "bad_signature",
+    });
+  });
+
+  it("counts C2SP cosignature/v1 witness lines toward the quorum, beside plain note witnesses", async () => {
+    const { log, a } = await world();
+    const [one, three] = [await noteSigner("witness-one.example"), await cosigner("witness-three.example")];
+    const witnesses = [one.verifierKey, three.verifierKey];
+    log.serveCheckpoint({ witnesses: [one], cosigners: [three] });
+    const both = await log.verifier({ witnesses }).verify(a);
+    expect(logOf(both)?.checkpoint.cosigners).toEqual(["witness-one.example", "witness-three.example"]);
+    log.serveCheckpoint({ witnesses: [one] });
+    expect(await log.verifier({ witnesses }).verify(a)).toMatchObject({
+      outcome: "witness_quorum_unmet",
+      cosigners: ["witness-one.example"],
+    });
+    // A pinned key whose hash does not match its name and key is the caller's mistake.
+    const [, name, hash, key] = /^([^+]+)\+([0-9a-f]{8})\+(.+)$/.exec(three.verifierKey) ?? [];
+    const wrongHash = `${name}+${hash === "00000000" ? "00000001" : "00000000"}+${key}`;
+    await expect(log.verifier({ witnesses: [wrongHash] }).verify(a)).rejects.toThrow(/witness key hash does not match/);
+    // A cosignature whose timestamp was changed after signing does not verify.
+    const shifted = { ...three, sign: async (body: string, t: number) => retimed(await three.sign(body, t)) };
+    log.serveCheckpoint({ cosigners: [shifted] });
     expect(await log.verifier({ witnesses, witnessQuorum: 1 }).verify(a)).toMatchObject({
       outcome: "checkpoint_invalid",
       kind: "bad_signature",

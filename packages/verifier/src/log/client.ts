@@ -11,6 +11,7 @@
 import { fetchWithRetry, type HttpPolicy, readCappedBytes, readStrictJson } from "../http.ts";
 import type { CheckpointProblem, NetworkFailureKind } from "../outcome.ts";
 import { advanceCheckpoint, type CheckpointAdvance, type RememberedCheckpoint } from "./checkpoint-state.ts";
+import { parseWitnessKey, verifyCosignatures, type WitnessKey } from "./cosignature.ts";
 import { decodeBundle } from "./entry.ts";
 import { type Hash, leafHash, rootFromLeafHashes, verifyInclusion } from "./merkle.ts";
 import {
@@ -122,7 +123,7 @@ export interface LogClientOptions {
   http: HttpPolicy;
   /** The log's note verifier key, `<origin>+<hex8>+<base64>`, pinned by the caller. */
   key: string;
-  /** Witness verifier keys the caller trusts. */
+  /** Witness verifier keys the caller trusts: C2SP cosignature/v1 (type 0x04) or plain note (0x01) keys. */
   witnesses?: readonly string[];
   /** Cosignatures required from `witnesses`; default 0. */
   witnessQuorum?: number;
@@ -150,16 +151,11 @@ export class LogClient {
   readonly #base: string;
   readonly #http: HttpPolicy;
   readonly #logKey: NoteVerifierKey;
-  readonly #witnessKeys: NoteVerifierKey[];
+  readonly #witnessKeys: WitnessKey[];
   readonly #quorum: number;
   readonly cache: TileCache;
 
-  private constructor(
-    options: LogClientOptions,
-    logKey: NoteVerifierKey,
-    witnessKeys: NoteVerifierKey[],
-    quorum: number,
-  ) {
+  private constructor(options: LogClientOptions, logKey: NoteVerifierKey, witnessKeys: WitnessKey[], quorum: number) {
     this.#base = `${options.base.replace(/\/+$/, "")}/log`;
     this.#http = options.http;
     this.#logKey = logKey;
@@ -168,19 +164,24 @@ export class LogClient {
     this.cache = options.cache ?? new TileCache();
   }
 
-  /** Parses the pinned keys; a key that is not a valid Ed25519 note verifier key is a `TypeError`. */
+  /**
+   * Parses the pinned keys (the log's: an Ed25519 note key; a witness's: that or a cosignature/v1
+   * key); a key that is neither, or whose hash does not match, is a `TypeError`.
+   */
   static async create(options: LogClientOptions): Promise<LogClient> {
-    const parse = async (text: string, what: string) => {
+    const parse = async <T>(what: string, read: () => Promise<T>): Promise<T> => {
       try {
-        return await parseVerifierKey(text.trim());
+        return await read();
       } catch (error) {
         throw new TypeError(`${what}: ${(error as Error).message}`);
       }
     };
-    const logKey = await parse(options.key, "log key");
-    const witnessKeys: NoteVerifierKey[] = [];
-    for (const witness of options.witnesses ?? []) witnessKeys.push(await parse(witness, "witness key"));
-    const names = new Set(witnessKeys.map((key) => key.name));
+    const logKey = await parse("log key", () => parseVerifierKey(options.key.trim()));
+    const witnessKeys: WitnessKey[] = [];
+    for (const witness of options.witnesses ?? []) {
+      witnessKeys.push(await parse("witness key", () => parseWitnessKey(witness.trim())));
+    }
+    const names = new Set(witnessKeys.map((witness) => witness.key.name));
     if (names.size !== witnessKeys.length || names.has(logKey.name)) {
       throw new TypeError("witness keys must have distinct names, none the log's own");
     }
@@ -209,7 +210,11 @@ export class LogClient {
     } catch {
       return { ok: false, problem: "malformed", detail: "the checkpoint is not UTF-8" };
     }
-    const check = await verifyNote(note, [this.#logKey, ...this.#witnessKeys]);
+    const noteKeys = this.#witnessKeys.flatMap((witness) => (witness.kind === "note" ? [witness.key] : []));
+    const cosignatureKeys = this.#witnessKeys.flatMap((witness) =>
+      witness.kind === "cosignature" ? [witness.key] : [],
+    );
+    const check = await verifyNote(note, [this.#logKey, ...noteKeys]);
     if (!check.ok) {
       if (check.reason === "malformed")
         return { ok: false, problem: "malformed", detail: "the note is not a signed note" };
@@ -232,9 +237,14 @@ export class LogClient {
     }
     const time = checkpointTime(checkpoint);
     if (!time) return { ok: false, problem: "no_time", detail: "the checkpoint has no RFC 3339 UTC time line" };
-    const cosigners = check.signers.filter((name) => name !== this.#logKey.name);
-    const witnessNames = this.#witnessKeys.map((key) => key.name);
-    if (!meetsWitnessQuorum(check.signers, this.#logKey.name, witnessNames, this.#quorum)) {
+    const cosigned = await verifyCosignatures(note, cosignatureKeys);
+    if (!cosigned.ok) {
+      return { ok: false, problem: cosigned.reason, detail: "a witness cosignature by a pinned key does not verify" };
+    }
+    const signers = [...check.signers, ...cosigned.cosigners.map((c) => c.name)];
+    const cosigners = signers.filter((name) => name !== this.#logKey.name);
+    const witnessNames = this.#witnessKeys.map((witness) => witness.key.name);
+    if (!meetsWitnessQuorum(signers, this.#logKey.name, witnessNames, this.#quorum)) {
       return { ok: false, problem: "witness_quorum_unmet", required: this.#quorum, cosigners };
     }
     return { ok: true, checkpoint: { ...checkpoint, ...time, cosigners } };
