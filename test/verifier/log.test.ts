@@ -252,7 +252,11 @@ describe("freshness by checkpoint: tiles and witnesses", () => {
     const zeros = new Uint8Array(256 * 32);
     // The level-0 tile holding a's newest entry (index 355) is on its inclusion path.
     log.tampered.set("tile/0/001", zeros);
-    expect(await log.verifier().verify(a)).toMatchObject({ outcome: "not_in_log", kind: "not_included" });
+    expect(await log.verifier().verify(a)).toMatchObject({
+      outcome: "log_tampered",
+      tile: "tile/0/001",
+      detail: "tile/0/001 does not hash to its entry in tile/1/000.p/2",
+    });
     log.tampered.clear();
     // The last bundle is read to show no later version follows.
     const last = tiles.get("tile/entries/002.p/88") as Uint8Array;

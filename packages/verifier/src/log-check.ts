@@ -1,7 +1,9 @@
 import { type Duration, requireDuration } from "./expectation.ts";
 import type { HttpPolicy } from "./http.ts";
-import { LogClient, LogFetchError, type LogFetchFailure, type TileCache } from "./log/client.ts";
+import { LogClient, LogFetchError, type LogFetchFailure, type TileCache, type TreeTiles } from "./log/client.ts";
 import { decodeEntry, encodeEntry } from "./log/entry.ts";
+import type { Hash } from "./log/merkle.ts";
+import { Tampered, TileAudit } from "./log/tile-audit.ts";
 import { acceptCheckpoint, type CheckpointStore, type WithoutContext } from "./log-checkpoint.ts";
 import type { LogFinding, LogProof, ReliedOn } from "./outcome.ts";
 import type { PassportRecordView } from "./record.ts";
@@ -163,19 +165,30 @@ async function check(
     publishedAt: record.published_at,
   });
   if (!(await client.proveInclusion(checkpoint, index, entry, signal))) {
+    // Either the log's entry there is another one, or a tile on the way is not the signed tree's.
+    const tampered = await findTamperedTile(client.tiles(checkpoint.size, signal), checkpoint.rootHash, index);
+    if (tampered) {
+      return fail({
+        outcome: "log_tampered",
+        next_step: "deny",
+        reason: `The log served ${tampered.tile}, which is not part of its signed tree, so the record's inclusion cannot be proved.`,
+        tile: tampered.tile,
+        detail: tampered.message,
+      });
+    }
     return fail({
       outcome: "not_in_log",
       next_step: "deny",
-      reason: `The log's entry ${index} is not this record (version ${version}): the record served was never published as that entry, or the log's tiles are not its signed tree.`,
+      reason: `The log's entry ${index} is not this record (version ${version}): the record served was never published as that entry.`,
       kind: "not_included",
       index,
       checkpoint_size: checkpoint.size,
-      detail: `the inclusion proof of entry ${index} computed from tiles does not lead to the root of checkpoint ${checkpoint.size}`,
+      detail: `the entry at ${index} in checkpoint ${checkpoint.size} is not this record's`,
     });
   }
 
   // Newest as of the checkpoint: no later entry of this passport with a higher version.
-  const tampered = (path: string, detail: string) =>
+  const tamperedBundle = (path: string, detail: string) =>
     fail({
       outcome: "log_tampered",
       next_step: "deny",
@@ -217,7 +230,7 @@ async function check(
   const hint = await client.latest(record.identity_id, signal);
   if (hint && hint.index > index && hint.index < checkpoint.size) {
     const read = await bundle(Math.floor(hint.index / BUNDLE));
-    if (!read.ok) return tampered(read.path, read.detail);
+    if (!read.ok) return tamperedBundle(read.path, read.detail);
     const newer = newerIn(read.bundle.entries.slice(hint.index % BUNDLE, (hint.index % BUNDLE) + 1), hint.index);
     if (newer) return replay(newer, "hint");
   }
@@ -239,9 +252,22 @@ async function check(
   }
   for (let n = firstBundle; n < firstBundle + needed; n++) {
     const read = await bundle(n);
-    if (!read.ok) return tampered(read.path, read.detail);
+    if (!read.ok) return tamperedBundle(read.path, read.detail);
     const newer = newerIn(read.bundle.entries, read.bundle.first);
     if (newer) return replay(newer, "scan");
   }
   return { ok: true, proof: { index, checkpoint: cp, remembered, bundles_scanned: needed } };
+}
+
+/** The tile that is not the signed tree's among those leading to leaf `index`, if any (checked top down). */
+async function findTamperedTile(tiles: TreeTiles, root: Hash, index: number): Promise<Tampered | undefined> {
+  const audit = new TileAudit(tiles);
+  try {
+    await audit.root(root);
+    await audit.leaves(Math.floor(index / BUNDLE));
+    return undefined;
+  } catch (error) {
+    if (error instanceof Tampered) return error;
+    throw error;
+  }
 }

@@ -353,7 +353,7 @@ export interface CheckpointStaleFinding extends LogFindingBase<"checkpoint_stale
 /**
  * The record's entry is not proved in the log: `no_index` (no `Passport-Log-Index`),
  * `beyond_checkpoint` (the index is not in the checkpoint yet), `not_included` (the log's entry at
- * that index is not this record, or the proof's tiles are not the signed tree's).
+ * that index is not this record; a tile that is not the signed tree's is `log_tampered` instead).
  */
 export interface NotInLogFinding extends LogFindingBase<"not_in_log"> {
   kind: "no_index" | "beyond_checkpoint" | "not_included";
