@@ -243,6 +243,20 @@ describe("freshness by checkpoint: remembered checkpoint", () => {
       offered_size: 600,
     });
   });
+
+  it("blames a tampered tile on the consistency proof's way, not a rewritten history", async () => {
+    const { log, a } = await world();
+    log.serveCheckpoint({ size: 300 });
+    log.serving.set(a, 2);
+    const { verifier } = remembering(log);
+    expect((await verifier.verify(a)).outcome).toBe("ok");
+    log.serveCheckpoint({});
+    log.serving.delete(a);
+    log.tampered.set("tile/0/001", new Uint8Array(256 * 32));
+    expect(await verifier.verify(a)).toMatchObject({ outcome: "log_tampered", tile: "tile/0/001" });
+    log.tampered.clear();
+    expect(logOf(await verifier.verify(a))?.remembered).toBe("extended");
+  });
 });
 
 describe("freshness by checkpoint: tiles and witnesses", () => {

@@ -1,9 +1,8 @@
 import { type Duration, requireDuration } from "./expectation.ts";
 import type { HttpPolicy } from "./http.ts";
-import { LogClient, LogFetchError, type LogFetchFailure, type TileCache, type TreeTiles } from "./log/client.ts";
+import { LogClient, LogFetchError, type LogFetchFailure, type TileCache } from "./log/client.ts";
 import { decodeEntry, encodeEntry } from "./log/entry.ts";
-import type { Hash } from "./log/merkle.ts";
-import { Tampered, TileAudit } from "./log/tile-audit.ts";
+import { findTamperedTile } from "./log/tile-audit.ts";
 import { acceptCheckpoint, type CheckpointStore, type WithoutContext } from "./log-checkpoint.ts";
 import type { LogFinding, LogProof, ReliedOn } from "./outcome.ts";
 import type { PassportRecordView } from "./record.ts";
@@ -188,14 +187,17 @@ async function check(
   }
 
   // Newest as of the checkpoint: no later entry of this passport with a higher version.
-  const tamperedBundle = (path: string, detail: string) =>
-    fail({
+  const tamperedBundle = async (path: string, detail: string, n: number) => {
+    // The bundle's proof runs through tiles: name a tile that is not the tree's before the bundle.
+    const tile = await findTamperedTile(client.tiles(checkpoint.size, signal), checkpoint.rootHash, n * BUNDLE);
+    return fail({
       outcome: "log_tampered",
       next_step: "deny",
-      reason: `The log served ${path}, which is not part of its signed tree, so the record cannot be shown to be the newest version.`,
-      tile: path,
-      detail,
+      reason: `The log served ${tile?.tile ?? path}, which is not part of its signed tree, so the record cannot be shown to be the newest version.`,
+      tile: tile?.tile ?? path,
+      detail: tile?.message ?? detail,
     });
+  };
   const replay = (newer: { index: number; version: number }, via: "hint" | "scan") =>
     fail({
       outcome: "not_newest",
@@ -230,7 +232,7 @@ async function check(
   const hint = await client.latest(record.identity_id, signal);
   if (hint && hint.index > index && hint.index < checkpoint.size) {
     const read = await bundle(Math.floor(hint.index / BUNDLE));
-    if (!read.ok) return tamperedBundle(read.path, read.detail);
+    if (!read.ok) return tamperedBundle(read.path, read.detail, Math.floor(hint.index / BUNDLE));
     const newer = newerIn(read.bundle.entries.slice(hint.index % BUNDLE, (hint.index % BUNDLE) + 1), hint.index);
     if (newer) return replay(newer, "hint");
   }
@@ -252,22 +254,9 @@ async function check(
   }
   for (let n = firstBundle; n < firstBundle + needed; n++) {
     const read = await bundle(n);
-    if (!read.ok) return tamperedBundle(read.path, read.detail);
+    if (!read.ok) return tamperedBundle(read.path, read.detail, n);
     const newer = newerIn(read.bundle.entries, read.bundle.first);
     if (newer) return replay(newer, "scan");
   }
   return { ok: true, proof: { index, checkpoint: cp, remembered, bundles_scanned: needed } };
-}
-
-/** The tile that is not the signed tree's among those leading to leaf `index`, if any (checked top down). */
-async function findTamperedTile(tiles: TreeTiles, root: Hash, index: number): Promise<Tampered | undefined> {
-  const audit = new TileAudit(tiles);
-  try {
-    await audit.root(root);
-    await audit.leaves(Math.floor(index / BUNDLE));
-    return undefined;
-  } catch (error) {
-    if (error instanceof Tampered) return error;
-    throw error;
-  }
 }

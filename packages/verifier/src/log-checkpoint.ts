@@ -4,6 +4,7 @@
  */
 import type { RememberedCheckpoint } from "./log/checkpoint-state.ts";
 import { type LogClient, toBase64, type VerifiedCheckpoint } from "./log/client.ts";
+import { findTamperedTile } from "./log/tile-audit.ts";
 import type { CheckpointView, LogFinding, LogProof } from "./outcome.ts";
 
 /** How far ahead of the verifier's clock a checkpoint's time may be (clock skew). */
@@ -115,7 +116,22 @@ export async function acceptCheckpoint(
           remembered_root: stored?.root_hash ?? "",
           offered_root: cp.root_hash,
         });
-      case "inconsistent":
+      case "inconsistent": {
+        // The consistency proof runs through tiles: a tile that is not the new tree's is no rewrite.
+        const tile = await findTamperedTile(
+          client.tiles(checkpoint.size, signal),
+          checkpoint.rootHash,
+          advance.rememberedSize - 1,
+        );
+        if (tile) {
+          return failed({
+            outcome: "log_tampered",
+            next_step: "deny",
+            reason: `The log served ${tile.tile}, which is not part of its signed tree, so the checkpoint cannot be shown to extend the one accepted before.`,
+            tile: tile.tile,
+            detail: tile.message,
+          });
+        }
         return failed({
           outcome: "inconsistent",
           next_step: "deny",
@@ -123,6 +139,7 @@ export async function acceptCheckpoint(
           remembered_size: advance.rememberedSize,
           offered_size: advance.offeredSize,
         });
+      }
       default:
         remembered = advance.outcome;
         if (advance.outcome !== "unchanged") {

@@ -97,3 +97,19 @@ export class TileAudit {
     return this.#tiles.paths.length;
   }
 }
+
+/**
+ * The tile that is not the signed tree's among those a proof about leaf `index` reads (the
+ * partial tiles and the chain of tiles above the leaf), checked top down; undefined when they all are.
+ */
+export async function findTamperedTile(tiles: TreeTiles, root: Hash, index: number): Promise<Tampered | undefined> {
+  const audit = new TileAudit(tiles);
+  try {
+    await audit.root(root);
+    await audit.leaves(Math.floor(index / WIDTH));
+    return undefined;
+  } catch (error) {
+    if (error instanceof Tampered) return error;
+    throw error;
+  }
+}
