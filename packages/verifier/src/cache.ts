@@ -11,6 +11,8 @@ export interface CacheEntry {
    */
   proof?: Proof;
   etag?: string;
+  /** The `Passport-Log-Index` answered with the record: where its entry is in the transparency log. */
+  logIndex?: number;
   /** When the resolver last answered for this copy (200 or 304). */
   confirmedAt: number;
   /** The `Age` the resolver reported with that answer, in seconds. */

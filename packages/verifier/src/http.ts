@@ -182,20 +182,20 @@ function redactForReport(value: string): string {
 }
 
 /**
- * Reads a body as text, at most `maxBytes` of it: a declared `Content-Length` over the cap is
- * refused unread, and the stream is cancelled once it passes the cap.
+ * Reads a body, at most `maxBytes` of it: a declared `Content-Length` over the cap is refused
+ * unread, and the stream is cancelled once it passes the cap.
  */
-async function readCapped(
+export async function readCappedBytes(
   response: Response,
   maxBytes: number,
-): Promise<{ ok: true; text: string } | { ok: false; problem: string }> {
+): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; problem: string }> {
   const tooLong = { ok: false as const, problem: `the answer is larger than ${maxBytes} bytes` };
   const declared = Number(response.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel();
     return tooLong;
   }
-  if (!response.body) return { ok: true, text: "" };
+  if (!response.body) return { ok: true, bytes: new Uint8Array(0) };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let length = 0;
@@ -215,7 +215,16 @@ async function readCapped(
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return { ok: true, text: new TextDecoder().decode(bytes) };
+  return { ok: true, bytes };
+}
+
+/** {@link readCappedBytes}, decoded as UTF-8 text. */
+async function readCapped(
+  response: Response,
+  maxBytes: number,
+): Promise<{ ok: true; text: string } | { ok: false; problem: string }> {
+  const read = await readCappedBytes(response, maxBytes);
+  return read.ok ? { ok: true, text: new TextDecoder().decode(read.bytes) } : read;
 }
 
 /** Reads a JSON body within the size cap, refusing duplicate member names (see strict-json.ts). */

@@ -15,6 +15,10 @@ export { cacheDirectives, type FetchLike } from "./http.ts";
 export { describeIdentityIdDefect, type IdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 export { base64urlDecode, base64urlEncode, canonicalDigest, type SignatureCheck, verifyDetachedJws } from "./jws.ts";
 export { type JwkSet, KeyRing, type PublicJwk } from "./keys.ts";
+export { LogClient, TileCache } from "./log/client.ts";
+export { type AuditMismatch, type AuditReport, auditLog } from "./log-audit.ts";
+export { DEFAULT_MAX_BUNDLES, type LogOptions } from "./log-check.ts";
+export { type CheckpointStore, MemoryCheckpointStore, type StoredCheckpoint } from "./log-checkpoint.ts";
 export * from "./outcome.ts";
 export {
   checkHistory,

@@ -19,6 +19,16 @@ export const OUTCOME_CLASSES = [
   "signature_invalid",
   "unknown_key",
   "history_broken",
+  "checkpoint_invalid",
+  "witness_quorum_unmet",
+  "rolled_back",
+  "split_view",
+  "inconsistent",
+  "log_tampered",
+  "checkpoint_stale",
+  "not_in_log",
+  "not_newest",
+  "newest_unverified",
 ] as const;
 export type OutcomeClass = (typeof OUTCOME_CLASSES)[number];
 
@@ -75,6 +85,32 @@ export interface Proof {
   history: "verified" | "chain_only" | "not_checked";
   /** The version seen before that this record was compared with (the caller's `seen`, or the verifier's cached copy). */
   compared_with?: SeenVersion;
+  /** Present when the verifier was given `log`: the record's entry, the checkpoint, and how "newest" was established. */
+  log?: LogProof;
+}
+
+/** A signed checkpoint of the transparency log, as a result reports it. */
+export interface CheckpointView {
+  origin: string;
+  size: number;
+  /** Base64, as in the checkpoint. */
+  root_hash: string;
+  /** The checkpoint's `time` line. */
+  time: string;
+  age_seconds: number;
+  /** Configured witnesses whose cosignature verified. */
+  cosigners: string[];
+}
+
+/** What the transparency log established about the record (docs/transparency-log.md, Consumer). */
+export interface LogProof {
+  /** The record's entry: its index (`Passport-Log-Index`), proved included in `checkpoint`. */
+  index: number;
+  checkpoint: CheckpointView;
+  /** How the checkpoint relates to the one remembered: `not_kept` when the verifier has no store. */
+  remembered: "first" | "unchanged" | "extended" | "not_kept";
+  /** The entry bundles read after the record's entry to establish that it is the newest version. */
+  bundles_scanned: number;
 }
 
 /** A record version seen before, to detect an older record replayed as current. */
@@ -258,8 +294,108 @@ export interface HistoryBrokenFinding extends FindingBase<"history_broken"> {
   detail: string;
 }
 
+/** Why a checkpoint is not a checkpoint of the pinned log. */
+export type CheckpointProblem =
+  | "malformed"
+  | "bad_signature"
+  | "not_signed_by_log"
+  | "wrong_origin"
+  | "no_time"
+  | "future_time";
+
+interface LogFindingBase<K extends OutcomeClass> extends FindingBase<K> {
+  /** The log's origin (the pinned key's name). */
+  log: string;
+}
+
+export interface CheckpointInvalidFinding extends LogFindingBase<"checkpoint_invalid"> {
+  kind: CheckpointProblem;
+  detail: string;
+}
+
+export interface WitnessQuorumUnmetFinding extends LogFindingBase<"witness_quorum_unmet"> {
+  required: number;
+  /** Configured witnesses whose cosignature verified. */
+  cosigners: string[];
+}
+
+/** The log offered a smaller tree than the checkpoint remembered. */
+export interface RolledBackFinding extends LogFindingBase<"rolled_back"> {
+  remembered_size: number;
+  offered_size: number;
+}
+
+/** Two checkpoints of the same size with different roots: the log shows two histories. */
+export interface SplitViewFinding extends LogFindingBase<"split_view"> {
+  size: number;
+  remembered_root: string;
+  offered_root: string;
+}
+
+/** A larger tree that is not an extension of the remembered one (the consistency proof fails). */
+export interface InconsistentFinding extends LogFindingBase<"inconsistent"> {
+  remembered_size: number;
+  offered_size: number;
+}
+
+/** A tile or entry bundle that does not belong to the signed tree. */
+export interface LogTamperedFinding extends LogFindingBase<"log_tampered"> {
+  /** The tile's path under `{resolver}/log/`. */
+  tile: string;
+  detail: string;
+}
+
+export interface CheckpointStaleFinding extends LogFindingBase<"checkpoint_stale"> {
+  checkpoint: CheckpointView;
+  max_age_seconds: number;
+}
+
+/**
+ * The record's entry is not proved in the log: `no_index` (no `Passport-Log-Index`),
+ * `beyond_checkpoint` (the index is not in the checkpoint yet), `not_included` (the log's entry at
+ * that index is not this record; a tile that is not the signed tree's is `log_tampered` instead).
+ */
+export interface NotInLogFinding extends LogFindingBase<"not_in_log"> {
+  kind: "no_index" | "beyond_checkpoint" | "not_included";
+  index?: number;
+  checkpoint_size?: number;
+  detail: string;
+}
+
+/** The log holds a later version of this passport than the record served: a replay. */
+export interface NotNewestFinding extends LogFindingBase<"not_newest"> {
+  record_version: number;
+  newer_version: number;
+  newer_index: number;
+  /** How the later entry was found: the resolver's `latest` hint, or reading the bundles after the record's entry. */
+  via: "hint" | "scan";
+  checkpoint: CheckpointView;
+}
+
+/** The record is included, but the bundles to read after it exceed the caller's bound. */
+export interface NewestUnverifiedFinding extends LogFindingBase<"newest_unverified"> {
+  kind: "scan_limit";
+  index: number;
+  bundles_needed: number;
+  max_bundles: number;
+  checkpoint: CheckpointView;
+}
+
+export type LogFinding =
+  | CheckpointInvalidFinding
+  | WitnessQuorumUnmetFinding
+  | RolledBackFinding
+  | SplitViewFinding
+  | InconsistentFinding
+  | LogTamperedFinding
+  | CheckpointStaleFinding
+  | NotInLogFinding
+  | NotNewestFinding
+  | NewestUnverifiedFinding;
+
 /** A failed check on a resolved record. */
 export type Finding =
+  | LogFinding
   | SignatureInvalidFinding
   | UnknownKeyFinding
   | HistoryBrokenFinding
@@ -283,8 +419,30 @@ export interface StateNotOperative extends StateNotOperativeFinding, Common<fals
 export interface SignatureInvalid extends SignatureInvalidFinding, Common<false> {}
 export interface UnknownKey extends UnknownKeyFinding, Common<false> {}
 export interface HistoryBroken extends HistoryBrokenFinding, Common<false> {}
+export interface CheckpointInvalid extends CheckpointInvalidFinding, Common<false> {}
+export interface WitnessQuorumUnmet extends WitnessQuorumUnmetFinding, Common<false> {}
+export interface RolledBack extends RolledBackFinding, Common<false> {}
+export interface SplitView extends SplitViewFinding, Common<false> {}
+export interface Inconsistent extends InconsistentFinding, Common<false> {}
+export interface LogTampered extends LogTamperedFinding, Common<false> {}
+export interface CheckpointStale extends CheckpointStaleFinding, Common<false> {}
+export interface NotInLog extends NotInLogFinding, Common<false> {}
+export interface NotNewest extends NotNewestFinding, Common<false> {}
+export interface NewestUnverified extends NewestUnverifiedFinding, Common<false> {}
+/** The transparency-log failures (`log` option): like proof failures, the record's contents are not evaluated. */
+export type LogFailure =
+  | CheckpointInvalid
+  | WitnessQuorumUnmet
+  | RolledBack
+  | SplitView
+  | Inconsistent
+  | LogTampered
+  | CheckpointStale
+  | NotInLog
+  | NotNewest
+  | NewestUnverified;
 /** The proof failures: the record's contents are not evaluated, because they cannot be relied on. */
-export type ProofFailure = SignatureInvalid | UnknownKey | HistoryBroken;
+export type ProofFailure = SignatureInvalid | UnknownKey | HistoryBroken | LogFailure;
 
 export type NetworkFailureKind = "timeout" | "network" | "server_error" | "unexpected_response" | "aborted";
 

@@ -16,7 +16,10 @@ import {
 } from "./http.ts";
 import { describeIdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 import { type JwkSet, KeyRing } from "./keys.ts";
+import type { LogClient } from "./log/client.ts";
+import { checkLog, type LogOptions, type LogSettings, logClientFor, parseLogIndex } from "./log-check.ts";
 import {
+  type LogFinding,
   type MalformedId,
   type NetworkFailure,
   type NetworkFailureKind,
@@ -66,6 +69,13 @@ export interface VerifierOptions {
    * then `ok_signature_skipped`, never `ok`, because anyone on the way could have written it.
    */
   signature?: "required" | "skip-insecure";
+  /**
+   * Freshness by checkpoint (docs/transparency-log.md): every record must be included in the
+   * transparency log at its `Passport-Log-Index`, in a checkpoint signed by the pinned log key
+   * (and the witnesses asked for) no older than `maxAge`, and be the newest version of its
+   * passport as of that checkpoint.
+   */
+  log?: LogOptions;
 }
 
 export interface ResolveOptions {
@@ -122,6 +132,8 @@ export class Verifier {
   readonly #cache: RecordCache | undefined;
   readonly #now: () => number;
   readonly #keys: TrustedKeys;
+  readonly #logOptions: LogOptions | undefined;
+  #log: Promise<{ client: LogClient; settings: LogSettings }> | undefined;
 
   constructor(options: VerifierOptions) {
     const unsafe = insecureAddress(options.resolver);
@@ -136,6 +148,8 @@ export class Verifier {
     };
     this.#cache = options.cache === false ? undefined : (options.cache ?? new RecordCache());
     this.#now = options.now ?? Date.now;
+    if (options.log) requireDuration(options.log.maxAge, "log.maxAge");
+    this.#logOptions = options.log;
     const { jwks, signature = "required" } = options;
     if (signature !== "required" && signature !== "skip-insecure") {
       throw new TypeError(`signature: "${signature}" is not "required" or "skip-insecure"`);
@@ -234,9 +248,11 @@ export class Verifier {
 
     if (response.status === 304 && cached) {
       await response.body?.cancel();
+      const logIndex = parseLogIndex(response.headers.get("passport-log-index")) ?? cached.logIndex;
       const entry: CacheEntry = {
         ...cached,
         ...freshness,
+        ...(logIndex !== undefined ? { logIndex } : {}),
         proof: { ...(cached.proof as Proof), history: "not_checked" },
       };
       if (directives.maxAge === undefined) delete entry.maxAge;
@@ -280,7 +296,13 @@ export class Verifier {
       const etag = response.headers.get("etag");
       const signature = response.headers.get("passport-signature");
       const check = await checkRecordProof(json as Record<string, unknown>, parsed.value, signature, keys);
-      const partial = { record: parsed.value, ...(etag ? { etag } : {}), ...freshness };
+      const logIndex = parseLogIndex(response.headers.get("passport-log-index"));
+      const partial = {
+        record: parsed.value,
+        ...(etag ? { etag } : {}),
+        ...(logIndex !== undefined ? { logIndex } : {}),
+        ...freshness,
+      };
       if (!check.ok) return proofFailure(identityId, check.finding, source(partial, url, confirmedAt, how));
       const entry: CacheEntry = { ...partial, proof: check.proof };
       const result = await this.#confirm(identityId, entry, stored, url, confirmedAt, how, keys, options);
@@ -382,7 +404,8 @@ export class Verifier {
     if (before?.record_version !== undefined && before.digest !== undefined && before !== entry.record) {
       seen.push({ record_version: before.record_version, digest: before.digest });
     }
-    const fail = (finding: ProofFinding) => proofFailure(identityId, finding, source(entry, url, now, how));
+    const fail = (finding: ProofFinding | LogFinding) =>
+      proofFailure(identityId, finding, source(entry, url, now, how));
     for (const version of seen) {
       const finding = compareWithSeen(entry.record, version);
       if (finding) return fail(finding);
@@ -403,7 +426,16 @@ export class Verifier {
       if (finding) return fail(finding);
       entry.proof = { ...(entry.proof as Proof), history: keys ? "verified" : "chain_only" };
     }
-    return resolved(identityId, entry, url, now, how);
+    const result = resolved(identityId, entry, url, now, how);
+    if (this.#logOptions) {
+      this.#log ??= logClientFor(this.resolver, this.#http, this.#logOptions);
+      const { client, settings } = await this.#log;
+      const check = await checkLog(client, settings, entry.record, entry.logIndex, this.#now(), options.signal);
+      if (!check.ok && "network" in check) return networkFailure(identityId, check.network.url, check.network.failure);
+      if (!check.ok) return fail(check.finding);
+      result.proof.log = check.proof;
+    }
+    return result;
   }
 
   /** True when a cached copy was checked as this verifier requires, with a key it still trusts. */
@@ -491,7 +523,7 @@ function resolved(
 }
 
 /** A record whose proof failed: the finding is the outcome, and its contents are not evaluated. */
-function proofFailure(identityId: string, finding: ProofFinding, from: ProofSource): ProofFailure {
+function proofFailure(identityId: string, finding: ProofFinding | LogFinding, from: ProofSource): ProofFailure {
   return outcome<ProofFailure>({ ...finding, identity_id: identityId, source: from, findings: [finding] });
 }
 

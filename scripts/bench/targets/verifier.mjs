@@ -1,11 +1,18 @@
 // `npm run bench -- verifier`: what checking a record's proof costs the consumer verifier per record,
 // in Node: a full resolution with the signature checked against pinned keys, compared with the
 // same resolution without keys (the digest is recomputed either way), and the proof check alone
-// compared with parsing the record. Answers come from memory, so only the verifier's work counts.
+// compared with parsing the record; then the transparency-log check (inclusion and newest version
+// from cached tiles) compared with the same resolution without it, and the computed proof sizes at
+// 10,000 and 1,000,000 entries. Answers come from memory, so only the verifier's work counts.
 import { performance } from "node:perf_hooks";
 import { canonicalBytes } from "@passport/domain";
 import { CompactSign, importJWK } from "jose";
-import { checkRecordProof, KeyRing, parseRecord, Verifier } from "../../../packages/verifier/src/index.ts";
+import { checkRecordProof, KeyRing, parseRecord, TileCache, Verifier } from "../../../packages/verifier/src/index.ts";
+import { encodeBundle, encodeEntry } from "../../../packages/verifier/src/log/entry.ts";
+import { leafHash, rootFromLeafHashes } from "../../../packages/verifier/src/log/merkle.ts";
+import { formatCheckpoint, formatVerifierKey, signatureLine } from "../../../packages/verifier/src/log/note.ts";
+import { chunkInclusionPath, consistencyPath, tileWidth } from "../../../packages/verifier/src/log/tile-proofs.ts";
+import { entryTilePath, hashTilePath, hashTiles } from "../../../packages/verifier/src/log/tiles.ts";
 import { signingKeyPair } from "../../dev-keys.mjs";
 import { spread } from "../lib/compare.mjs";
 import { sampleRecord } from "../lib/records.mjs";
@@ -15,6 +22,81 @@ export const description =
 
 const RECORDS = 200;
 const RESOLVER = "https://resolver.bench";
+/** Entries in the benchmark's log; the sample records are its last ones, as fresh publications are. */
+const LOG_SIZE = 10_000;
+const LOG_ORIGIN = "resolver.bench/log";
+
+/**
+ * A log of LOG_SIZE entries whose last ones are the records' publications, served from memory:
+ * checkpoint, tiles, bundles and the latest hint. Returns the log key and each record's index.
+ */
+async function benchLog(records) {
+  const entries = [];
+  for (let i = 0; entries.length < LOG_SIZE - records.length; i++) {
+    entries.push({ identityId: `psp_other${i}`, recordVersion: 1, digest: `sha-256:other-${i}`, publishedAt: AT });
+  }
+  const indexOf = new Map();
+  for (const r of records) {
+    const record = JSON.parse(r.text);
+    indexOf.set(r.id, entries.length);
+    entries.push({
+      identityId: r.id,
+      recordVersion: record.record_version,
+      digest: record.digest,
+      publishedAt: record.published_at,
+    });
+  }
+  const leaves = await Promise.all(entries.map((e) => leafHash(encodeEntry(e))));
+  const served = await hashTiles(leaves, rootFromLeafHashes);
+  for (let n = 0; n * 256 < entries.length; n++) {
+    const bundle = entries.slice(n * 256, (n + 1) * 256).map(encodeEntry);
+    served.set(entryTilePath(n, bundle.length), encodeBundle(bundle));
+  }
+  const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
+  const key = await formatVerifierKey(LOG_ORIGIN, new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey)));
+  const body = formatCheckpoint({
+    origin: LOG_ORIGIN,
+    size: entries.length,
+    rootHash: await rootFromLeafHashes(leaves),
+    extensions: [`time ${new Date().toISOString().replace(/\.\d{3}Z$/, "Z")}`],
+  });
+  const checkpoint = `${body}\n${await signatureLine(body, key, pair.privateKey)}`;
+  const answer = (path) => {
+    if (path === "/log/checkpoint") return new Response(checkpoint);
+    if (path.startsWith("/log/latest/")) {
+      const id = decodeURIComponent(path.slice("/log/latest/".length));
+      return Response.json({ identity_id: id, index: indexOf.get(id), record_version: 3 });
+    }
+    const tile = served.get(path.slice("/log/".length));
+    return tile ? new Response(tile) : new Response("not found", { status: 404 });
+  };
+  return { key, indexOf, answer };
+}
+
+const AT = "2026-10-20T09:00:00.000Z";
+
+/** Hashes and tiles a proof needs in a tree of `size` entries, computed without building the tree. */
+async function proofSize(size) {
+  const count = async (prove) => {
+    const tiles = new Set();
+    const reader = {
+      size,
+      tile: async (level, n) => {
+        const width = tileWidth(size, level, n);
+        tiles.add(hashTilePath(level, n, width));
+        return new Uint8Array(width * 32);
+      },
+    };
+    const hashes = (await prove(reader)).length;
+    return { hashes, bytes: hashes * 32, tiles: tiles.size };
+  };
+  return {
+    entries: size,
+    inclusion_first: await count((reader) => chunkInclusionPath(reader, 0, 0)),
+    inclusion_last: await count((reader) => chunkInclusionPath(reader, 0, size - 1)),
+    consistency_from_half: await count((reader) => consistencyPath(reader, Math.floor(size / 2) + 1)),
+  };
+}
 
 async function signed(records) {
   const { publicJwk, privateJwk } = await signingKeyPair("ES256", "bench");
@@ -55,17 +137,28 @@ export async function run({ options, log }) {
     await Promise.all(Array.from({ length: RECORDS }, (_, n) => sampleRecord(n, `sha-256:${"A".repeat(43)}`))),
   );
   const byUrl = new Map(records.map((r) => [`${RESOLVER}/api/p/${r.id}.json`, r]));
+  log(`building a log of ${LOG_SIZE} entries`);
+  const logged = await benchLog(records);
   const fetch = async (url) => {
     const r = byUrl.get(url);
+    if (!r) return logged.answer(new URL(url).pathname);
     return new Response(r.text, {
       headers: {
         "content-type": "application/json; charset=utf-8",
         "cache-control": "public, max-age=15",
         "passport-signature": r.signature,
+        "passport-log-index": String(logged.indexOf.get(r.id)),
       },
     });
   };
   const keyed = new Verifier({ resolver: RESOLVER, fetch, jwks, cache: false });
+  const withLog = new Verifier({
+    resolver: RESOLVER,
+    fetch,
+    jwks,
+    cache: false,
+    log: { key: logged.key, maxAge: "1d", cache: new TileCache() },
+  });
   const unkeyed = new Verifier({ resolver: RESOLVER, fetch, cache: false, signature: "skip-insecure" });
   const ring = new KeyRing(jwks);
 
@@ -90,6 +183,13 @@ export async function run({ options, log }) {
       },
       reference: async (r) => parseRecord(JSON.parse(r.text)),
       checks: [(x) => x.ok && x.proof.signature === "verified", (x) => x.ok],
+    },
+    {
+      name: "resolve + log (inclusion, newest)",
+      baseline: "resolve, signature checked",
+      subject: (r) => withLog.resolve(r.id, { consequence: "higher" }),
+      reference: (r) => keyed.resolve(r.id, { consequence: "higher" }),
+      checks: [(x) => x.proof?.log?.checkpoint.size === LOG_SIZE, (x) => x.proof?.signature === "verified"],
     },
   ];
   for (const pair of pairs) {
@@ -123,6 +223,14 @@ export async function run({ options, log }) {
       ratios: { rps: ratio("rps"), p50: ratio("p50"), p99: ratio("p99") },
     };
   });
+  const proofSizes = [await proofSize(10_000), await proofSize(1_000_000)];
+  for (const p of proofSizes) {
+    const line = (what, c) => `${what} ${c.hashes} hashes (${c.bytes} bytes) from ${c.tiles} tiles`;
+    console.log(
+      `log proof sizes at ${p.entries.toLocaleString("en")} entries: ${line("inclusion of the first entry", p.inclusion_first)}, ` +
+        `${line("of the last", p.inclusion_last)}; ${line("consistency from half the tree", p.consistency_from_half)}`,
+    );
+  }
   for (const r of results) {
     const us = (ms) => `${(ms * 1000).toFixed(0)} µs`;
     console.log(
@@ -130,5 +238,5 @@ export async function run({ options, log }) {
         `${r.baseline}: ${us(r.reference.p50.median)} (p50), ${us(1000 / r.reference.rps.median)} mean`,
     );
   }
-  return { results };
+  return { results, proof_sizes: proofSizes };
 }

@@ -13,6 +13,7 @@ export const USAGE = `Usage:
   passport resolve <identity-id> --jwks FILE|URL [proof options] [--resolver URL] [--json]
   passport verify <identity-id> --jwks FILE|URL [expectations] [proof options] [--resolver URL] [--json]
   passport envelope <agent-manifest-url | identity-id> [--resolver URL] [--json]
+  passport log --log KEY|FILE [--from N] [--to N] [witness options] [--resolver URL] [--json]
   passport help
 
 Expectations (verify):
@@ -37,6 +38,20 @@ Proof (resolve, verify):
   --history                      also check the published history chains to the record
   --seen VERSION:DIGEST          a version seen before; an older record served as current fails
 
+Transparency log (resolve, verify: --log turns it on; log: --log is required):
+  --log KEY|FILE                 the log's verifier key (<origin>+<hash>+<key>) you pinned, or a
+                                 file holding it: the record must be in the log, in a checkpoint
+                                 no older than --log-max-age, and the newest version as of it
+  --log-max-age DURATION         oldest acceptable checkpoint (default 1h)
+  --log-scan N                   most entry bundles read after the record's entry (default 256)
+  --witness KEY|FILE             a witness verifier key you trust (repeatable)
+  --witness-quorum N             cosignatures required from the witnesses (default: all of them)
+  --log-state FILE               where the last accepted checkpoint is kept (default
+                                 $PASSPORT_LOG_STATE, else $XDG_STATE_HOME or ~/.local/state,
+                                 /passport/log-checkpoints.json)
+  --from N, --to N               log: audit entries N (default 0) up to, not including, --to
+                                 (default: the checkpoint's size)
+
 Common:
   --resolver URL                 resolver base URL, https (plain http only to loopback)
                                  (default: $PASSPORT_RESOLVER or http://127.0.0.1:8787)
@@ -47,13 +62,28 @@ Common:
 Durations: seconds, or a number with s, m, h or d (90s, 15m, 12h, 30d).
 Exit codes: 0 ok, 1 verification failed (or not found / malformed id), 2 usage error,
             3 network failure (could not fetch proof; not evidence against the identity),
-            4 proof failed (signature_invalid, unknown_key, history_broken),
+            4 proof failed (signature_invalid, unknown_key, history_broken; the log
+              failures checkpoint_invalid, witness_quorum_unmet, rolled_back, split_view,
+              inconsistent, log_tampered, not_in_log, not_newest; log: any audit failure),
+              while checkpoint_stale and newest_unverified are 1,
             5 every expectation held (verify) or the record was found (resolve), but its
               signature was not checked (--insecure-no-signature).`;
 
 export type Command =
   | { command: "help" }
-  | { command: "resolve" | "verify" | "envelope"; target: string; common: Common; expectation: Expectation };
+  | { command: "resolve" | "verify" | "envelope"; target: string; common: Common; expectation: Expectation }
+  | { command: "log"; common: Common; range: { from?: number; to?: number } };
+
+/** The `--log` settings; keys are as given (text or a file), read by the caller. */
+export interface LogFlags {
+  key: string;
+  maxAge: number;
+  scan: number;
+  witnesses: string[];
+  quorum?: number;
+  /** The remembered-checkpoint file; absent when no state directory is known. */
+  state?: string;
+}
 
 interface Common {
   resolver: string;
@@ -64,6 +94,7 @@ interface Common {
   jwks?: string;
   /** `--insecure-no-signature`: the caller opted out of signature checks. */
   insecureNoSignature: boolean;
+  log?: LogFlags;
 }
 
 const OPTIONS = {
@@ -86,6 +117,14 @@ const OPTIONS = {
   seen: "string",
   timeout: "string",
   retries: "string",
+  log: "string",
+  "log-max-age": "string",
+  "log-scan": "string",
+  witness: "list",
+  "witness-quorum": "string",
+  "log-state": "string",
+  from: "string",
+  to: "string",
   help: "boolean",
 } as const;
 
@@ -173,6 +212,45 @@ function evidenceRequirement(value: string): { claim: string; maxAge?: number } 
 }
 
 const PROOF_OPTIONS = ["jwks", "insecure-no-signature", "history", "seen"] as const;
+const LOG_OPTIONS = ["log", "log-max-age", "log-scan", "witness", "witness-quorum", "log-state"] as const;
+
+function wholeNumber(value: string, flag: string): number {
+  if (!/^(0|[1-9][0-9]*)$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`${flag}: "${value}" is not a whole number`);
+  }
+  return Number(value);
+}
+
+/** The remembered-checkpoint file: the flag, else $PASSPORT_LOG_STATE, else the user's state directory. */
+function stateFile(values: Values, env: Record<string, string | undefined>): string | undefined {
+  if (values["log-state"] !== undefined) return values["log-state"];
+  if (env.PASSPORT_LOG_STATE) return env.PASSPORT_LOG_STATE;
+  const dir = env.XDG_STATE_HOME || (env.HOME ? `${env.HOME}/.local/state` : undefined);
+  return dir ? `${dir}/passport/log-checkpoints.json` : undefined;
+}
+
+function logFlags(values: Values, env: Record<string, string | undefined>): LogFlags | undefined {
+  if (values.log === undefined) {
+    const misplaced = LOG_OPTIONS.find((name) => values[name] !== undefined);
+    if (misplaced) throw new UsageError(`--${misplaced} needs --log, the log key you pinned`);
+    return undefined;
+  }
+  const witnesses = values.witness ?? [];
+  const quorum =
+    values["witness-quorum"] === undefined ? undefined : wholeNumber(values["witness-quorum"], "--witness-quorum");
+  if (quorum !== undefined && quorum > witnesses.length) {
+    throw new UsageError(`--witness-quorum ${quorum} is more than the ${witnesses.length} --witness keys given`);
+  }
+  const state = stateFile(values, env);
+  return {
+    key: values.log,
+    maxAge: values["log-max-age"] === undefined ? 3600 : duration(values["log-max-age"], "--log-max-age"),
+    scan: values["log-scan"] === undefined ? 256 : wholeNumber(values["log-scan"], "--log-scan"),
+    witnesses,
+    ...(quorum !== undefined ? { quorum } : {}),
+    ...(state ? { state } : {}),
+  };
+}
 
 /** `VERSION:DIGEST`, for example `3:sha-256:Qx…`. */
 function seenVersion(value: string): SeenVersion {
@@ -192,6 +270,43 @@ function bindingRequirement(value: string): RequiredBinding {
   return eq < 0 ? { class: cls } : { class: cls, value: value.slice(eq + 1) };
 }
 
+function commonFlags(values: Values, env: Record<string, string | undefined>): Common {
+  const resolver = values.resolver ?? env.PASSPORT_RESOLVER ?? "http://127.0.0.1:8787";
+  const unsafe = insecureAddress(resolver);
+  if (unsafe) throw new UsageError(`--resolver: "${resolver}" ${unsafe}`);
+  const retries = values.retries === undefined ? 2 : Number(values.retries);
+  if (!Number.isInteger(retries) || retries < 0 || retries > 10)
+    throw new UsageError("--retries must be a whole number from 0 to 10");
+  const log = logFlags(values, env);
+  return {
+    resolver,
+    json: values.json ?? false,
+    timeoutMs: values.timeout === undefined ? 5000 : duration(values.timeout, "--timeout") * 1000,
+    retries,
+    ...(values.jwks !== undefined ? { jwks: values.jwks } : {}),
+    insecureNoSignature: values["insecure-no-signature"] ?? false,
+    ...(log ? { log } : {}),
+  };
+}
+
+/** `passport log`: audits a range of the log; needs the pinned log key, takes no identity id. */
+function logCommand(values: Values, extra: string[], env: Record<string, string | undefined>): Command {
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+  const misplaced = [...VERIFY_ONLY, ...PROOF_OPTIONS, "log-max-age", "log-scan"].find(
+    (name) => values[name as keyof Values] !== undefined,
+  );
+  if (misplaced) throw new UsageError(`--${misplaced} does not apply to log`);
+  if (values.log === undefined) throw new UsageError("log needs --log KEY|FILE, the log's verifier key you pinned");
+  const from = values.from === undefined ? undefined : wholeNumber(values.from, "--from");
+  const to = values.to === undefined ? undefined : wholeNumber(values.to, "--to");
+  if (from !== undefined && to !== undefined && from > to) throw new UsageError("--from must not be after --to");
+  return {
+    command: "log",
+    common: commonFlags(values, env),
+    range: { ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) },
+  };
+}
+
 /**
  * Parses the command line into a command, or throws {@link UsageError}.
  * @example
@@ -201,9 +316,13 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
   const { values, positionals } = parseFlags(argv);
   const [command, target, ...extra] = positionals;
   if (values.help || command === "help" || command === undefined) return { command: "help" };
-  if (command !== "resolve" && command !== "verify" && command !== "envelope") {
+  if (command !== "resolve" && command !== "verify" && command !== "envelope" && command !== "log") {
     throw new UsageError(`unknown command "${command}"`);
   }
+  if (command !== "log" && (values.from !== undefined || values.to !== undefined)) {
+    throw new UsageError(`--${values.from !== undefined ? "from" : "to"} applies to log only`);
+  }
+  if (command === "log") return logCommand(values, positionals.slice(1), env);
   if (!target)
     throw new UsageError(
       `${command} needs ${command === "envelope" ? "a manifest URL or an identity id" : "an identity id"}`,
@@ -214,7 +333,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     if (misplaced) throw new UsageError(`--${misplaced} applies to verify only`);
   }
   if (command === "envelope") {
-    const misplaced = PROOF_OPTIONS.find((name) => values[name] !== undefined);
+    const misplaced = [...PROOF_OPTIONS, ...LOG_OPTIONS].find((name) => values[name] !== undefined);
     if (misplaced) throw new UsageError(`--${misplaced} applies to resolve and verify only`);
   }
   if (command !== "envelope") {
@@ -231,20 +350,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     throw new UsageError("envelope needs an http(s) agent manifest URL or an identity id");
   }
 
-  const resolver = values.resolver ?? env.PASSPORT_RESOLVER ?? "http://127.0.0.1:8787";
-  const unsafe = insecureAddress(resolver);
-  if (unsafe) throw new UsageError(`--resolver: "${resolver}" ${unsafe}`);
-  const retries = values.retries === undefined ? 2 : Number(values.retries);
-  if (!Number.isInteger(retries) || retries < 0 || retries > 10)
-    throw new UsageError("--retries must be a whole number from 0 to 10");
-  const common: Common = {
-    resolver,
-    json: values.json ?? false,
-    timeoutMs: values.timeout === undefined ? 5000 : duration(values.timeout, "--timeout") * 1000,
-    retries,
-    ...(values.jwks !== undefined ? { jwks: values.jwks } : {}),
-    insecureNoSignature: values["insecure-no-signature"] ?? false,
-  };
+  const common = commonFlags(values, env);
 
   const expectation: Expectation = {};
   if (values.family !== undefined) {

@@ -1,6 +1,7 @@
 import { formatAge } from "../checks.ts";
 import type { EnvelopeResult } from "../envelope.ts";
-import type { Proof, ProofSource, ReliedOn, VerifyOutcome } from "../outcome.ts";
+import type { AuditReport } from "../log-audit.ts";
+import type { CheckpointView, Proof, ProofSource, ReliedOn, VerifyOutcome } from "../outcome.ts";
 import type { PassportRecordView, RecordBinding } from "../record.ts";
 import type { ResolveResult } from "../verifier.ts";
 
@@ -34,7 +35,17 @@ function proof(p: Proof | undefined): string[] {
         ? "history chains (entry signatures not checked)"
         : "history not checked (--history)";
   const compared = p.compared_with ? `; not older than version ${p.compared_with.record_version}` : "";
-  return [`  Integrity:  digest verified; ${signature}; ${history}${compared}`];
+  const log = p.log
+    ? [
+        `  Log:        entry ${p.log.index} included in ${checkpoint(p.log.checkpoint)}; newest version as of it (${p.log.bundles_scanned} entry bundle(s) read); remembered checkpoint: ${p.log.remembered}`,
+      ]
+    : [];
+  return [`  Integrity:  digest verified; ${signature}; ${history}${compared}`, ...log];
+}
+
+function checkpoint(c: CheckpointView): string {
+  const cosigned = c.cosigners.length > 0 ? `, cosigned by ${c.cosigners.join(", ")}` : "";
+  return `checkpoint ${c.size} of ${c.origin} (${c.time}, age ${formatAge(c.age_seconds)}${cosigned})`;
 }
 
 function relied(relied_on: ReliedOn): string[] {
@@ -78,6 +89,34 @@ function extra(result: VerifyOutcome): string[] {
         ...(result.expected !== undefined
           ? [`  Expected:   ${result.expected}`, `  Found:      ${result.actual}`]
           : []),
+      ];
+    case "checkpoint_invalid":
+      return [`  Problem:    ${result.kind}: ${result.detail}`];
+    case "witness_quorum_unmet":
+      return [
+        `  Witnesses:  ${result.cosigners.length} of ${result.required} required (${result.cosigners.join(", ") || "none"})`,
+      ];
+    case "rolled_back":
+    case "inconsistent":
+      return [`  Sizes:      remembered ${result.remembered_size}, offered ${result.offered_size}`];
+    case "split_view":
+      return [
+        `  Size:       ${result.size}`,
+        `  Roots:      remembered ${result.remembered_root}, offered ${result.offered_root}`,
+      ];
+    case "log_tampered":
+      return [`  Tile:       ${result.tile}: ${result.detail}`];
+    case "checkpoint_stale":
+      return [`  Checkpoint: ${checkpoint(result.checkpoint)}; at most ${formatAge(result.max_age_seconds)} allowed`];
+    case "not_in_log":
+      return [`  Problem:    ${result.kind}: ${result.detail}`];
+    case "not_newest":
+      return [
+        `  Newer:      version ${result.newer_version} at entry ${result.newer_index} (found by ${result.via === "hint" ? "the latest hint" : "reading the bundles"}); served version ${result.record_version}`,
+      ];
+    case "newest_unverified":
+      return [
+        `  Scan:       ${result.bundles_needed} bundles after entry ${result.index}; at most ${result.max_bundles} allowed (--log-scan)`,
       ];
     default: {
       const others = result.findings.slice(1).map((f) => `    ${f.outcome}: ${f.reason}`);
@@ -174,4 +213,21 @@ export function formatEnvelope(result: EnvelopeResult): string {
     case "network_failure":
       return `FAIL  network_failure  ${result.target}\n  ${result.kind}${result.status ? ` (HTTP ${result.status})` : ""}: ${result.detail}\n  Could not fetch proof; this is not evidence against the identity.`;
   }
+}
+
+/** A readable summary of a log audit. */
+export function formatAudit(report: AuditReport): string {
+  const range = report.range ? ` entries [${report.range.from}, ${report.range.to})` : "";
+  return [
+    `${report.ok ? "OK  " : "FAIL"}  ${report.outcome}  ${report.log}${range}`,
+    `  ${report.reason}`,
+    ...(report.checkpoint ? [`  Checkpoint: ${checkpoint(report.checkpoint)}`] : []),
+    `  Checked:    ${report.entries_checked} entries of ${report.passports_checked} passports; ${report.bundles_checked} bundles, ${report.tiles_checked} tiles`,
+    ...(report.tampered ? [`  Tampered:   ${report.tampered.tile}: ${report.tampered.detail}`] : []),
+    ...report.mismatches.map(
+      (m) =>
+        `  Mismatch:   entry ${m.index}${m.identity_id ? ` ${m.identity_id} v${m.record_version}` : ""}: ${m.problem}${m.published_digest ? ` (logged ${m.logged_digest}, published ${m.published_digest})` : ""}`,
+    ),
+    ...(report.network ? [`  Failure:    ${report.network.kind}: ${report.network.detail}`] : []),
+  ].join("\n");
 }

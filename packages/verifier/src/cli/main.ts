@@ -1,10 +1,14 @@
 import { fetchEnvelope } from "../envelope.ts";
-import { DEFAULT_MAX_BYTES, type FetchLike, insecureAddress, platformFetch } from "../http.ts";
+import { DEFAULT_MAX_BYTES, type FetchLike, type HttpPolicy, insecureAddress, platformFetch } from "../http.ts";
 import { type JwkSet, KeyRing } from "../keys.ts";
+import { LogClient } from "../log/client.ts";
+import { type AuditReport, auditLog } from "../log-audit.ts";
+import type { LogOptions } from "../log-check.ts";
+import type { CheckpointStore, StoredCheckpoint } from "../log-checkpoint.ts";
 import type { OutcomeClass } from "../outcome.ts";
 import { Verifier } from "../verifier.ts";
-import { EXIT, parseCommand, USAGE, UsageError } from "./args.ts";
-import { formatEnvelope, formatResolve, formatVerify } from "./format.ts";
+import { EXIT, type LogFlags, parseCommand, USAGE, UsageError } from "./args.ts";
+import { formatAudit, formatEnvelope, formatResolve, formatVerify } from "./format.ts";
 
 export interface Io {
   stdout: (text: string) => void;
@@ -13,12 +17,31 @@ export interface Io {
   fetch?: FetchLike;
   /** Reads a local file (for `--jwks FILE`); absent where there is no file system. */
   readFile?: (path: string) => Promise<string>;
+  /** Writes a local file, creating its directory (the remembered checkpoint); absent where there is no file system. */
+  writeFile?: (path: string, text: string) => Promise<void>;
+  /** The clock, in milliseconds since the epoch; default `Date.now`. */
+  now?: () => number;
 }
+
+/** Outcomes that say the log could not establish freshness now, as `stale` does: exit 1, not 4. */
+const LOG_NOT_ESTABLISHED: readonly string[] = ["checkpoint_stale", "newest_unverified"];
+const LOG_PROOF_FAILED: readonly string[] = [
+  "checkpoint_invalid",
+  "witness_quorum_unmet",
+  "rolled_back",
+  "split_view",
+  "inconsistent",
+  "log_tampered",
+  "not_in_log",
+  "not_newest",
+];
 
 function exitFor(outcome: OutcomeClass | "resolved" | "envelope" | "envelope_unavailable"): number {
   if (outcome === "ok" || outcome === "resolved" || outcome === "envelope") return EXIT.ok;
   if (outcome === "network_failure" || outcome === "envelope_unavailable") return EXIT.network;
   if (outcome === "signature_invalid" || outcome === "unknown_key" || outcome === "history_broken") return EXIT.proof;
+  if (LOG_PROOF_FAILED.includes(outcome)) return EXIT.proof;
+  if (LOG_NOT_ESTABLISHED.includes(outcome)) return EXIT.failed;
   if (outcome === "ok_signature_skipped") return EXIT.unsigned;
   return EXIT.failed;
 }
@@ -46,6 +69,90 @@ async function trustedKeys(value: string, io: Io): Promise<JwkSet | string> {
   }
 }
 
+const VERIFIER_KEY = /^[^+\s]+\+[0-9a-f]{8}\+[A-Za-z0-9+/=]+$/;
+
+/** A note verifier key given on the command line, or read from the file named. */
+async function noteKey(value: string, flag: string, io: Io): Promise<string> {
+  if (VERIFIER_KEY.test(value)) return value;
+  if (!io.readFile) throw new UsageError(`${flag}: "${value}" is not a verifier key, and there is no file system here`);
+  try {
+    return (await io.readFile(value)).trim();
+  } catch {
+    throw new UsageError(`${flag}: "${value}" is neither a verifier key (<name>+<hash>+<key>) nor a readable file`);
+  }
+}
+
+/** The remembered checkpoints, one per log origin, in a JSON file written whole after each change. */
+async function fileStore(path: string, io: Io): Promise<CheckpointStore> {
+  const { readFile, writeFile } = io;
+  if (!readFile || !writeFile) throw new UsageError("--log-state: no file system here");
+  let text: string | undefined;
+  try {
+    text = await readFile(path);
+  } catch {
+    text = undefined; // no checkpoint remembered yet
+  }
+  let checkpoints: Record<string, StoredCheckpoint> = {};
+  if (text !== undefined) {
+    try {
+      const parsed = JSON.parse(text) as { checkpoints?: Record<string, StoredCheckpoint> };
+      checkpoints = parsed.checkpoints ?? {};
+      for (const c of Object.values(checkpoints)) {
+        if (!Number.isSafeInteger(c.size) || typeof c.root_hash !== "string") throw new Error("bad entry");
+      }
+    } catch {
+      throw new UsageError(`--log-state: ${path} is not a remembered-checkpoint file; move it away to start over`);
+    }
+  }
+  return {
+    load: async (origin) => checkpoints[origin],
+    save: async (origin, checkpoint) => {
+      checkpoints = { ...checkpoints, [origin]: checkpoint };
+      await writeFile(path, `${JSON.stringify({ checkpoints }, null, 2)}\n`);
+    },
+  };
+}
+
+/** The verifier's `log` option from the flags, keys read and checked (a bad key is a usage error). */
+async function logOptions(flags: LogFlags, io: Io): Promise<LogOptions> {
+  const key = await noteKey(flags.key, "--log", io);
+  const witnesses: string[] = [];
+  for (const witness of flags.witnesses) witnesses.push(await noteKey(witness, "--witness", io));
+  const options: LogOptions = {
+    key,
+    maxAge: flags.maxAge,
+    witnesses,
+    witnessQuorum: flags.quorum ?? witnesses.length,
+    maxBundles: flags.scan,
+  };
+  if (flags.state) options.store = await fileStore(flags.state, io);
+  else
+    io.stderr(
+      "passport: no state directory known (set --log-state or $PASSPORT_LOG_STATE); checkpoints are not remembered between runs.",
+    );
+  return options;
+}
+
+async function logClient(resolver: string, http: HttpPolicy, options: LogOptions): Promise<LogClient> {
+  try {
+    return await LogClient.create({
+      base: resolver,
+      http,
+      key: options.key,
+      witnesses: options.witnesses ?? [],
+      witnessQuorum: options.witnessQuorum ?? 0,
+    });
+  } catch (error) {
+    if (error instanceof TypeError) throw new UsageError(`--log/--witness: ${error.message}`);
+    throw error;
+  }
+}
+
+function auditExit(report: AuditReport): number {
+  if (report.ok) return EXIT.ok;
+  return report.outcome === "network_failure" ? EXIT.network : EXIT.proof;
+}
+
 /**
  * Runs the `passport` command line and returns its exit code.
  * @example
@@ -58,7 +165,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       io.stdout(USAGE);
       return EXIT.ok;
     }
-    const { common, target, expectation } = command;
+    const { common } = command;
     const print = (value: unknown, text: string) => io.stdout(common.json ? JSON.stringify(value, null, 2) : text);
     const http = {
       fetch: io.fetch ?? platformFetch,
@@ -67,9 +174,25 @@ export async function run(argv: string[], io: Io): Promise<number> {
       retryDelayMs: 250,
       maxBytes: DEFAULT_MAX_BYTES,
     };
+    const resolver = common.resolver.replace(/\/+$/, "");
+    const log = common.log ? await logOptions(common.log, io) : undefined;
+    const client = log ? await logClient(resolver, http, log) : undefined;
+    if (command.command === "log") {
+      if (!client || !log) throw new UsageError("log needs --log KEY|FILE");
+      const report = await auditLog(client, {
+        resolver,
+        http,
+        ...command.range,
+        ...(log.store ? { store: log.store } : {}),
+        now: (io.now ?? Date.now)(),
+      });
+      print(report, formatAudit(report));
+      return auditExit(report);
+    }
+    const { target, expectation } = command;
     if (command.command === "envelope") {
       // The envelope is an unsigned answer about a target, not a record: no keys are involved.
-      const result = await fetchEnvelope({ resolver: common.resolver.replace(/\/+$/, ""), http }, target);
+      const result = await fetchEnvelope({ resolver, http }, target);
       print(result, formatEnvelope(result));
       return exitFor(result.outcome);
     }
@@ -77,6 +200,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       resolver: common.resolver,
       ...http,
       cache: false,
+      ...(io.now ? { now: io.now } : {}),
+      ...(log ? { log } : {}),
       ...(common.insecureNoSignature
         ? { signature: "skip-insecure" as const }
         : { jwks: await trustedKeys(common.jwks ?? "", io) }),
