@@ -1,0 +1,97 @@
+/// <reference path="./node-crypto.d.ts" />
+import { createHash } from "node:crypto";
+
+/**
+ * The writer's side of RFC 9162 hashing, synchronous (node:crypto) so that an append runs as one
+ * synchronous block inside the TransparencyLog object: nothing can interleave with it. The
+ * verifier's WebCrypto implementation (packages/verifier/src/log/merkle.ts) is the reference; the
+ * tests check every served root and proof against it.
+ */
+
+export const HASH_SIZE = 32;
+export const TILE_HEIGHT = 8;
+export const TILE_WIDTH = 2 ** TILE_HEIGHT;
+
+function sha256(...parts: Uint8Array[]): Uint8Array {
+  const hash = createHash("sha256");
+  for (const part of parts) hash.update(part);
+  return new Uint8Array(hash.digest());
+}
+
+const LEAF_PREFIX = Uint8Array.of(0x00);
+const NODE_PREFIX = Uint8Array.of(0x01);
+
+export const leafHash = (entry: Uint8Array): Uint8Array => sha256(LEAF_PREFIX, entry);
+const nodeHash = (left: Uint8Array, right: Uint8Array): Uint8Array => sha256(NODE_PREFIX, left, right);
+
+/**
+ * The right edge of a tree of `size` leaves: the roots of its complete subtrees, largest first,
+ * one per set bit of `size` (RFC 9162's tree is exactly these subtrees joined from the right).
+ */
+export type Edge = Uint8Array[];
+
+/** A complete subtree hash the caller stores as a tile hash: level L holds subtrees of 256^L leaves. */
+export type TileHash = { level: number; index: number; hash: Uint8Array };
+
+/**
+ * Appends one leaf at index `size` to the edge (in place) and returns the tile hashes that became
+ * complete: the leaf itself at level 0 and, each time a merge completes a subtree of 256^L leaves,
+ * that subtree's hash at level L. O(log n) hashes per append.
+ */
+export function appendLeaf(edge: Edge, size: number, leaf: Uint8Array): TileHash[] {
+  const completed: TileHash[] = [{ level: 0, index: size, hash: leaf }];
+  let hash = leaf;
+  let height = 0;
+  // Each set low bit of `size` is a subtree of the same height waiting on the edge: merge with it.
+  while (Math.floor(size / 2 ** height) % 2 === 1) {
+    const left = edge.pop();
+    if (!left) throw new Error("log edge is shorter than its size says");
+    hash = nodeHash(left, hash);
+    height++;
+    if (height % TILE_HEIGHT === 0) {
+      completed.push({ level: height / TILE_HEIGHT, index: Math.floor(size / 2 ** height), hash });
+    }
+  }
+  edge.push(hash);
+  return completed;
+}
+
+/** MTH of the tree whose edge this is (SHA-256 of nothing for the empty tree). */
+export function rootOfEdge(edge: Edge): Uint8Array {
+  let root = edge.at(-1);
+  if (!root) return sha256();
+  for (let i = edge.length - 2; i >= 0; i--) root = nodeHash(edge[i] as Uint8Array, root);
+  return root;
+}
+
+export function packEdge(edge: Edge): Uint8Array {
+  const packed = new Uint8Array(edge.length * HASH_SIZE);
+  edge.forEach((hash, i) => packed.set(hash, i * HASH_SIZE));
+  return packed;
+}
+
+export function unpackEdge(packed: Uint8Array): Edge {
+  const edge: Edge = [];
+  for (let at = 0; at < packed.length; at += HASH_SIZE) edge.push(packed.slice(at, at + HASH_SIZE));
+  return edge;
+}
+
+/**
+ * The tiles that change when the published tree grows from `from` to `to` leaves: per level, every
+ * tile from the one holding the first new hash to the last, with the width it has at `to`. A full
+ * tile appears here once, in the step that completes it.
+ */
+export function changedTiles(from: number, to: number): { level: number; index: number; width: number }[] {
+  const tiles: { level: number; index: number; width: number }[] = [];
+  for (let level = 0; ; level++) {
+    const span = TILE_WIDTH ** level;
+    const before = Math.floor(from / span);
+    const after = Math.floor(to / span);
+    if (after === 0) break;
+    if (after === before) continue;
+    for (let index = Math.floor(before / TILE_WIDTH); index * TILE_WIDTH < after; index++) {
+      tiles.push({ level, index, width: Math.min(TILE_WIDTH, after - index * TILE_WIDTH) });
+    }
+  }
+  return tiles;
+}

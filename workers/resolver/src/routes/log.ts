@@ -1,0 +1,98 @@
+import {
+  describeIdentityIdDefect,
+  identityIdDefect,
+  LOG_CHECKPOINT_KEY,
+  logLatestKey,
+  logTileKey,
+  problem,
+} from "@passport/domain";
+import { Hono } from "hono";
+import { cacheHeaders } from "../edge-cache.ts";
+import { CORS_HEADERS, problemAnswer } from "../http.ts";
+import { UNAVAILABLE_DETAIL } from "../published-snapshots.ts";
+
+/**
+ * The transparency log, read-only from KV (docs/transparency-log.md): the signed checkpoint, the
+ * log's verifier key, C2SP tlog-tiles hash tiles and entry bundles, and per passport the index of
+ * its newest entry. The control plane's TransparencyLog object writes all of it.
+ */
+export const log = new Hono<{ Bindings: Env }>();
+
+/** Tiles that are full never change: cached for good, by browsers and the edge alike. */
+const IMMUTABLE = { "cache-control": "public, max-age=31536000, immutable" };
+/** The checkpoint, partial tiles and hints change with the next append. */
+const SHORT = { "cache-control": "public, max-age=5" };
+
+// tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>]; N in groups of three digits, all but the last
+// prefixed with "x" (C2SP tlog-tiles). Only canonical paths were ever written, so any other
+// well-shaped path is simply not found; the shape check keeps arbitrary text out of KV keys.
+const TILE_PATH = /^tile\/(entries|[0-9]|[1-5][0-9]|6[0-3])\/(?:x[0-9]{3}\/){0,5}[0-9]{3}(\.p\/([1-9][0-9]{0,2}))?$/;
+
+function notFound(detail: string): Response {
+  return problemAnswer(problem("log-not-found", { detail }), SHORT);
+}
+
+function unavailable(error: unknown): Response {
+  console.error(JSON.stringify({ level: "error", event: "log_read_failed", message: String(error) }));
+  return problemAnswer(problem("unavailable", { detail: UNAVAILABLE_DETAIL }), {
+    ...cacheHeaders("none"),
+    "retry-after": "5",
+  });
+}
+
+log.get("/checkpoint", async (c) => {
+  let checkpoint: string | null;
+  try {
+    checkpoint = await c.env.SNAPSHOTS.get(LOG_CHECKPOINT_KEY, "text");
+  } catch (error) {
+    return unavailable(error);
+  }
+  if (checkpoint === null) return notFound("The log has no checkpoint yet: nothing was published.");
+  return new Response(checkpoint, {
+    headers: { ...CORS_HEADERS, ...SHORT, "content-type": "text/plain; charset=utf-8" },
+  });
+});
+
+log.get("/key", (c) => {
+  const key = c.env.LOG_VERIFIER_KEY;
+  if (!key) return notFound("This resolver serves no transparency log key.");
+  return new Response(`${key}\n`, {
+    headers: { ...CORS_HEADERS, ...cacheHeaders("stable"), "content-type": "text/plain; charset=utf-8" },
+  });
+});
+
+log.get("/tile/*", async (c) => {
+  const path = c.req.path.slice("/log/".length);
+  const shape = TILE_PATH.exec(path);
+  if (!shape || Number(shape[3] ?? 0) > 255) return notFound("No such tile: see C2SP tlog-tiles for the paths.");
+  let tile: ArrayBuffer | null;
+  try {
+    tile = await c.env.SNAPSHOTS.get(logTileKey(path), "arrayBuffer");
+  } catch (error) {
+    return unavailable(error);
+  }
+  if (tile === null) return notFound("The log has no such tile (yet).");
+  const partial = shape[2] !== undefined;
+  return new Response(tile, {
+    headers: { ...CORS_HEADERS, ...(partial ? SHORT : IMMUTABLE), "content-type": "application/octet-stream" },
+  });
+});
+
+log.get("/latest/:id", async (c) => {
+  const identityId = c.req.param("id");
+  const defect = identityIdDefect(identityId);
+  if (defect) {
+    return problemAnswer(
+      problem("malformed-identity-id", { detail: describeIdentityIdDefect(defect) }),
+      cacheHeaders("stable"),
+    );
+  }
+  let latest: string | null;
+  try {
+    latest = await c.env.SNAPSHOTS.get(logLatestKey(identityId), "text");
+  } catch (error) {
+    return unavailable(error);
+  }
+  if (latest === null) return notFound("The log has no entry for this identity id.");
+  return new Response(latest, { headers: { ...CORS_HEADERS, ...SHORT, "content-type": "application/json" } });
+});
