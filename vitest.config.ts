@@ -165,7 +165,10 @@ export default defineConfig({
               miniflare: {
                 bindings: { ...keys.bindings, TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
                 serviceBindings: { TEST_RESOLVER: "passport-resolver" },
-                workers: [hostsSimulator(), resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY)],
+                workers: [
+                  hostsSimulator(),
+                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY),
+                ],
               },
             };
           }),

@@ -8,8 +8,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { generatedDir, resourceNames } from "./config.ts";
-import { republishAll } from "./republish.ts";
 import { logBackfill } from "./log-backfill.ts";
+import { republishAll } from "./republish.ts";
 import { readSettings } from "./settings.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");

@@ -130,7 +130,8 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
   }
   if (newSigningKey) ctx.keepSigningJwks(signingJwks);
   if (logVerifierKey !== ctx.logVerifierKey) ctx.keepLogVerifierKey(logVerifierKey);
-  if (newSigningKey || logVerifierKey !== ctx.logVerifierKey) files = ctx.writeConfigs(ids, signingJwks, logVerifierKey);
+  if (newSigningKey || logVerifierKey !== ctx.logVerifierKey)
+    files = ctx.writeConfigs(ids, signingJwks, logVerifierKey);
   ctx.log(`secrets to set: ${Object.keys(missing).join(", ") || "none"} (values never printed)`);
 
   ctx.log("applying D1 migrations (remote)");

@@ -2,8 +2,6 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { mintIdentityId, type SnapshotMetadata, snapshotKey } from "@passport/domain";
 import { describe, expect, it } from "vitest";
-import { type RepublishContext, republishAll } from "../../scripts/deploy/republish.ts";
-import { logBackfill } from "../../scripts/deploy/log-backfill.ts";
 import { decodeBundle, decodeEntry, type LogEntry } from "../../packages/verifier/src/log/entry.ts";
 import {
   consistencyProof,
@@ -16,11 +14,18 @@ import {
 } from "../../packages/verifier/src/log/merkle.ts";
 import { parseCheckpoint, parseVerifierKey, verifyNote } from "../../packages/verifier/src/log/note.ts";
 import { entryTilePath, hashTilePath, hashTiles, leafHashesFromTiles } from "../../packages/verifier/src/log/tiles.ts";
+import { logBackfill } from "../../scripts/deploy/log-backfill.ts";
+import { type RepublishContext, republishAll } from "../../scripts/deploy/republish.ts";
 import { logKeyPair } from "../../scripts/dev-keys.mjs";
 import { database } from "../../workers/control/src/db/client.ts";
 import { backfillLog, maintainLog, transparencyLog } from "../../workers/control/src/log/append.ts";
 import type { LogEnv } from "../../workers/control/src/log/transparency-log.ts";
-import { appendLeaf, changedTiles, leafHash as writerLeafHash, rootOfEdge } from "../../workers/control/src/log/tree.ts";
+import {
+  appendLeaf,
+  changedTiles,
+  rootOfEdge,
+  leafHash as writerLeafHash,
+} from "../../workers/control/src/log/tree.ts";
 import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
 import { Caller, uniqueEndpoint } from "../support/api.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";
@@ -158,7 +163,12 @@ describe("transparency log", () => {
   });
 
   it("answers problems for what the log does not hold", async () => {
-    for (const path of ["/log/tile/0/x999/999", "/log/tile/entries/x999/000.p/3", "/log/tile/0/1", "/log/tile/0/000.p/256"]) {
+    for (const path of [
+      "/log/tile/0/x999/999",
+      "/log/tile/entries/x999/000.p/3",
+      "/log/tile/0/1",
+      "/log/tile/0/000.p/256",
+    ]) {
       const answer = await get(path);
       expect(answer.status, path).toBe(404);
       expect(answer.headers.get("content-type")).toBe("application/problem+json");
@@ -300,14 +310,18 @@ describe("transparency log", () => {
     const indexes = await Promise.all(rows.map(([id, version]) => indexOf(id, version)));
     // In publication order, each at the entry of its own id, version and digest.
     expect([...indexes].sort((x, y) => x - y)).toEqual(indexes);
-    rows.forEach(([id, version], i) =>
+    for (const [i, [id, version]] of rows.entries()) {
       expect(log.entries[indexes[i] as number]).toMatchObject({
         identityId: id,
         recordVersion: version,
         digest: `sha-256:${id}-${version}`,
-      }),
-    );
-    expect(await (await get(`/log/latest/${a}`)).json()).toEqual({ identity_id: a, index: indexes[4], record_version: 3 });
+      });
+    }
+    expect(await (await get(`/log/latest/${a}`)).json()).toEqual({
+      identity_id: a,
+      index: indexes[4],
+      record_version: 3,
+    });
     // The real passport kept the entry it had, and its snapshot names it again.
     expect((await expectLogged(real, log)).logIndex).toBe(logged.logIndex);
 
@@ -346,9 +360,11 @@ describe("the log writer's tree", () => {
         expect(sameHash(hash, tile.slice(i * 32, i * 32 + 32))).toBe(true);
       }
     }
-    expect(changedTiles(0, 600).map((t) => hashTilePath(t.level, t.index, t.width)).sort()).toEqual(
-      [...reference.keys()].sort(),
-    );
+    expect(
+      changedTiles(0, 600)
+        .map((t) => hashTilePath(t.level, t.index, t.width))
+        .sort(),
+    ).toEqual([...reference.keys()].sort());
     // Growing from 300 to 520 rewrites the partial tile it extends and writes the one it completes once.
     expect(changedTiles(300, 520).map((t) => hashTilePath(t.level, t.index, t.width))).toEqual([
       "tile/0/001",

@@ -88,9 +88,9 @@ describe("preflight", () => {
       'resolver: LOG_VERIFIER_KEY names the log "id.staging.example.com/log", but the control plane signs as LOG_ORIGIN "id.example.com/log"',
     ]);
     const none = generateConfigs(committed, "production", production);
-    expect(
-      preflight({ environment: "production", configs: none, secretsAvailable: new Set(CONTROL_SECRETS) }),
-    ).toEqual(["resolver: LOG_VERIFIER_KEY is empty; the transparency log's checkpoints could not be verified"]);
+    expect(preflight({ environment: "production", configs: none, secretsAvailable: new Set(CONTROL_SECRETS) })).toEqual(
+      ["resolver: LOG_VERIFIER_KEY is empty; the transparency log's checkpoints could not be verified"],
+    );
   });
 
   it("accepts the subscription-only check when the operator says so explicitly", () => {

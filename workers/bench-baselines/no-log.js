@@ -1,7 +1,8 @@
 // Benchmark baseline for the transparency log's cost per publication: a stand-in for the control
 // plane's TransparencyLog object that answers each append with the next index and does nothing
-// else (no storage, no tiles, no checkpoint), so the pair measures what the real log adds.
-import { DurableObject } from "cloudflare:workers";
+// else (no storage, no tiles, no checkpoint), so the pair measures what the real log adds. Also a
+// rate limiter that never refuses, for the control plane's limits in the benchmark.
+import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
 
 export default {
   fetch: () => new Response("no-log stand-in"),
@@ -19,4 +20,11 @@ export class NoLog extends DurableObject {
   }
 
   publish() {}
+}
+
+/** Every rate limit of the control plane, bound to this in both instances: never refuses. */
+export class Unlimited extends WorkerEntrypoint {
+  limit() {
+    return { success: true };
+  }
 }

@@ -19,6 +19,16 @@ export const description = "create-and-publish with the transparency log against
 const ORGANISATION = "org_bench";
 const SUBJECT = "bench-owner";
 const LOG_ORIGIN = "bench.localhost/log";
+/** The control plane's rate limits (workers/control/wrangler.toml), none of which may refuse here. */
+const LIMITS = [
+  "FULFILL_PER_CLIENT",
+  "FULFILL_CEILING",
+  "EVENTS_PER_CLIENT",
+  "SIGN_IN_PER_CLIENT",
+  "CLAIMS_PER_SUBJECT",
+  "WRITES_PER_SUBJECT",
+  "CHECKS_PER_SUBJECT",
+];
 
 async function prepare(db, root) {
   const dir = join(root, "migrations");
@@ -31,7 +41,9 @@ async function prepare(db, root) {
   }
   await db.batch([
     db.prepare("INSERT INTO organisations (id, name) VALUES (?, 'Bench Organisation')").bind(ORGANISATION),
-    db.prepare("INSERT INTO members (organisation_id, subject, role) VALUES (?, ?, 'owner')").bind(ORGANISATION, SUBJECT),
+    db
+      .prepare("INSERT INTO members (organisation_id, subject, role) VALUES (?, ?, 'owner')")
+      .bind(ORGANISATION, SUBJECT),
   ]);
 }
 
@@ -56,7 +68,8 @@ function proofSizes(log) {
     let inclusion = 0;
     for (const m of [0, n - 1, Math.floor(n / 2), 255, n - 257]) inclusion = Math.max(inclusion, inclusionLength(m, n));
     let consistency = 0;
-    for (const m of [1, 3, 255, 257, Math.floor(n / 3), n - 1]) consistency = Math.max(consistency, consistencyLength(m, n));
+    for (const m of [1, 3, 255, 257, Math.floor(n / 3), n - 1])
+      consistency = Math.max(consistency, consistencyLength(m, n));
     let levels = 0;
     for (let span = 1; span <= n; span *= 256) levels++;
     log(
@@ -97,6 +110,9 @@ export async function run({ root, options, log }) {
       RESOLVER: { type: "worker", worker: "resolver", exportName: "ResolverAdmin" },
       PUBLICATION_SEQUENCER: { type: "durable-object", worker: name, exportName: "PublicationSequencer" },
       TRANSPARENCY_LOG: logBinding,
+      ...Object.fromEntries(
+        LIMITS.map((limit) => [limit, { type: "worker", worker: "logStandIn", exportName: "Unlimited" }]),
+      ),
     },
     exports: {
       PublicationSequencer: { type: "durable-object", storage: "sqlite" },

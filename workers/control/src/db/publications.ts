@@ -57,5 +57,10 @@ export async function setLogIndex(db: Database, seq: number, logIndex: number): 
 
 /** Publications not yet in the transparency log, in publication order (`publications_unlogged`). */
 export function unloggedPublications(db: Database, limit: number): Promise<PublicationRow[]> {
-  return db.select().from(publications).where(isNull(publications.logIndex)).orderBy(asc(publications.seq)).limit(limit);
+  return db
+    .select()
+    .from(publications)
+    .where(isNull(publications.logIndex))
+    .orderBy(asc(publications.seq))
+    .limit(limit);
 }

@@ -220,8 +220,6 @@ export const publications = sqliteTable(
     uniqueIndex("publications_passport_version").on(t.passportId, t.recordVersion),
     // The signed chain cannot fork: two versions never chain to the same predecessor.
     uniqueIndex("publications_passport_previous").on(t.passportId, t.previousDigest),
-    index("publications_unlogged")
-      .on(t.seq)
-      .where(sql`${t.logIndex} IS NULL`),
+    index("publications_unlogged").on(t.seq).where(sql`${t.logIndex} IS NULL`),
   ],
 );

@@ -4,16 +4,7 @@ import { encodeBundle, encodeEntry } from "../../../../packages/verifier/src/log
 import { formatCheckpoint, signatureLine } from "../../../../packages/verifier/src/log/note.ts";
 import { entryTilePath, hashTilePath } from "../../../../packages/verifier/src/log/tiles.ts";
 import { logKey } from "./log-key.ts";
-import {
-  appendLeaf,
-  changedTiles,
-  HASH_SIZE,
-  leafHash,
-  packEdge,
-  rootOfEdge,
-  TILE_WIDTH,
-  unpackEdge,
-} from "./tree.ts";
+import { appendLeaf, changedTiles, HASH_SIZE, leafHash, packEdge, rootOfEdge, TILE_WIDTH, unpackEdge } from "./tree.ts";
 
 export type LogEnv = Env & { LOG_SIGNING_KEY?: string };
 
@@ -26,7 +17,7 @@ export interface LogAppend {
 }
 
 /** How old the served checkpoint may get while nothing is appended before it is signed again. */
-export const CHECKPOINT_REFRESH_SECONDS = 600;
+const CHECKPOINT_REFRESH_SECONDS = 600;
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS entries (
@@ -226,7 +217,7 @@ export class TransparencyLog extends DurableObject<LogEnv> {
       .toArray();
     if (rows.length !== tile.width) throw new Error(`log tile ${tile.level}/${tile.index} is missing hashes`);
     const bytes = new Uint8Array(tile.width * HASH_SIZE);
-    rows.forEach((row, i) => bytes.set(new Uint8Array(row.hash), i * HASH_SIZE));
+    for (const [i, row] of rows.entries()) bytes.set(new Uint8Array(row.hash), i * HASH_SIZE);
     return bytes;
   }
 

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
  */
 
 export const HASH_SIZE = 32;
-export const TILE_HEIGHT = 8;
+const TILE_HEIGHT = 8;
 export const TILE_WIDTH = 2 ** TILE_HEIGHT;
 
 function sha256(...parts: Uint8Array[]): Uint8Array {
@@ -66,7 +66,7 @@ export function rootOfEdge(edge: Edge): Uint8Array {
 
 export function packEdge(edge: Edge): Uint8Array {
   const packed = new Uint8Array(edge.length * HASH_SIZE);
-  edge.forEach((hash, i) => packed.set(hash, i * HASH_SIZE));
+  for (const [i, hash] of edge.entries()) packed.set(hash, i * HASH_SIZE);
   return packed;
 }
 
