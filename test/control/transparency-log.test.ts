@@ -12,7 +12,12 @@ import {
   verifyConsistency,
   verifyInclusion,
 } from "../../packages/verifier/src/log/merkle.ts";
-import { parseCheckpoint, parseVerifierKey, verifyNote } from "../../packages/verifier/src/log/note.ts";
+import {
+  meetsWitnessQuorum,
+  parseCheckpoint,
+  parseVerifierKey,
+  verifyNote,
+} from "../../packages/verifier/src/log/note.ts";
 import { entryTilePath, hashTilePath, hashTiles, leafHashesFromTiles } from "../../packages/verifier/src/log/tiles.ts";
 import { logBackfill } from "../../scripts/deploy/log-backfill.ts";
 import { type RepublishContext, republishAll } from "../../scripts/deploy/republish.ts";
@@ -23,6 +28,7 @@ import type { LogEnv } from "../../workers/control/src/log/transparency-log.ts";
 import {
   appendLeaf,
   changedTiles,
+  consistencyPath,
   rootOfEdge,
   leafHash as writerLeafHash,
 } from "../../workers/control/src/log/tree.ts";
@@ -365,6 +371,21 @@ describe("the log writer's tree", () => {
         .map((t) => hashTilePath(t.level, t.index, t.width))
         .sort(),
     ).toEqual([...reference.keys()].sort());
+    // Consistency proofs for a witness, from the stored tile hashes alone, equal the reference ones.
+    const storedHash = (level: number, index: number) => stored.get(`${level}/${index}`) as Uint8Array;
+    for (const [m, n] of [
+      [1, 600],
+      [255, 256],
+      [256, 600],
+      [257, 513],
+      [300, 599],
+      [599, 600],
+    ] as const) {
+      const reference = await consistencyProof(m, leaves.slice(0, n));
+      const ours = consistencyPath(m, n, storedHash);
+      expect(ours.length).toBe(reference.length);
+      expect(ours.every((hash, i) => sameHash(hash, reference[i] as Uint8Array))).toBe(true);
+    }
     // Growing from 300 to 520 rewrites the partial tile it extends and writes the one it completes once.
     expect(changedTiles(300, 520).map((t) => hashTilePath(t.level, t.index, t.width))).toEqual([
       "tile/0/001",
@@ -377,5 +398,74 @@ describe("the log writer's tree", () => {
     const { verifierKey } = await logKeyPair("passport.localhost/log");
     const parsed = await parseVerifierKey(verifierKey);
     expect(parsed.name).toBe("passport.localhost/log");
+  });
+});
+
+describe("witness cosigning (C2SP tlog-witness)", () => {
+  type WithEnv = { env: LogEnv };
+
+  async function withWitnesses<T>(witnesses: unknown[], body: () => Promise<T>): Promise<T> {
+    const stub = transparencyLog(env);
+    let original: LogEnv | undefined;
+    await runInDurableObject(stub, (instance) => {
+      const log = instance as unknown as WithEnv;
+      original = log.env;
+      log.env = { ...original, LOG_WITNESSES: JSON.stringify(witnesses) };
+    });
+    try {
+      return await body();
+    } finally {
+      await runInDurableObject(stub, (instance) => {
+        if (original) (instance as unknown as WithEnv).env = original;
+      });
+    }
+  }
+
+  async function servedNote(keys: string[]) {
+    const text = await (await get("/log/checkpoint")).text();
+    return verifyNote(text, await Promise.all(keys.map((key) => parseVerifierKey(key))));
+  }
+
+  it("serves checkpoints the witness cosigned after checking consistency with the last one it saw", async () => {
+    const host = `witness-${crypto.randomUUID().slice(0, 8)}.example.com`;
+    const name = host;
+    const keys = await logKeyPair(name);
+    const registered = await env.OUTBOUND_SIMULATOR?.fetch(`https://hosts-sim.invalid/witness/${host}`, {
+      method: "PUT",
+      body: JSON.stringify({ name, private_jwk: keys.privateJwk, log_key: env.TEST_LOG_VERIFIER_KEY }),
+    });
+    expect(registered?.status).toBe(204);
+    const witness = { name, key: keys.verifierKey, url: `https://${host}/` };
+    const unreachable = {
+      name: "gone.example.com",
+      key: `gone.example.com+${keys.verifierKey.split("+").slice(1).join("+")}`,
+      url: "https://gone.example.com/",
+    };
+    const owner = await Caller.create("owner");
+    await withWitnesses([witness, unreachable], async () => {
+      const { identity_id: id } = await owner.createPassport();
+      const first = await servedNote([env.TEST_LOG_VERIFIER_KEY, keys.verifierKey]);
+      expect(first).toMatchObject({ ok: true, signers: [env.LOG_ORIGIN, name] });
+      expect(meetsWitnessQuorum(first.ok ? first.signers : [], env.LOG_ORIGIN, [name], 1)).toBe(true);
+      // The next checkpoint comes with a consistency proof from the size the witness cosigned.
+      await owner.json("PATCH", `/v1/passports/${id}`, { display_name: "Witnessed" });
+      const second = await servedNote([env.TEST_LOG_VERIFIER_KEY, keys.verifierKey]);
+      expect(second).toMatchObject({ ok: true, signers: [env.LOG_ORIGIN, name] });
+      // Our record of the witness's size is wrong: its 409 names the right one, and the retry succeeds.
+      await runInDurableObject(transparencyLog(env), (_instance, state) => {
+        state.storage.sql.exec("UPDATE witnesses SET size = 1 WHERE name = ?", name);
+      });
+      await owner.json("PATCH", `/v1/passports/${id}`, { display_name: "Witnessed again" });
+      const third = await servedNote([env.TEST_LOG_VERIFIER_KEY, keys.verifierKey]);
+      expect(third).toMatchObject({ ok: true, signers: [env.LOG_ORIGIN, name] });
+      const log = await served();
+      expect((await servedRecord(id)).logIndex).toBeLessThan(log.size);
+    });
+    // Without witnesses configured, the checkpoint carries the log's signature alone.
+    await maintainLog(env, database(env.DB));
+    const owner2 = await Caller.create("owner");
+    await owner2.createPassport();
+    const alone = await servedNote([env.TEST_LOG_VERIFIER_KEY, keys.verifierKey]);
+    expect(alone).toMatchObject({ ok: true, signers: [env.LOG_ORIGIN] });
   });
 });

@@ -3,8 +3,20 @@ import { LOG_CHECKPOINT_KEY, type LogLatest, logLatestKey, logTileKey } from "@p
 import { encodeBundle, encodeEntry } from "../../../../packages/verifier/src/log/entry.ts";
 import { formatCheckpoint, signatureLine } from "../../../../packages/verifier/src/log/note.ts";
 import { entryTilePath, hashTilePath } from "../../../../packages/verifier/src/log/tiles.ts";
+import { outboundFor } from "../outbound/config.ts";
 import { logKey } from "./log-key.ts";
-import { appendLeaf, changedTiles, HASH_SIZE, leafHash, packEdge, rootOfEdge, TILE_WIDTH, unpackEdge } from "./tree.ts";
+import {
+  appendLeaf,
+  changedTiles,
+  consistencyPath,
+  HASH_SIZE,
+  leafHash,
+  packEdge,
+  rootOfEdge,
+  TILE_WIDTH,
+  unpackEdge,
+} from "./tree.ts";
+import { addCheckpoint, configuredWitnesses } from "./witness.ts";
 
 export type LogEnv = Env & { LOG_SIGNING_KEY?: string };
 
@@ -32,6 +44,8 @@ const SCHEMA = [
      id INTEGER PRIMARY KEY CHECK (id = 0), size INTEGER NOT NULL, published INTEGER NOT NULL,
      edge BLOB NOT NULL, signed_at TEXT)`,
   "INSERT OR IGNORE INTO head (id, size, published, edge) VALUES (0, 0, 0, x'')",
+  // The size each witness last cosigned: the next add-checkpoint proves consistency from there.
+  "CREATE TABLE IF NOT EXISTS witnesses (name TEXT PRIMARY KEY, size INTEGER NOT NULL)",
 ];
 
 type Head = { size: number; published: number; edge: Uint8Array[]; signedAt: string | null };
@@ -198,7 +212,8 @@ export class TransparencyLog extends DurableObject<LogEnv> {
     }
     // Last, so a checkpoint never names a tree whose tiles are not yet in KV.
     const time = `${now.toISOString().slice(0, 19)}Z`;
-    await kv.put(LOG_CHECKPOINT_KEY, await this.#signCheckpoint(head, time));
+    const signed = await this.#signCheckpoint(head, time);
+    await kv.put(LOG_CHECKPOINT_KEY, `${signed}${(await this.#cosign(signed, head.size)).join("")}`);
     this.ctx.storage.sql.exec(
       "UPDATE head SET published = max(published, ?), signed_at = ? WHERE id = 0",
       head.size,
@@ -250,6 +265,51 @@ export class TransparencyLog extends DurableObject<LogEnv> {
       )
       .toArray()
       .map((row) => ({ identity_id: row.identity_id, index: row.idx, record_version: row.record_version }));
+  }
+
+  /**
+   * Cosignature lines for a signed checkpoint from each configured witness (LOG_WITNESSES, C2SP
+   * tlog-witness), through the control plane's outbound adapter. A witness that fails is logged
+   * and left out: the checkpoint is served with the signatures it has.
+   */
+  async #cosign(note: string, size: number): Promise<string[]> {
+    const lines: string[] = [];
+    const outbound = outboundFor(this.env);
+    const sql = this.ctx.storage.sql;
+    for (const witness of configuredWitnesses(this.env.LOG_WITNESSES)) {
+      const known = sql.exec<{ size: number }>("SELECT size FROM witnesses WHERE name = ?", witness.name).toArray()[0];
+      let oldSize = Math.min(known?.size ?? 0, size);
+      // A 409 names the size the witness last cosigned; one retry from there.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const proof = consistencyPath(oldSize, size, (level, index) => this.#storedHash(level, index));
+        const answer = await addCheckpoint(outbound, witness, oldSize, proof, note);
+        if (answer.kind === "cosigned") {
+          lines.push(...answer.lines.map((line) => `${line}\n`));
+          sql.exec(
+            "INSERT INTO witnesses (name, size) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET size = excluded.size",
+            witness.name,
+            size,
+          );
+          break;
+        }
+        if (answer.kind === "conflict" && attempt === 0 && answer.size <= size) {
+          oldSize = answer.size;
+          continue;
+        }
+        const reason = answer.kind === "failed" ? answer.reason : `the witness is at size ${answer.size}`;
+        console.error(JSON.stringify({ level: "error", event: "log_witness_failed", witness: witness.name, reason }));
+        break;
+      }
+    }
+    return lines;
+  }
+
+  #storedHash(level: number, index: number): Uint8Array {
+    const row = this.ctx.storage.sql
+      .exec<{ hash: ArrayBuffer }>("SELECT hash FROM hashes WHERE level = ? AND idx = ?", level, index)
+      .toArray()[0];
+    if (!row) throw new Error(`log hash ${level}/${index} is missing`);
+    return new Uint8Array(row.hash);
   }
 
   async #signCheckpoint(head: Head, time: string): Promise<string> {

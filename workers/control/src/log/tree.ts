@@ -95,3 +95,47 @@ export function changedTiles(from: number, to: number): { level: number; index: 
   }
   return tiles;
 }
+
+/** Reads a stored tile hash: level L, index i (the hash of leaves i·256^L .. (i+1)·256^L − 1). */
+export type StoredHash = (level: number, index: number) => Uint8Array;
+
+/** MTH of the complete, aligned subtree of `size` (a power of two) leaves from `start`. */
+function subtreeHash(start: number, size: number, stored: StoredHash): Uint8Array {
+  let level = 0;
+  while (TILE_WIDTH ** (level + 1) <= size) level++;
+  const span = TILE_WIDTH ** level;
+  let hashes = Array.from({ length: size / span }, (_, i) => stored(level, start / span + i));
+  while (hashes.length > 1) {
+    const next: Uint8Array[] = [];
+    for (let i = 0; i < hashes.length; i += 2)
+      next.push(nodeHash(hashes[i] as Uint8Array, hashes[i + 1] as Uint8Array));
+    hashes = next;
+  }
+  return hashes[0] as Uint8Array;
+}
+
+const splitPoint = (n: number): number => {
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return k;
+};
+
+/** MTH(D[a:b]) from stored tile hashes (RFC 9162's ranges: a complete range is always aligned). */
+function rangeHash(a: number, b: number, stored: StoredHash): Uint8Array {
+  const n = b - a;
+  if ((n & (n - 1)) === 0) return subtreeHash(a, n, stored);
+  const k = splitPoint(n);
+  return nodeHash(rangeHash(a, a + k, stored), rangeHash(a + k, b, stored));
+}
+
+/** PROOF(m, D[n]) (RFC 9162 §2.1.4.1) from stored tile hashes, for a witness (tlog-witness). */
+export function consistencyPath(m: number, n: number, stored: StoredHash): Uint8Array[] {
+  if (m <= 0 || m >= n) return [];
+  const subproof = (m: number, a: number, b: number, complete: boolean): Uint8Array[] => {
+    if (m === b - a) return complete ? [] : [rangeHash(a, b, stored)];
+    const k = splitPoint(b - a);
+    if (m <= k) return [...subproof(m, a, a + k, complete), rangeHash(a + k, b, stored)];
+    return [...subproof(m - k, a + k, b, false), rangeHash(a, a + k, stored)];
+  };
+  return subproof(m, 0, n, true);
+}
