@@ -69,19 +69,21 @@ export class TransparencyLog extends DurableObject<LogEnv> {
 
   /**
    * Appends one publication, or returns the index it already has. The same version with another
-   * digest is refused: the log never holds two records for one version. Then publishes to KV,
-   * best effort (a failure is logged and left to the next pass).
+   * digest is refused: the log never holds two records for one version. The index is returned as
+   * soon as the entry is stored; publishing to KV follows in the background, coalesced with other
+   * appends (a failure is logged and left to the next pass), so a publication waits for the log's
+   * storage only, not for its KV writes and signature.
    */
-  async append(entry: LogAppend): Promise<{ index: number }> {
+  append(entry: LogAppend): { index: number } {
     const [index] = this.#appendAll([entry]);
-    await this.#publishQuietly();
+    this.ctx.waitUntil(this.#publishQuietly());
     return { index: index as number };
   }
 
   /** Appends publications in the given order (the backfill), each as {@link append} would. */
-  async appendMany(entries: LogAppend[]): Promise<{ indexes: number[] }> {
+  appendMany(entries: LogAppend[]): { indexes: number[] } {
     const indexes = this.#appendAll(entries);
-    await this.#publishQuietly();
+    this.ctx.waitUntil(this.#publishQuietly());
     return { indexes };
   }
 
@@ -201,18 +203,22 @@ export class TransparencyLog extends DurableObject<LogEnv> {
     if (head.size === head.published && !stale) return;
     // Rows below `size` never change, so reading them across the awaits below is consistent.
     const kv = this.env.SNAPSHOTS;
+    const writes: Promise<void>[] = [];
     for (const tile of changedTiles(head.published, head.size)) {
-      await kv.put(logTileKey(hashTilePath(tile.level, tile.index, tile.width)), this.#hashTile(tile));
+      writes.push(kv.put(logTileKey(hashTilePath(tile.level, tile.index, tile.width)), this.#hashTile(tile)));
       if (tile.level === 0) {
-        await kv.put(logTileKey(entryTilePath(tile.index, tile.width)), this.#entryBundle(tile.index, tile.width));
+        writes.push(
+          kv.put(logTileKey(entryTilePath(tile.index, tile.width)), this.#entryBundle(tile.index, tile.width)),
+        );
       }
     }
     for (const latest of this.#latestSince(head.published, head.size)) {
-      await kv.put(logLatestKey(latest.identity_id), JSON.stringify(latest));
+      writes.push(kv.put(logLatestKey(latest.identity_id), JSON.stringify(latest)));
     }
-    // Last, so a checkpoint never names a tree whose tiles are not yet in KV.
+    // Signing overlaps the writes; the checkpoint goes to KV only after all of them succeeded, so
+    // it never names a tree whose tiles are not yet there.
     const time = `${now.toISOString().slice(0, 19)}Z`;
-    const signed = await this.#signCheckpoint(head, time);
+    const [signed] = await Promise.all([this.#signCheckpoint(head, time), ...writes]);
     await kv.put(LOG_CHECKPOINT_KEY, `${signed}${(await this.#cosign(signed, head.size)).join("")}`);
     this.ctx.storage.sql.exec(
       "UPDATE head SET published = max(published, ?), signed_at = ? WHERE id = 0",
