@@ -172,6 +172,33 @@ describe("transparency log", () => {
     expect(record.answer.headers.get("access-control-expose-headers")).toContain("Passport-Log-Index");
   });
 
+  it("serves full tiles as immutable and the level-1 tile over them, once 256 entries are in", async () => {
+    const publishedAt = new Date().toISOString();
+    await transparencyLog(env).appendMany(
+      Array.from({ length: 300 }, (_, i) => ({
+        identity_id: mintIdentityId(),
+        record_version: 1,
+        digest: `sha-256:bulk-${i}`,
+        published_at: publishedAt,
+      })),
+    );
+    const log = await served(); // checks every level-0 tile's Cache-Control, full and partial
+    expect(log.size).toBeGreaterThanOrEqual(300);
+    const full = Math.floor(log.size / 256);
+    const tile = await get(`/log/${hashTilePath(1, 0, full)}`);
+    expect(tile.status).toBe(200);
+    expect(tile.headers.get("cache-control")).toBe(
+      full === 256 ? "public, max-age=31536000, immutable" : "public, max-age=5",
+    );
+    const level1 = leafHashesFromTiles([new Uint8Array(await tile.arrayBuffer())]) ?? [];
+    expect(level1).toHaveLength(full);
+    for (const [i, hash] of level1.entries()) {
+      expect(sameHash(hash, await rootFromLeafHashes(log.leaves.slice(i * 256, (i + 1) * 256)))).toBe(true);
+    }
+    const bundle = await get(`/log/${entryTilePath(0)}`);
+    expect(bundle.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+  });
+
   it("answers problems for what the log does not hold", async () => {
     for (const path of [
       "/log/tile/0/x999/999",
