@@ -156,6 +156,18 @@ describe("transparency log", () => {
     }
     // Each earlier checkpoint is a prefix of the last one (RFC 9162 consistency proofs from tiles).
     const after = await served();
+    // The partial tile an earlier checkpoint named is still served, exactly as it was then.
+    const earliest = checkpoints[0] as Served;
+    const last = Math.floor((earliest.size - 1) / 256);
+    const width = earliest.size - last * 256;
+    if (width < 256) {
+      const old = await get(`/log/${hashTilePath(0, last, width)}`);
+      const leaves = leafHashesFromTiles([new Uint8Array(await old.arrayBuffer())]) ?? [];
+      expect(leaves).toHaveLength(width);
+      expect(leaves.every((leaf, i) => sameHash(leaf, earliest.leaves[last * 256 + i] as Uint8Array))).toBe(true);
+      const bundle = await get(`/log/${entryTilePath(last, width)}`);
+      expect(decodeBundle(new Uint8Array(await bundle.arrayBuffer()))).toHaveLength(width);
+    }
     for (const before of checkpoints) {
       expect(before.size).toBeLessThanOrEqual(after.size);
       const proof = await consistencyProof(before.size, after.leaves);

@@ -43,7 +43,8 @@ export const feedKey = (seq: number): string => `${feedPagePrefix(feedPageOf(seq
 /**
  * Transparency log (docs/transparency-log.md), written by the control plane's TransparencyLog
  * object and served read-only by the resolver under `{base}/log/`: the signed checkpoint, the
- * C2SP tlog-tiles tiles and entry bundles by their tile path (`tile/0/x001/234.p/5`), and per
+ * C2SP tlog-tiles tiles and entry bundles by their full-width path (`tile/0/x001/234`, one key per
+ * tile holding its widest version so far; a `.p/W` request is served as its prefix), and per
  * passport the index of its newest entry.
  */
 export const LOG_CHECKPOINT_KEY = "log:checkpoint";

@@ -203,12 +203,15 @@ export class TransparencyLog extends DurableObject<LogEnv> {
     if (head.size === head.published && !stale) return;
     // Rows below `size` never change, so reading them across the awaits below is consistent.
     const kv = this.env.SNAPSHOTS;
+    // One key per tile, holding its widest version: a partial tile of width W is the first W
+    // hashes (or entries) of any wider one, so the resolver serves `.p/W` as a prefix and KV keeps
+    // one copy per tile instead of one per width. A full tile is written once and never changes.
     const writes: Promise<void>[] = [];
     for (const tile of changedTiles(head.published, head.size)) {
-      writes.push(kv.put(logTileKey(hashTilePath(tile.level, tile.index, tile.width)), this.#hashTile(tile)));
+      writes.push(kv.put(logTileKey(hashTilePath(tile.level, tile.index)), this.#hashTile(tile)));
       if (tile.level === 0) {
         writes.push(
-          kv.put(logTileKey(entryTilePath(tile.index, tile.width)), this.#entryBundle(tile.index, tile.width)),
+          kv.put(logTileKey(entryTilePath(tile.index)), this.#entryBundle(tile.index, tile.width)),
         );
       }
     }

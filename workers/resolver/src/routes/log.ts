@@ -26,7 +26,24 @@ const SHORT = { "cache-control": "public, max-age=5" };
 // tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>]; N in groups of three digits, all but the last
 // prefixed with "x" (C2SP tlog-tiles). Only canonical paths were ever written, so any other
 // well-shaped path is simply not found; the shape check keeps arbitrary text out of KV keys.
-const TILE_PATH = /^tile\/(entries|[0-9]|[1-5][0-9]|6[0-3])\/(?:x[0-9]{3}\/){0,5}[0-9]{3}(\.p\/([1-9][0-9]{0,2}))?$/;
+const TILE_PATH =
+  /^(tile\/(entries|[0-9]|[1-5][0-9]|6[0-3])\/(?:x[0-9]{3}\/){0,5}[0-9]{3})(?:\.p\/([1-9][0-9]{0,2}))?$/;
+const TILE_WIDTH = 256;
+const HASH_SIZE = 32;
+
+/**
+ * The first `width` hashes (or entries) of a stored tile, or undefined when it holds fewer. KV keeps
+ * one key per tile with its widest version (docs/storage.md); a narrower partial tile is its prefix.
+ */
+function prefix(tile: Uint8Array, entries: boolean, width: number): Uint8Array | undefined {
+  if (!entries) return tile.length >= width * HASH_SIZE ? tile.subarray(0, width * HASH_SIZE) : undefined;
+  let at = 0;
+  for (let n = 0; n < width; n++) {
+    if (at + 2 > tile.length) return undefined;
+    at += 2 + ((tile[at] as number) << 8) + (tile[at + 1] as number);
+  }
+  return at <= tile.length ? tile.subarray(0, at) : undefined;
+}
 
 function notFound(detail: string): Response {
   return problemAnswer(problem("log-not-found", { detail }), SHORT);
@@ -62,19 +79,28 @@ log.get("/key", (c) => {
 });
 
 log.get("/tile/*", async (c) => {
-  const path = c.req.path.slice("/log/".length);
-  const shape = TILE_PATH.exec(path);
-  if (!shape || Number(shape[3] ?? 0) > 255) return notFound("No such tile: see C2SP tlog-tiles for the paths.");
+  const shape = TILE_PATH.exec(c.req.path.slice("/log/".length));
+  const [, stored, level, partialWidth] = shape ?? [];
+  const width = partialWidth === undefined ? TILE_WIDTH : Number(partialWidth);
+  if (!stored || width > TILE_WIDTH - (partialWidth === undefined ? 0 : 1)) {
+    return notFound("No such tile: see C2SP tlog-tiles for the paths.");
+  }
   let tile: ArrayBuffer | null;
   try {
-    tile = await c.env.SNAPSHOTS.get(logTileKey(path), "arrayBuffer");
+    tile = await c.env.SNAPSHOTS.get(logTileKey(stored), "arrayBuffer");
   } catch (error) {
     return unavailable(error);
   }
-  if (tile === null) return notFound("The log has no such tile (yet).");
-  const partial = shape[2] !== undefined;
-  return new Response(tile, {
-    headers: { ...CORS_HEADERS, ...(partial ? SHORT : IMMUTABLE), "content-type": "application/octet-stream" },
+  const bytes = tile === null ? undefined : prefix(new Uint8Array(tile), level === "entries", width);
+  // A full tile must hold exactly 256; a partial one is a prefix of whatever the tile holds now.
+  const whole = partialWidth !== undefined || bytes?.length === tile?.byteLength;
+  if (!bytes || !whole) return notFound("The log has no such tile (yet).");
+  return new Response(bytes, {
+    headers: {
+      ...CORS_HEADERS,
+      ...(partialWidth === undefined ? IMMUTABLE : SHORT),
+      "content-type": "application/octet-stream",
+    },
   });
 });
 
