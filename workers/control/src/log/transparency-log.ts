@@ -210,9 +210,7 @@ export class TransparencyLog extends DurableObject<LogEnv> {
     for (const tile of changedTiles(head.published, head.size)) {
       writes.push(kv.put(logTileKey(hashTilePath(tile.level, tile.index)), this.#hashTile(tile)));
       if (tile.level === 0) {
-        writes.push(
-          kv.put(logTileKey(entryTilePath(tile.index)), this.#entryBundle(tile.index, tile.width)),
-        );
+        writes.push(kv.put(logTileKey(entryTilePath(tile.index)), this.#entryBundle(tile.index, tile.width)));
       }
     }
     for (const latest of this.#latestSince(head.published, head.size)) {
