@@ -1,7 +1,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { compatibilityDate } from "./scripts/compatibility-date.ts";
-import { signingKeyPair } from "./scripts/dev-keys.mjs";
+import { logKeyPair, signingKeyPair } from "./scripts/dev-keys.mjs";
 import { buildWorker } from "./test/build-worker.ts";
 
 const root = import.meta.dirname;
@@ -30,18 +30,22 @@ function marketplaceSecrets() {
 async function controlPlaneKeys() {
   const devKeys = await signingKeyPair("ES256");
   const recordSigningKeys = await signingKeyPair("ES256");
+  // LOG_ORIGIN of the control plane's development environment (workers/control/wrangler.toml).
+  const logKeys = await logKeyPair("passport.localhost/log");
   return {
     bindings: {
       DEV_AUTH_PUBLIC_JWK: devKeys.publicJwk,
       TEST_DEV_PRIVATE_JWK: devKeys.privateJwk,
       SIGNING_KEY: recordSigningKeys.privateJwk,
       TEST_SIGNING_JWKS: JSON.stringify({ keys: [JSON.parse(recordSigningKeys.publicJwk)] }),
+      LOG_SIGNING_KEY: logKeys.privateJwk,
+      TEST_LOG_VERIFIER_KEY: logKeys.verifierKey,
     },
   };
 }
 
 /** The deployable resolver bundle under the name the control plane's RESOLVER binding uses. */
-function resolverBundle(signingJwks: string) {
+function resolverBundle(signingJwks: string, logVerifierKey: string) {
   return {
     name: "passport-resolver",
     modules: true,
@@ -52,6 +56,7 @@ function resolverBundle(signingJwks: string) {
     bindings: {
       PUBLIC_BASE_URL: "http://resolver.test",
       SIGNING_JWKS: signingJwks,
+      LOG_VERIFIER_KEY: logVerifierKey,
       ENVELOPE_REQUIRED_CLAIMS: JSON.stringify(["agent.operator_identity", "agent.manifest_control"]),
       DASHBOARD_BASE_URL: "http://control.test",
     },
@@ -137,7 +142,7 @@ export default defineConfig({
                     bindings: { FULFILLMENT_URL: "http://control.test/marketplace/fulfill" } as Record<string, string>,
                   },
                   hostsSimulator(),
-                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS),
+                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY),
                 ],
               },
             };
@@ -160,7 +165,10 @@ export default defineConfig({
               miniflare: {
                 bindings: { ...keys.bindings, TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
                 serviceBindings: { TEST_RESOLVER: "passport-resolver" },
-                workers: [hostsSimulator(), resolverBundle(keys.bindings.TEST_SIGNING_JWKS)],
+                workers: [
+                  hostsSimulator(),
+                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY),
+                ],
               },
             };
           }),

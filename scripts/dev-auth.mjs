@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEVELOPMENT_ISSUER } from "@passport/domain/development";
 import { importJWK, SignJWT } from "jose";
-import { signingKeyPair } from "./dev-keys.mjs";
+import { logKeyPair, signingKeyPair } from "./dev-keys.mjs";
 
 export const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const AUDIENCE = "passport-dashboard";
@@ -28,6 +28,22 @@ export const developmentKeys = () => localKeyPair("keys");
 
 /** The local record-signing key pair (production keeps its private key in the SIGNING_KEY secret). */
 export const recordSigningKeys = () => localKeyPair("record-signing");
+
+/** The development environment's LOG_ORIGIN (workers/control/wrangler.toml). */
+export const DEVELOPMENT_LOG_ORIGIN = "passport.localhost/log";
+
+/**
+ * The local transparency-log key (docs/transparency-log.md): the control plane's LOG_SIGNING_KEY
+ * and the resolver's LOG_VERIFIER_KEY, kept in `.wrangler/dev-auth/log-signing.json`.
+ */
+export async function logSigningKeys() {
+  const file = join(keyDir, "log-signing.json");
+  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
+  const keys = await logKeyPair(DEVELOPMENT_LOG_ORIGIN);
+  mkdirSync(keyDir, { recursive: true });
+  writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
+  return keys;
+}
 
 export async function signDevelopmentToken({
   subject = "dev-owner",

@@ -6,3 +6,12 @@ export interface SigningKeyPair {
 }
 
 export function signingKeyPair(alg?: "ES256" | "RS256", kid?: string): Promise<SigningKeyPair>;
+
+export interface LogKeyPair {
+  /** JSON of the private Ed25519 JWK (the LOG_SIGNING_KEY secret). */
+  privateJwk: string;
+  /** The C2SP note verifier key, named by the log's origin. */
+  verifierKey: string;
+}
+
+export function logKeyPair(origin: string): Promise<LogKeyPair>;

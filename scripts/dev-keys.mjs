@@ -17,3 +17,21 @@ export async function signingKeyPair(alg = "ES256", kid = `${alg.toLowerCase()}-
     privateJwk: JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg }),
   };
 }
+
+/**
+ * A fresh transparency-log key (docs/transparency-log.md): the private Ed25519 JWK the control
+ * plane's LOG_SIGNING_KEY secret holds, and the C2SP note verifier key
+ * `<origin>+<hex key hash>+<base64(0x01 || public key)>` the resolver serves at /log/key.
+ * @example
+ * const { privateJwk, verifierKey } = await logKeyPair("passport.localhost/log");
+ */
+export async function logKeyPair(origin) {
+  const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+  const jwk = await exportJWK(privateKey);
+  const key = Buffer.concat([Buffer.of(0x01), Buffer.from(jwk.x, "base64url")]);
+  const hash = Buffer.from(await crypto.subtle.digest("SHA-256", Buffer.concat([Buffer.from(`${origin}\n`), key])));
+  return {
+    privateJwk: JSON.stringify({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, d: jwk.d }),
+    verifierKey: `${origin}+${hash.subarray(0, 4).toString("hex")}+${key.toString("base64")}`,
+  };
+}

@@ -5,7 +5,14 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { DEMO_ORGANISATION, developmentKeys, recordSigningKeys, root, signDevelopmentToken } from "./dev-auth.mjs";
+import {
+  DEMO_ORGANISATION,
+  developmentKeys,
+  logSigningKeys,
+  recordSigningKeys,
+  root,
+  signDevelopmentToken,
+} from "./dev-auth.mjs";
 import { runWrangler, startLocalWorkers } from "./local-workers.mjs";
 
 const resolverPort = Number(process.env.RESOLVER_PORT ?? 8787);
@@ -165,6 +172,7 @@ async function seed(token) {
 
 const keys = await developmentKeys();
 const signing = await recordSigningKeys();
+const logSigning = await logSigningKeys();
 
 // Its own process, which has exited before the runtime opens the database; it runs while the Workers are bundled.
 const migrated = runWrangler(root, [
@@ -210,6 +218,7 @@ const workers = [
     port: resolverPort,
     vars: {
       SIGNING_JWKS: JSON.stringify({ keys: [signing.publicJwk] }),
+      LOG_VERIFIER_KEY: logSigning.verifierKey,
       PUBLIC_BASE_URL: resolverUrl,
       DASHBOARD_BASE_URL: controlUrl,
     },
@@ -223,6 +232,7 @@ const workers = [
       DEV_AUTH_PUBLIC_JWK: JSON.stringify(keys.publicJwk),
       RESOLVER_BASE_URL: resolverUrl,
       SIGNING_KEY: JSON.stringify(signing.privateJwk),
+      LOG_SIGNING_KEY: logSigning.privateJwk,
       ...marketplaceSecrets(),
       MARKETPLACE_METERING_URL: `${marketplaceUrl}/`,
       MARKETPLACE_ENTITLEMENT_URL: `${marketplaceUrl}/`,

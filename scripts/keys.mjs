@@ -4,10 +4,12 @@
 //   npm run keys -- retire <kid>   removes a public key from SIGNING_JWKS; records it signed then
 //                                  fail verification with unknown_key
 //   npm run keys -- list           shows the key ids SIGNING_JWKS trusts
+//   npm run keys -- log <origin>   new transparency-log key (docs/transparency-log.md): prints the
+//                                  private JWK for LOG_SIGNING_KEY and, on stderr, the verifier key
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { root } from "./dev-auth.mjs";
-import { signingKeyPair } from "./dev-keys.mjs";
+import { logKeyPair, signingKeyPair } from "./dev-keys.mjs";
 
 const configFile = join(root, "wrangler.toml");
 const LINE = /^SIGNING_JWKS = '(.*)'$/m;
@@ -43,9 +45,16 @@ if (command === "rotate") {
   }
   writeJwks({ keys: remaining });
   console.error(`Removed ${argument}; records it signed now fail verification with unknown_key.`);
+} else if (command === "log" && argument) {
+  const { privateJwk, verifierKey } = await logKeyPair(argument);
+  process.stderr.write(
+    `Log verifier key (put it in the settings' logVerifierKey, or LOG_VERIFIER_KEY):\n  ${verifierKey}\n` +
+      "Store this private key with: wrangler secret put LOG_SIGNING_KEY -c workers/control/wrangler.toml\n",
+  );
+  console.log(privateJwk);
 } else if (command === "list") {
   for (const key of jwks.keys) console.log(key.kid);
 } else {
-  console.error("usage: npm run keys -- rotate | retire <kid> | list");
+  console.error("usage: npm run keys -- rotate | retire <kid> | list | log <origin>");
   process.exit(64);
 }

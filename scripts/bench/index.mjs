@@ -12,6 +12,7 @@ const TARGETS = {
   resolver: () => import("./targets/resolver.mjs"),
   control: () => import("./targets/control.mjs"),
   verifier: () => import("./targets/verifier.mjs"),
+  log: () => import("./targets/log.mjs"),
 };
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));

@@ -22,6 +22,7 @@ export type ResolvedIds = { kvNamespaceId?: string; d1DatabaseId?: string };
 /** Secrets the control plane cannot run without; declared so wrangler refuses a deploy lacking one. */
 export const CONTROL_SECRETS = [
   "SIGNING_KEY",
+  "LOG_SIGNING_KEY",
   "MARKETPLACE_AWS_ACCESS_KEY_ID",
   "MARKETPLACE_AWS_SECRET_ACCESS_KEY",
   "MARKETPLACE_TOKEN_HASH_KEY",
@@ -30,6 +31,9 @@ export const CONTROL_SECRETS = [
 ] as const;
 
 export const PRODUCTION = "production";
+
+/** The transparency log's origin line and key name (docs/transparency-log.md). */
+export const logOrigin = (resolverDomain: string): string => `${resolverDomain}/log`;
 
 /** A name for this environment: production keeps the base name, any other gets a suffix. */
 function nameIn(environment: string, base: string): string {
@@ -116,6 +120,7 @@ export function generateConfigs(
       PUBLIC_BASE_URL: resolverUrl,
       DASHBOARD_BASE_URL: controlUrl,
       SIGNING_JWKS: JSON.stringify(settings.signingJwks),
+      LOG_VERIFIER_KEY: settings.logVerifierKey,
     },
   };
 
@@ -163,6 +168,7 @@ export function generateConfigs(
       MARKETPLACE_ENTITLEMENT_CHECK: settings.marketplace.entitlementCheck,
       MARKETPLACE_PRODUCT_FAMILIES: JSON.stringify(settings.marketplace.productFamilies),
       DASHBOARD_ONBOARDING_URL: `${controlUrl}/dashboard/onboarding`,
+      LOG_ORIGIN: logOrigin(settings.resolverDomain),
     },
   };
   return { resolver, control };

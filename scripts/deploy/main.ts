@@ -109,8 +109,8 @@ if (values["dry-run"]) {
       MARKETPLACE_AWS_SECRET_ACCESS_KEY: process.env.MARKETPLACE_AWS_SECRET_ACCESS_KEY,
       MARKETPLACE_EVENTS_SECRET: process.env.MARKETPLACE_EVENTS_SECRET,
     },
-    writeConfigs: (ids, signingJwks) =>
-      writeConfigs(generateConfigs(committed, environment, { ...envSettings, signingJwks }, ids), dir),
+    writeConfigs: (ids, signingJwks, logVerifierKey) =>
+      writeConfigs(generateConfigs(committed, environment, { ...envSettings, signingJwks, logVerifierKey }, ids), dir),
     secretsFile: (secrets) => {
       const folder = mkdtempSync(join(tmpdir(), "passport-secrets-"));
       const path = join(folder, "secrets.json");
@@ -123,6 +123,13 @@ if (values["dry-run"]) {
       raw.environments[environment].signingJwks = jwks;
       writeFileSync(settingsFile, `${JSON.stringify(raw, null, 2)}\n`);
       log(`added a new signing key's public half to ${values.settings}; keep it with your settings`);
+    },
+    logVerifierKey: envSettings.logVerifierKey,
+    keepLogVerifierKey: (verifierKey) => {
+      const raw = JSON.parse(readFileSync(settingsFile, "utf8"));
+      raw.environments[environment].logVerifierKey = verifierKey;
+      writeFileSync(settingsFile, `${JSON.stringify(raw, null, 2)}\n`);
+      log(`added the new transparency log key's verifier key to ${values.settings}; keep it with your settings`);
     },
     log,
   });

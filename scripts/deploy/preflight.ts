@@ -50,6 +50,17 @@ export function preflight(input: PreflightInput): string[] {
   const jwks = parseJson(resolver.vars?.SIGNING_JWKS) as { keys?: unknown[] } | undefined;
   if (!jwks?.keys?.length) problems.push("resolver: SIGNING_JWKS is an empty key set; records could not be verified");
 
+  const logKey = resolver.vars?.LOG_VERIFIER_KEY ?? "";
+  const logName = logKey.split("+")[0];
+  if (logKey && logName !== control.vars?.LOG_ORIGIN) {
+    problems.push(
+      `resolver: LOG_VERIFIER_KEY names the log "${logName}", but the control plane signs as LOG_ORIGIN "${control.vars?.LOG_ORIGIN}"`,
+    );
+  }
+  if (!logKey && input.secretsAvailable?.has("LOG_SIGNING_KEY")) {
+    problems.push("resolver: LOG_VERIFIER_KEY is empty; the transparency log's checkpoints could not be verified");
+  }
+
   const vars = control.vars ?? {};
   if (!development && vars.ENVIRONMENT === "development") {
     problems.push(`control: ENVIRONMENT is "development" in the ${input.environment} environment`);

@@ -1,11 +1,14 @@
 // `npm run republish -- --env <name> [--settings <file>]`: republishes every passport of one
-// deployed environment (docs/deploy.md). Needs wrangler to be signed in to the environment's account.
+// deployed environment (docs/deploy.md). `npm run log-backfill -- --env <name>` (this file with
+// --log-backfill) first waits for every publication to be in the transparency log
+// (docs/transparency-log.md). Needs wrangler to be signed in to the environment's account.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { generatedDir, resourceNames } from "./config.ts";
+import { logBackfill } from "./log-backfill.ts";
 import { republishAll } from "./republish.ts";
 import { readSettings } from "./settings.ts";
 
@@ -14,6 +17,7 @@ const { values } = parseArgs({
   options: {
     env: { type: "string" },
     settings: { type: "string", default: process.env.DEPLOY_SETTINGS ?? "deploy/settings.json" },
+    "log-backfill": { type: "boolean", default: false },
   },
 });
 if (!values.env) throw new Error("usage: npm run republish -- --env <name>");
@@ -21,10 +25,11 @@ const environment = values.env;
 const settings = readSettings(join(root, values.settings)).environments[environment];
 if (!settings) throw new Error(`${values.settings} has no environment "${environment}"`);
 const database = resourceNames(environment).d1;
-const cursorFile = join(generatedDir(root, environment), "republish-cursor");
+const backfill = values["log-backfill"];
+const cursorFile = join(generatedDir(root, environment), backfill ? "log-backfill-cursor" : "republish-cursor");
 mkdirSync(dirname(cursorFile), { recursive: true });
 
-await republishAll({
+await (backfill ? logBackfill : republishAll)({
   query: async (sql) => {
     const result = spawnSync(
       join(root, "node_modules", ".bin", "wrangler"),

@@ -32,6 +32,9 @@ export const EnvironmentSettings = z.strictObject({
   /** Public record-signing keys the resolver trusts, newest first (docs/signing.md). The deploy
    * adds the public half of a key it generates here. */
   signingJwks: z.strictObject({ keys: z.array(jwk) }).default({ keys: [] }),
+  /** The transparency log's note verifier key (`<resolver domain>/log+<hash>+<key>`), served at
+   * /log/key (docs/transparency-log.md). The deploy fills it in when it makes LOG_SIGNING_KEY. */
+  logVerifierKey: z.string().default(""),
   /** Added to every rate-limit namespace id so environments never share counters. */
   rateLimitNamespaceOffset: z.number().int().min(0).max(900_000).multipleOf(10_000),
   /** Further variables for either Worker, carried into the generated configuration as given. */

@@ -3,9 +3,9 @@
 // resolver), handing missing secrets to wrangler with the deploy, then a smoke check. Every call
 // goes through `run` (wrangler's CLI) or `fetch`, so tests drive the whole sequence with fakes.
 import { randomBytes } from "node:crypto";
-import { signingKeyPair } from "../dev-keys.mjs";
+import { logKeyPair, signingKeyPair } from "../dev-keys.mjs";
 import type { ResolvedIds } from "./config.ts";
-import { CONTROL_SECRETS, resourceNames } from "./config.ts";
+import { CONTROL_SECRETS, logOrigin, resourceNames } from "./config.ts";
 import type { EnvironmentSettings } from "./settings.ts";
 
 type Jwks = EnvironmentSettings["signingJwks"];
@@ -18,8 +18,8 @@ export type DeployContext = {
   environment: string;
   run: Runner;
   fetch: typeof fetch;
-  /** Writes the generated configs with the given ids; returns their file paths. */
-  writeConfigs: (ids: ResolvedIds, signingJwks: Jwks) => { resolver: string; control: string };
+  /** Writes the generated configs with the given ids and public keys; returns their file paths. */
+  writeConfigs: (ids: ResolvedIds, signingJwks: Jwks, logVerifierKey: string) => { resolver: string; control: string };
   /** Writes secrets to a private temporary file for `--secrets-file`; returns it and a remover. */
   secretsFile: (secrets: Record<string, string>) => { path: string; remove: () => void };
   /** Values read from the environment: the AWS credentials (required), the events secret (optional). */
@@ -27,12 +27,16 @@ export type DeployContext = {
   signingJwks: Jwks;
   /** Keeps the key set for the next deploy, called before anything is deployed with a new key. */
   keepSigningJwks: (jwks: Jwks) => void;
+  /** The transparency log's verifier key from the settings ("" before the log key is made). */
+  logVerifierKey: string;
+  /** Keeps a newly made log verifier key in the settings, before anything is deployed with it. */
+  keepLogVerifierKey: (verifierKey: string) => void;
   /** The environment's public URLs, from its custom domains. */
   urls: { resolver: string; control: string };
   log: (line: string) => void;
 };
 
-export type DeployResult = { resolverUrl: string; controlUrl: string; newSigningKey?: Jwk };
+export type DeployResult = { resolverUrl: string; controlUrl: string; newSigningKey?: Jwk; newLogVerifierKey?: string };
 
 async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
   const names = resourceNames(ctx.environment);
@@ -85,8 +89,13 @@ const generatedKey = () => randomBytes(32).toString("base64");
 
 export async function deploy(ctx: DeployContext): Promise<DeployResult> {
   const ids = await findOrCreateResources(ctx);
-  let files = ctx.writeConfigs(ids, ctx.signingJwks);
+  let files = ctx.writeConfigs(ids, ctx.signingJwks, ctx.logVerifierKey);
   const have = await existingSecrets(ctx, files.control);
+  if (have.has("LOG_SIGNING_KEY") && !ctx.logVerifierKey) {
+    throw new Error(
+      "secret LOG_SIGNING_KEY is set but the settings have no logVerifierKey: put the log's verifier key in the settings (docs/transparency-log.md)",
+    );
+  }
 
   const unavailable = CONTROL_SECRETS.filter(
     (name) => name.startsWith("MARKETPLACE_AWS_") && !have.has(name) && !ctx.providedSecrets[name],
@@ -99,8 +108,15 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
   const missing: Record<string, string> = {};
   let signingJwks = ctx.signingJwks;
   let newSigningKey: Jwk | undefined;
+  let logVerifierKey = ctx.logVerifierKey;
   for (const name of CONTROL_SECRETS) {
     if (have.has(name)) continue;
+    if (name === "LOG_SIGNING_KEY") {
+      const pair = await logKeyPair(logOrigin(new URL(ctx.urls.resolver).host));
+      missing.LOG_SIGNING_KEY = pair.privateJwk;
+      logVerifierKey = pair.verifierKey;
+      continue;
+    }
     if (name === "SIGNING_KEY") {
       const kid = `rec-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString("hex")}`;
       const pair = await signingKeyPair("ES256", kid);
@@ -112,10 +128,10 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
       missing[name] = ctx.providedSecrets[name] ?? "";
     } else missing[name] = ctx.providedSecrets[name] || generatedKey();
   }
-  if (newSigningKey) {
-    ctx.keepSigningJwks(signingJwks);
-    files = ctx.writeConfigs(ids, signingJwks);
-  }
+  if (newSigningKey) ctx.keepSigningJwks(signingJwks);
+  if (logVerifierKey !== ctx.logVerifierKey) ctx.keepLogVerifierKey(logVerifierKey);
+  if (newSigningKey || logVerifierKey !== ctx.logVerifierKey)
+    files = ctx.writeConfigs(ids, signingJwks, logVerifierKey);
   ctx.log(`secrets to set: ${Object.keys(missing).join(", ") || "none"} (values never printed)`);
 
   ctx.log("applying D1 migrations (remote)");
@@ -130,7 +146,12 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
     secrets?.remove();
   }
   await smokeCheck(ctx, ctx.urls.resolver);
-  return { resolverUrl: ctx.urls.resolver, controlUrl: ctx.urls.control, newSigningKey };
+  return {
+    resolverUrl: ctx.urls.resolver,
+    controlUrl: ctx.urls.control,
+    newSigningKey,
+    ...(logVerifierKey !== ctx.logVerifierKey ? { newLogVerifierKey: logVerifierKey } : {}),
+  };
 }
 
 /** The deployed resolver answers its health route and publishes a non-empty JWKS. */

@@ -49,7 +49,7 @@ describe("the record's signature beside the record", () => {
     const body = await response.text();
     const signature = response.headers.get("passport-signature") ?? "";
     expect(signature).toMatch(/^[\w-]+\.\.[\w-]+$/);
-    expect(response.headers.get("access-control-expose-headers")).toBe("ETag, Passport-Signature");
+    expect(response.headers.get("access-control-expose-headers")).toBe("ETag, Passport-Signature, Passport-Log-Index");
     expect(await verifyDetachedJws(signature, JSON.parse(body), keyRing())).toMatchObject({
       valid: true,
     });

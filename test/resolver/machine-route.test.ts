@@ -27,7 +27,7 @@ describe("GET /api/p/{identity_id}.json", () => {
     expect(response.headers.get("cloudflare-cdn-cache-control")).toBe("public, max-age=60, stale-if-error=0");
     expect(response.headers.get("cache-tag")).toBe(identityCacheTag(record.identity_id));
     expect(response.headers.get("access-control-allow-origin")).toBe("*");
-    expect(response.headers.get("access-control-expose-headers")).toBe("ETag, Passport-Signature");
+    expect(response.headers.get("access-control-expose-headers")).toBe("ETag, Passport-Signature, Passport-Log-Index");
   });
 
   it("answers HEAD with the same status and headers and no body", async () => {

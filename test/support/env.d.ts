@@ -11,6 +11,9 @@ declare namespace Cloudflare {
     /** Private JWK the control plane signs records with, and the matching public key set. */
     SIGNING_KEY: string;
     TEST_SIGNING_JWKS: string;
+    /** Private Ed25519 JWK the transparency log signs checkpoints with, and its note verifier key. */
+    LOG_SIGNING_KEY: string;
+    TEST_LOG_VERIFIER_KEY: string;
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     /** A fulfill ceiling of 5 a minute, for driving the ceiling to its refusal (vitest.config.ts). */
     TEST_FULFILL_CEILING: RateLimit;

@@ -79,6 +79,20 @@ describe("preflight", () => {
     ]);
   });
 
+  it("refuses a log verifier key for another origin, or none once the log key exists", () => {
+    const other = generateConfigs(committed, "production", {
+      ...production,
+      logVerifierKey: "id.staging.example.com/log+0a1b2c3d+AQID",
+    });
+    expect(preflight({ environment: "production", configs: other })).toEqual([
+      'resolver: LOG_VERIFIER_KEY names the log "id.staging.example.com/log", but the control plane signs as LOG_ORIGIN "id.example.com/log"',
+    ]);
+    const none = generateConfigs(committed, "production", production);
+    expect(preflight({ environment: "production", configs: none, secretsAvailable: new Set(CONTROL_SECRETS) })).toEqual(
+      ["resolver: LOG_VERIFIER_KEY is empty; the transparency log's checkpoints could not be verified"],
+    );
+  });
+
   it("accepts the subscription-only check when the operator says so explicitly", () => {
     const configs = generateConfigs(committed, "production", {
       ...production,
@@ -187,6 +201,7 @@ function fakeAccount() {
     queues: new Set<string>(),
     secrets: new Set<string>(),
     controlDeployed: false,
+    logVerifierKey: "",
   };
   const calls: string[] = [];
   const secretFiles: Record<string, string>[] = [];
@@ -224,6 +239,10 @@ function fakeAccount() {
     },
     signingJwks: { keys: [] },
     keepSigningJwks: (jwks) => kept.push(jwks),
+    logVerifierKey: state.logVerifierKey,
+    keepLogVerifierKey: (verifierKey) => {
+      state.logVerifierKey = verifierKey;
+    },
     urls: { resolver: "https://id.example.com", control: "https://passport.example.com" },
     log: () => {},
   });
@@ -257,6 +276,9 @@ describe("deploy steps", () => {
     expect(atob(secrets.MARKETPLACE_TOKEN_HASH_KEY ?? "")).toHaveLength(32);
     expect(first.newSigningKey).toMatchObject({ kty: "EC", alg: "ES256", use: "sig" });
     expect(first.newSigningKey).not.toHaveProperty("d");
+    // The log key is made too; its verifier key is kept, named by the resolver's log origin.
+    expect(JSON.parse(secrets.LOG_SIGNING_KEY ?? "{}")).toMatchObject({ kty: "OKP", crv: "Ed25519" });
+    expect(first.newLogVerifierKey).toMatch(/^id\.example\.com\/log\+[0-9a-f]{8}\+/);
     expect(account.kept).toEqual([{ keys: [first.newSigningKey] }]);
 
     account.calls.length = 0;
@@ -272,6 +294,7 @@ describe("deploy steps", () => {
       "deploy -c control.json",
     ]);
     expect(second.newSigningKey).toBeUndefined();
+    expect(second.newLogVerifierKey).toBeUndefined();
     expect(account.secretFiles).toHaveLength(1);
   });
 

@@ -9,6 +9,7 @@ export const PROBLEMS = {
   "invalid-envelope-target": { status: 400, title: "Invalid envelope target" },
   "identity-not-found": { status: 404, title: "Identity not found" },
   "route-not-found": { status: 404, title: "No such route" },
+  "log-not-found": { status: 404, title: "Not in the transparency log" },
   "method-not-allowed": { status: 405, title: "Method not allowed" },
   unauthenticated: { status: 401, title: "Authentication required" },
   forbidden: { status: 403, title: "Not permitted for your role" },

@@ -9,6 +9,8 @@ export interface SnapshotMetadata {
   record_version: number;
   /** Detached JWS over the record's canonical JSON (docs/signing.md). */
   signature?: string;
+  /** Index of this record version's entry in the transparency log (docs/transparency-log.md). */
+  log_index?: number;
 }
 
 /** The edge-cache tag that purges one passport everywhere it is cached. */
@@ -37,3 +39,21 @@ export const feedPageOf = (seq: number): number => Math.floor((seq - 1) / FEED_P
 export const feedPagePrefix = (page: number): string => `feed:${pad(page, 10)}:`;
 /** KV key of one feed entry; its metadata holds the entry. */
 export const feedKey = (seq: number): string => `${feedPagePrefix(feedPageOf(seq))}${pad(seq, 12)}`;
+
+/**
+ * Transparency log (docs/transparency-log.md), written by the control plane's TransparencyLog
+ * object and served read-only by the resolver under `{base}/log/`: the signed checkpoint, the
+ * C2SP tlog-tiles tiles and entry bundles by their full-width path (`tile/0/x001/234`, one key per
+ * tile holding its widest version so far; a `.p/W` request is served as its prefix), and per
+ * passport the index of its newest entry.
+ */
+export const LOG_CHECKPOINT_KEY = "log:checkpoint";
+export const logTileKey = (tilePath: string): string => `log:${tilePath}`;
+export const logLatestKey = (identityId: string): string => `log:latest:${identityId}`;
+
+/** The value of {@link logLatestKey}, served as is by `GET {base}/log/latest/{identity_id}`. */
+export interface LogLatest {
+  identity_id: string;
+  index: number;
+  record_version: number;
+}

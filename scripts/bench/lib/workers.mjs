@@ -22,8 +22,9 @@ export function bundle(root, { config, outdir }) {
 
 /**
  * Starts one workerd with the given Workers, each on its own direct socket on 127.0.0.1, and
- * returns their base URLs. `workers`: name -> { modulePath, kv?: binding name, vars?, bindings? }, where
- * `bindings` are extra bindings in Miniflare's shape (D1, service bindings to the other Workers).
+ * returns their base URLs. `workers`: name -> { modulePath, kv?: binding name, vars?, bindings?, exports? },
+ * where `bindings` are extra bindings in Miniflare's shape (D1, service bindings to the other
+ * Workers, Durable Object namespaces) and `exports` the Durable Object classes a Worker defines.
  */
 export async function serve(workers, { compatibilityDate, compatibilityFlags = [] }) {
   const mf = new Miniflare({
@@ -42,6 +43,7 @@ export async function serve(workers, { compatibilityDate, compatibilityFlags = [
           ...Object.fromEntries(Object.entries(worker.vars ?? {}).map(([k, v]) => [k, { type: "json", value: v }])),
           ...worker.bindings,
         },
+        ...(worker.exports ? { exports: worker.exports } : {}),
       },
       dev: { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] },
     })),

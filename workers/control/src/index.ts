@@ -1,16 +1,21 @@
 import { app } from "./app.ts";
 import { recheckDueBindings } from "./bindings/recheck.ts";
 import { database } from "./db/client.ts";
+import { maintainLog } from "./log/append.ts";
 import { consumeAcquisitions } from "./marketplace/consumer.ts";
 import { deleteExpiredAcquisitions } from "./marketplace/expiry.ts";
 import { drainOutbox } from "./publication/publish.ts";
 
+export { TransparencyLog } from "./log/transparency-log.ts";
 export { PublicationSequencer } from "./publication/sequencer.ts";
 
 export default {
   fetch: app.fetch,
   async scheduled(controller, env, ctx) {
     ctx.waitUntil(drainOutbox(env).then(() => undefined));
+    // Publications made before the log existed, then whatever tiles or checkpoint a failed pass
+    // left out of KV (or a fresh signature on an idle log's checkpoint).
+    ctx.waitUntil(maintainLog(env, database(env.DB)));
     // Hourly is soon enough for a one-day bound, and each run reads the acquisitions table.
     const at = new Date(controller.scheduledTime);
     if (at.getUTCMinutes() === 0) ctx.waitUntil(deleteExpiredAcquisitions(database(env.DB), at).then(() => undefined));

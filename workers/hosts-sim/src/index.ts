@@ -1,5 +1,5 @@
 // Plays the hosts a tenant binds (well-known documents, agent cards, MCP server descriptions,
-// OpenAPI documents) and a DNS over HTTPS resolver, answering per host name from fixtures that
+// OpenAPI documents), transparency-log witnesses (witness.ts) and a DNS over HTTPS resolver, answering per host name from fixtures that
 // tests and `npm start` set through the admin host. Fixtures live in this isolate's memory: the
 // simulator is one long-lived Worker per test run or local service.
 
@@ -16,6 +16,8 @@ export interface Answer {
   /** Send this many bytes of padding instead of `body`, streamed without a length (an oversized answer). */
   stream_bytes?: number;
 }
+
+import { registerWitness, type WitnessFixture, witnessAnswer } from "./witness.ts";
 
 const ADMIN_HOST = "hosts-sim.invalid";
 const DOH_HOST = "dns.hosts-sim.example";
@@ -79,14 +81,16 @@ function dnsAnswer(url: URL): Response {
 
 /**
  * The admin host: `PUT /hosts/{host}` with `{ "paths": { "/path": Answer } }` replaces what a host
- * answers; `PUT /dns/{name}` with `{ "txt": [...] }` sets TXT records (empty removes them).
+ * answers; `PUT /dns/{name}` with `{ "txt": [...] }` sets TXT records (empty removes them);
+ * `PUT /witness/{host}` with a {@link WitnessFixture} makes `host` a tlog witness.
  */
 async function admin(request: Request, url: URL): Promise<Response> {
   if (request.method === "GET" && url.pathname === "/health") return json({ status: "ok" });
   const [, kind, name] = url.pathname.split("/");
   if (request.method !== "PUT" || !name) return json({ error: "PUT /hosts/{host} or /dns/{name}" }, 404);
   const body = (await request.json()) as { paths?: Record<string, Answer>; txt?: string[] };
-  if (kind === "hosts") hosts.set(name.toLowerCase(), body.paths ?? {});
+  if (kind === "witness") await registerWitness(name.toLowerCase(), body as unknown as WitnessFixture);
+  else if (kind === "hosts") hosts.set(name.toLowerCase(), body.paths ?? {});
   else if (kind === "dns") {
     if (body.txt?.length) txtRecords.set(name.toLowerCase(), body.txt);
     else txtRecords.delete(name.toLowerCase());
@@ -101,6 +105,8 @@ export default {
     // In local development the admin API is also reachable on the simulator's own loopback port.
     if (host === ADMIN_HOST || host === "127.0.0.1" || host === "localhost") return admin(request, url);
     if (host === DOH_HOST && url.pathname === "/dns-query") return dnsAnswer(url);
+    const witnessed = await witnessAnswer(host, request, url);
+    if (witnessed) return witnessed;
     const spec = hosts.get(host)?.[url.pathname];
     if (!spec) return new Response("not found", { status: 404, headers: { "content-type": "text/plain" } });
     return answer(spec);

@@ -9,10 +9,13 @@ export const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
  */
 export const CORS_HEADERS: Record<string, string> = { "access-control-allow-origin": "*" };
 export const CORS_ETAG_HEADERS: Record<string, string> = { ...CORS_HEADERS, "access-control-expose-headers": "ETag" };
-/** A record answer also exposes its detached signature (docs/signing.md) to script. */
+/**
+ * A record answer also exposes its detached signature (docs/signing.md) and its transparency-log
+ * index (docs/transparency-log.md) to script.
+ */
 export const CORS_RECORD_HEADERS: Record<string, string> = {
   ...CORS_HEADERS,
-  "access-control-expose-headers": "ETag, Passport-Signature",
+  "access-control-expose-headers": "ETag, Passport-Signature, Passport-Log-Index",
 };
 
 /** The preflight answer for a browser that wants to send `If-None-Match` from script. */

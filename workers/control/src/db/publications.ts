@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, lte } from "drizzle-orm";
+import { and, asc, desc, eq, gt, isNull, lte } from "drizzle-orm";
 import type { Database } from "./client.ts";
 import { events, publications } from "./schema.ts";
 
@@ -31,7 +31,7 @@ export async function changeKindsBetween(db: Database, passportId: string, after
  */
 export async function recordPublication(
   db: Database,
-  row: Omit<PublicationRow, "seq" | "writtenAt">,
+  row: Omit<PublicationRow, "seq" | "writtenAt" | "logIndex">,
 ): Promise<PublicationRow> {
   await db
     .insert(publications)
@@ -48,4 +48,19 @@ export async function recordPublication(
 /** Records that a publication's history and feed entries are in KV. */
 export async function markWritten(db: Database, seq: number, at: string): Promise<void> {
   await db.update(publications).set({ writtenAt: at }).where(eq(publications.seq, seq));
+}
+
+/** Records a publication's transparency-log index (the same index on every retry). */
+export async function setLogIndex(db: Database, seq: number, logIndex: number): Promise<void> {
+  await db.update(publications).set({ logIndex }).where(eq(publications.seq, seq));
+}
+
+/** Publications not yet in the transparency log, in publication order (`publications_unlogged`). */
+export function unloggedPublications(db: Database, limit: number): Promise<PublicationRow[]> {
+  return db
+    .select()
+    .from(publications)
+    .where(isNull(publications.logIndex))
+    .orderBy(asc(publications.seq))
+    .limit(limit);
 }

@@ -26,3 +26,6 @@ export function enqueueRepublishPage(cursor: string, limit: number): string {
 
 /** How many publications the outbox still owes: the command waits for it to fall before the next page. */
 export const OUTBOX_BACKLOG = "SELECT count(*) AS backlog FROM outbox";
+
+/** Publications the transparency log does not hold yet: `npm run log-backfill` waits for none to be left. */
+export const UNLOGGED_PUBLICATIONS = "SELECT count(*) AS unlogged FROM publications WHERE log_index IS NULL";

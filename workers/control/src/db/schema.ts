@@ -213,10 +213,13 @@ export const publications = sqliteTable(
     changeKinds: text("change_kinds", { mode: "json" }).$type<string[]>().notNull(),
     /** When its history and feed entries were confirmed written to KV; null until then. */
     writtenAt: text("written_at"),
+    /** Its entry's index in the transparency log; null until appended (docs/transparency-log.md). */
+    logIndex: integer("log_index"),
   },
   (t) => [
     uniqueIndex("publications_passport_version").on(t.passportId, t.recordVersion),
     // The signed chain cannot fork: two versions never chain to the same predecessor.
     uniqueIndex("publications_passport_previous").on(t.passportId, t.previousDigest),
+    index("publications_unlogged").on(t.seq).where(sql`${t.logIndex} IS NULL`),
   ],
 );

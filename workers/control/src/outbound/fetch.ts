@@ -145,3 +145,44 @@ export async function fetchChecked(
     return { ok: false, reason: `${url.host} could not be reached (${error instanceof Error ? error.name : "error"})` };
   }
 }
+
+export type Posted = { ok: true; status: number; body: string };
+
+/**
+ * POSTs a text body to `target` through `transport` under `policy` (the same address rules as
+ * {@link fetchChecked}; no redirects followed) and returns the status and text of any answer, for
+ * protocols whose error statuses carry meaning (a tlog-witness 409 names the witness's size).
+ */
+export async function postText(
+  transport: Transport,
+  policy: OutboundPolicy,
+  target: URL,
+  body: string,
+  userAgent: string,
+): Promise<Posted | FetchFailure> {
+  const refused = refusal(target, policy);
+  if (refused) return { ok: false, reason: refused };
+  const signal = AbortSignal.timeout(policy.timeoutMs);
+  try {
+    const response = await transport.fetch(
+      new Request(target, {
+        method: "POST",
+        redirect: "manual",
+        signal,
+        body,
+        headers: { "content-type": "text/plain; charset=utf-8", "user-agent": userAgent },
+      }),
+    );
+    const text = await readText(response, policy.maxBytes, signal);
+    if (typeof text !== "string") return text;
+    return { ok: true, status: response.status, body: text };
+  } catch (error) {
+    if (signal.aborted) {
+      return { ok: false, reason: `no complete answer from ${target.host} within ${policy.timeoutMs} ms` };
+    }
+    return {
+      ok: false,
+      reason: `${target.host} could not be reached (${error instanceof Error ? error.name : "error"})`,
+    };
+  }
+}

@@ -23,9 +23,10 @@ import {
   recordPublication,
 } from "../db/publications.ts";
 import { outbox, publishedManifests } from "../db/schema.ts";
+import { logPublication } from "../log/append.ts";
 import { signDetached } from "./signing.ts";
 
-export type PublishEnv = Env & { SIGNING_KEY?: string };
+export type PublishEnv = Env & { SIGNING_KEY?: string; LOG_SIGNING_KEY?: string };
 
 /**
  * Publishes a passport through its sequencer (docs/publication.md): one Durable Object per
@@ -39,7 +40,7 @@ export async function publishPassport(env: PublishEnv, identityId: string): Prom
 
 /**
  * Projects a passport's public record from D1, links it to the previously published version,
- * signs it, writes the snapshot, its history entry and its feed entry to KV, purges the resolver's
+ * signs it, appends it to the transparency log (once per version), writes the snapshot with its log index, its history entry and its feed entry to KV, purges the resolver's
  * cache for that identity, then clears the passport's outbox row. If any step fails the row stays
  * and the scheduled drain tries again, so the resolver converges on what D1 holds. Publishing
  * the same version again reproduces the same record (same time, same previous digest).
@@ -61,6 +62,8 @@ export async function writePublication(env: PublishEnv, identityId: string): Pro
   // The new version chains to `last`; if last's entries never reached KV (its publication failed
   // before the next change), write them first, or the published history would have a gap.
   if (last && !republish && !last.writtenAt) await putHistoryAndFeed(env, db, last);
+  // Likewise in the log: the previous version's entry comes before this one's.
+  if (last && !republish) await logPublication(env, db, last);
   const previousDigest = republish ? (last.previousDigest ?? undefined) : last?.digest;
   const publishedAt = republish ? last.publishedAt : new Date().toISOString();
   const record = PassportRecord.parse(await sealRecord(projectPublicRecord(aggregate, publishedAt, previousDigest)));
@@ -75,7 +78,14 @@ export async function writePublication(env: PublishEnv, identityId: string): Pro
       : await changeKindsBetween(db, identityId, last?.recordVersion ?? 0, version),
   });
   const signature = await signDetached(env.SIGNING_KEY, canonicalBytes(record));
-  const metadata: SnapshotMetadata = { digest: record.digest, record_version: version, signature };
+  // Before the snapshot: a record is never served without its entry in the log.
+  const logIndex = await logPublication(env, db, publication);
+  const metadata: SnapshotMetadata = {
+    digest: record.digest,
+    record_version: version,
+    signature,
+    log_index: logIndex,
+  };
   await env.SNAPSHOTS.put(snapshotKey(identityId), JSON.stringify(record), { metadata });
   await putHistoryAndFeed(env, db, publication);
   await syncManifestIndex(env, db, record);

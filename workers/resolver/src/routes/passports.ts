@@ -56,14 +56,17 @@ async function resolveWellFormed(env: Env, identityId: string, request: Request)
   const tag = identityCacheTag(identityId);
   if (!metadata) return new Response(body, { headers: { ...RECORD_HEADERS, "cache-tag": tag } });
   const etag = `"${metadata.digest}"`;
+  // The log index of this exact version (docs/transparency-log.md), from the metadata like the rest.
+  const logIndex = metadata.log_index;
   if (ifNoneMatch(request.headers.get("if-none-match"), etag)) {
-    return new Response(null, { status: 304, headers: { ...NOT_MODIFIED_HEADERS, "cache-tag": tag, etag } });
+    const headers: Record<string, string> = { ...NOT_MODIFIED_HEADERS, "cache-tag": tag, etag };
+    if (logIndex !== undefined) headers["passport-log-index"] = String(logIndex);
+    return new Response(null, { status: 304, headers });
   }
   // The signature travels beside the body so the bytes a consumer parses stay exactly as published.
-  const signature = metadata.signature;
-  const headers = signature
-    ? { ...RECORD_HEADERS, "cache-tag": tag, etag, "passport-signature": signature }
-    : { ...RECORD_HEADERS, "cache-tag": tag, etag };
+  const headers: Record<string, string> = { ...RECORD_HEADERS, "cache-tag": tag, etag };
+  if (metadata.signature) headers["passport-signature"] = metadata.signature;
+  if (logIndex !== undefined) headers["passport-log-index"] = String(logIndex);
   return new Response(body, { headers });
 }
 
