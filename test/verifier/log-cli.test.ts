@@ -84,7 +84,7 @@ describe("passport verify --log", () => {
     expect(forged.stderr).toContain("checkpoints are not remembered");
   });
 
-  it("exit 1 when the checkpoint is older than --log-max-age, or the scan bound is hit", async () => {
+  it("exit 1 when the checkpoint is older than --log-max-age, the scan bound is hit, or the record is newer than the checkpoint", async () => {
     const { log, a } = await world();
     const { passport } = cli(log);
     log.serveCheckpoint({ time: NOW - 3600_000 });
@@ -95,6 +95,12 @@ describe("passport verify --log", () => {
     const bounded = await passport("verify", a, "--jwks", "keys.json", "--log", "log.key", "--log-scan", "0");
     expect(bounded.code).toBe(EXIT.failed);
     expect(bounded.stdout).toMatch(/^FAIL\s+newest_unverified/);
+    // Published after the newest checkpoint: not provable yet, no evidence against it.
+    const fresh = (await log.publish()).record.identity_id;
+    log.serveCheckpoint({ size: log.entries.length - 1 });
+    const pending = await passport("verify", fresh, "--jwks", "keys.json", "--log", "log.key");
+    expect(pending.code).toBe(EXIT.failed);
+    expect(pending.stdout).toMatch(/^FAIL\s+not_in_log/);
   });
 
   it("--witness and --witness-quorum: exit 0 when enough configured witnesses cosigned, 4 when not", async () => {

@@ -1,10 +1,13 @@
 // The issue's second "Done when": the local service started exactly as `npm start` starts it,
 // then the `passport` CLI, run by Node as a user runs it, against its demo data.
 import { type ChildProcess, execFile } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mintIdentityId } from "../../../packages/domain/src/identity-id.ts";
+import { formatVerifierKey } from "../../../packages/verifier/src/log/note.ts";
 
 import { freePort, root, type ServiceInfo, startService, stopService } from "../../local-service.ts";
 
@@ -166,5 +169,26 @@ describe("passport CLI against the local service (npm start)", () => {
       env: { ...process.env, PASSPORT_RESOLVER: service.resolver },
     });
     expect(stdout).toContain(`FOUND  ${payments()}`);
+  });
+  it("checks the demo passport against the service's transparency log, and audits the whole log (exit 0)", async () => {
+    // The key is read from the resolver here only because this is the local service; a consumer pins it.
+    const key = (await (await fetch(`${service.resolver}/log/key`)).text()).trim();
+    const state = join(mkdtempSync(join(tmpdir(), "passport-log-")), "checkpoints.json");
+    const logged = await passport("verify", payments(), "--log", key, "--log-state", state, "--json");
+    expect(logged.code, logged.stdout + logged.stderr).toBe(0);
+    const outcome = JSON.parse(logged.stdout);
+    expect(outcome.proof.log.index).toBeGreaterThanOrEqual(0);
+    expect(outcome.proof.log.checkpoint.size).toBeGreaterThan(outcome.proof.log.index);
+
+    const audit = await passport("log", "--log", key, "--log-state", state, "--json");
+    expect(audit.code, audit.stdout + audit.stderr).toBe(0);
+
+    // A checkpoint signed by another key than the pinned one is refused.
+    const stranger = (await crypto.subtle.generateKey("Ed25519", true, ["sign", "verify"])) as CryptoKeyPair;
+    const raw = new Uint8Array(await crypto.subtle.exportKey("raw", stranger.publicKey));
+    const otherKey = await formatVerifierKey(key.split("+")[0] ?? "", raw);
+    const refused = await passport("verify", payments(), "--log", otherKey, "--json");
+    expect(refused.code).toBe(4);
+    expect(JSON.parse(refused.stdout).outcome).toBe("checkpoint_invalid");
   });
 });

@@ -65,7 +65,8 @@ Exit codes: 0 ok, 1 verification failed (or not found / malformed id), 2 usage e
             4 proof failed (signature_invalid, unknown_key, history_broken; the log
               failures checkpoint_invalid, witness_quorum_unmet, rolled_back, split_view,
               inconsistent, log_tampered, not_in_log, not_newest; log: any audit failure),
-              while checkpoint_stale and newest_unverified are 1,
+              while checkpoint_stale, newest_unverified and not_in_log
+              beyond_checkpoint (published after the newest checkpoint) are 1,
             5 every expectation held (verify) or the record was found (resolve), but its
               signature was not checked (--insecure-no-signature).`;
 

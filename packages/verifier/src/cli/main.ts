@@ -36,6 +36,15 @@ const LOG_PROOF_FAILED: readonly string[] = [
   "not_newest",
 ];
 
+/**
+ * A record published after the newest checkpoint cannot be proved in the log yet, which is no
+ * evidence against it: like a stale checkpoint it is 1 (retry shortly), not 4.
+ */
+function exitForResult(result: { outcome: OutcomeClass | "resolved" }): number {
+  if (result.outcome === "not_in_log" && "kind" in result && result.kind === "beyond_checkpoint") return EXIT.failed;
+  return exitFor(result.outcome);
+}
+
 function exitFor(outcome: OutcomeClass | "resolved" | "envelope" | "envelope_unavailable"): number {
   if (outcome === "ok" || outcome === "resolved" || outcome === "envelope") return EXIT.ok;
   if (outcome === "network_failure" || outcome === "envelope_unavailable") return EXIT.network;
@@ -219,11 +228,11 @@ export async function run(argv: string[], io: Io): Promise<number> {
       });
       print(result, formatResolve(result));
       if (result.outcome === "resolved" && result.proof.signature !== "verified") return EXIT.unsigned;
-      return exitFor(result.outcome);
+      return exitForResult(result);
     }
     const result = await verifier.verify(target, expectation);
     print(result, formatVerify(result));
-    return exitFor(result.outcome);
+    return exitForResult(result);
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`passport: ${error.message}\nRun "passport help" for usage.`);
