@@ -12,7 +12,7 @@ import { bundle, serve } from "../lib/workers.mjs";
 
 export const description = "control plane create-and-publish and list at 10,000 passports against D1/KV floors";
 
-const PASSPORTS = 10_000;
+const PASSPORTS = Number(process.env.BENCH_PASSPORTS ?? 10_000);
 const ORGANISATION = "org_bench";
 const SUBJECT = "bench-owner";
 
@@ -71,6 +71,44 @@ async function seed(controlDb, baselineDb, count) {
   }
 }
 
+/**
+ * Makes each write route's request once, on passports created for it, and returns the D1 round
+ * trips and statements and the KV operations each made (counted by the bench wrapper around the
+ * bundle, scripts/bench/workers/counting-control.js), publication by the sequencer included.
+ */
+async function countWrites(api, authorization) {
+  const json = { ...authorization, "content-type": "application/json" };
+  const call = async (method, path, body, status) => {
+    await fetch(`${api}/__bench/counts`);
+    const response = await fetch(`${api}${path}`, { method, headers: json, body: JSON.stringify(body) });
+    if (response.status !== status) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    const answer = await response.json();
+    if (answer.publication && answer.publication.status !== "published") {
+      throw new Error(`${method} ${path} did not publish: ${JSON.stringify(answer.publication)}`);
+    }
+    return { answer, counts: await (await fetch(`${api}/__bench/counts`)).json() };
+  };
+  const unique = () => crypto.randomUUID().slice(0, 8);
+  const create = (bindings) =>
+    call("POST", "/v1/passports", { family: "api", organisation_id: ORGANISATION, display_name: "Count", bindings }, 201);
+  const rows = [];
+  const plain = await create([]);
+  rows.push(["create", plain.counts]);
+  const bound = await create([{ class: "endpoint", value: `https://count-${unique()}.bench.example/` }]);
+  rows.push(["create with an endpoint binding", bound.counts]);
+  const id = plain.answer.identity_id;
+  rows.push(["PATCH display name", (await call("PATCH", `/v1/passports/${id}`, { display_name: "Renamed" }, 200)).counts]);
+  rows.push(["state change", (await call("PATCH", `/v1/passports/${id}/state`, { environment: "staging" }, 200)).counts]);
+  rows.push([
+    "binding add",
+    (await call("POST", `/v1/passports/${id}/bindings`, { class: "endpoint", value: `https://count-${unique()}.bench.example/` }, 200))
+      .counts,
+  ]);
+  const evidence = { claim: "owner", source: "Bench", scope: "all", observed_at: new Date().toISOString() };
+  rows.push(["evidence add", (await call("POST", `/v1/passports/${id}/evidence`, evidence, 200)).counts]);
+  return rows;
+}
+
 export async function run({ root, options, log }) {
   log("bundling the control plane and the resolver with wrangler deploy --dry-run");
   const control = bundle(root, { config: "workers/control/wrangler.toml", outdir: join(root, ".bench", "control") });
@@ -80,7 +118,9 @@ export async function run({ root, options, log }) {
   const server = await serve(
     {
       control: {
-        modulePath: control.path,
+        modulePath: join(root, "scripts/bench/workers/counting-control.js"),
+        modules: { "control.js": control.path },
+        exports: { PublicationSequencer: { type: "durable-object", storage: "sqlite" } },
         kv: "SNAPSHOTS",
         vars: {
           ENVIRONMENT: "development",
@@ -94,6 +134,9 @@ export async function run({ root, options, log }) {
         bindings: {
           DB: { type: "d1", id: "control-db" },
           RESOLVER: { type: "worker", worker: "resolver", exportName: "ResolverAdmin" },
+          PUBLICATION_SEQUENCER: { type: "durable-object", worker: "control", exportName: "PublicationSequencer" },
+          // Generous: the bench measures the routes, not the per-subject write limit.
+          WRITES_PER_SUBJECT: { type: "rate-limit", namespace: "1006", simple: { limit: 1_000_000_000, period: 60 } },
         },
       },
       resolver: { modulePath: resolver.path, kv: "SNAPSHOTS", vars: { PUBLIC_BASE_URL: "http://127.0.0.1" } },
@@ -126,6 +169,9 @@ export async function run({ root, options, log }) {
       .sign(await importJWK(JSON.parse(auth.privateJwk), "ES256"));
     const authorization = { authorization: `Bearer ${token}` };
     const { control: api, publishFloor, pageFloor } = server.urls;
+    const counts = await countWrites(api, authorization);
+    for (const [route, c] of counts) log(`${route}: ${JSON.stringify(c)}`);
+    if (process.env.BENCH_COUNTS_ONLY) return { results: [], counts };
     const pairs = [
       {
         name: "create and publish (POST /v1/passports)",
