@@ -9,10 +9,8 @@ import {
   LifecycleStatus,
 } from "@passport/domain";
 import { z } from "zod";
-import type { loadAggregate, PassportRow } from "../db/passports.ts";
+import type { PassportRow, StoredPassport } from "../db/passports.ts";
 import type { events } from "../db/schema.ts";
-
-type StoredPassport = NonNullable<Awaited<ReturnType<typeof loadAggregate>>>;
 
 const Timestamp = z.string().describe("RFC 3339 timestamp");
 

@@ -6,13 +6,14 @@ import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/client.ts";
 import type { Role } from "../db/organisations.ts";
 import {
+  commitAndLoad,
   commitChangeStatements,
   findPassport,
   isDuplicateIdentityViolation,
   loadAggregate,
   type PassportChange,
   type PassportRow,
-  pendingPublication,
+  type StoredPassport,
 } from "../db/passports.ts";
 import { publishOrDefer } from "../publication/publish.ts";
 import { duplicateRaceRefusal } from "./passport-changes.ts";
@@ -33,11 +34,26 @@ function checkIfMatch(c: AppContext, passport: PassportRow): void {
 
 /** Responds with the passport's full view and its ETag. */
 export async function respondWithPassport(c: AppContext, id: string, status: 200 | 201 = 200) {
-  const db = c.get("db");
-  const [stored, pending] = await Promise.all([loadAggregate(db, id), pendingPublication(db, id)]);
+  const stored = await loadAggregate(c.get("db"), id);
   if (!stored) throw new Error(`passport ${id} vanished`);
+  return respondWithStored(c, stored, status);
+}
+
+/** Responds with a passport read in the batch that changed it (`commitAndLoad`). */
+export function respondWithStored(c: AppContext, stored: StoredPassport, status: 200 | 201 = 200) {
   c.header("etag", passportEtag(stored.passport.recordVersion));
-  return c.json(passportView(stored, c.env, pending), status);
+  return c.json(passportView(stored, c.env, stored.pending), status);
+}
+
+/**
+ * Publishes the version just committed and answers with the passport as that commit left it: the
+ * publication is `published` when the sequencer wrote this version or a newer one, otherwise the
+ * outbox row committed with the change is still owed.
+ */
+export async function publishAndRespond(c: AppContext, stored: StoredPassport, status: 200 | 201 = 200) {
+  const published = await publishOrDefer(c.env, stored.passport.id);
+  const settled = published !== undefined && published >= stored.passport.recordVersion;
+  return respondWithStored(c, { ...stored, pending: settled ? undefined : stored.pending }, status);
 }
 
 /**
@@ -79,8 +95,13 @@ export async function applyChange(
   }
   const change = await build(passport);
   const db = c.get("db");
+  let stored: StoredPassport;
   try {
-    await db.batch(commitChangeStatements(db, passport, change, c.get("principal").subject, new Date().toISOString()));
+    stored = await commitAndLoad(
+      db,
+      id,
+      commitChangeStatements(db, passport, change, c.get("principal").subject, new Date().toISOString()),
+    );
   } catch (error) {
     if (isDuplicateIdentityViolation(error)) throw await refusalOfRacingDuplicate(db, passport, change);
     if (!isUniqueViolation(error)) throw error;
@@ -90,6 +111,5 @@ export async function applyChange(
       ...(current ? { current_etag: passportEtag(current.recordVersion) } : {}),
     });
   }
-  await publishOrDefer(c.env, id);
-  return respondWithPassport(c, id);
+  return publishAndRespond(c, stored);
 }

@@ -1,9 +1,8 @@
 import { and, asc, eq, gt, inArray, isNull, ne, or } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { BindingInput } from "../api/requests.ts";
 import type { Database } from "./client.ts";
-import { organisationWithParent } from "./organisations.ts";
-import { authority, bindings, events, evidence, outbox, passports } from "./schema.ts";
+import { authority, bindings, events, evidence, members, organisations, outbox, passports } from "./schema.ts";
 
 export type PassportRow = typeof passports.$inferSelect;
 
@@ -73,24 +72,43 @@ function enqueuePublication(db: Database, passportId: string, recordVersion: num
 }
 
 /** The publication a passport still owes the resolver (its outbox row), if any. */
-export async function pendingPublication(db: Database, passportId: string) {
-  const [row] = await db
+function pendingPublicationQuery(db: Database, passportId: string) {
+  return db
     .select({ recordVersion: outbox.recordVersion, nextAttemptAt: outbox.nextAttemptAt })
     .from(outbox)
     .where(eq(outbox.passportId, passportId));
-  return row;
 }
 
 export async function findPassport(db: Database, id: string): Promise<PassportRow | undefined> {
   return db.query.passports.findFirst({ where: eq(passports.id, id) });
 }
 
-/** Everything the public record is projected from, read from D1 (never from the resolver). */
-export async function loadAggregate(db: Database, id: string) {
-  const passport = await findPassport(db, id);
-  if (!passport) return undefined;
-  const [owner, boundList, evidenceList, authorityList] = await Promise.all([
-    organisationWithParent(db, passport.organisationId),
+/** The passport `id` with `subject`'s membership in its organisation, in one query; none when either is missing. */
+export async function passportWithMembership(db: Database, subject: string, id: string) {
+  const [row] = await db
+    .select({ passport: passports, role: members.role })
+    .from(passports)
+    .innerJoin(members, and(eq(members.organisationId, passports.organisationId), eq(members.subject, subject)))
+    .where(eq(passports.id, id));
+  return row && { passport: row.passport, membership: { organisationId: row.passport.organisationId, role: row.role } };
+}
+
+/**
+ * The reads everything a passport's view and public record are projected from: the passport, its
+ * organisation and that one's parent, bindings, current evidence, authority and the publication it
+ * still owes. Each is keyed by the identity id alone, so they go in one `db.batch()` (one round
+ * trip, one snapshot), also behind the statements of a change (`commitChange`).
+ */
+function aggregateReads(db: Database, id: string) {
+  const organisationOf = db.select({ id: passports.organisationId }).from(passports).where(eq(passports.id, id));
+  const parentOf = db
+    .select({ id: organisations.parentId })
+    .from(organisations)
+    .where(inArray(organisations.id, organisationOf));
+  return [
+    db.select().from(passports).where(eq(passports.id, id)),
+    db.select().from(organisations).where(inArray(organisations.id, organisationOf)),
+    db.select().from(organisations).where(inArray(organisations.id, parentOf)),
     db
       .select()
       .from(bindings)
@@ -106,16 +124,53 @@ export async function loadAggregate(db: Database, id: string) {
       .from(authority)
       .where(eq(authority.passportId, id))
       .orderBy(asc(authority.createdAt), asc(authority.id)),
-  ]);
-  if (!owner) throw new Error(`passport ${id} has no organisation`);
-  return {
-    passport,
-    organisation: owner.organisation,
-    parent: owner.parent,
-    bindings: boundList,
-    evidence: evidenceList,
-    authority: authorityList,
-  };
+    pendingPublicationQuery(db, id),
+  ] as const;
+}
+
+type AggregateResults = BatchResponse<ReturnType<typeof aggregateReads>>;
+
+function toAggregate(id: string, [[passport], [organisation], [parent], boundList, evidenceList, authorityList, [pending]]: AggregateResults) {
+  if (!passport) return undefined;
+  if (!organisation) throw new Error(`passport ${id} has no organisation`);
+  return { passport, organisation, parent, bindings: boundList, evidence: evidenceList, authority: authorityList, pending };
+}
+
+export type StoredPassport = NonNullable<ReturnType<typeof toAggregate>>;
+
+/** Everything the public record is projected from, read from D1 (never from the resolver), in one round trip. */
+export async function loadAggregate(db: Database, id: string): Promise<StoredPassport | undefined> {
+  return toAggregate(id, await db.batch(aggregateReads(db, id)));
+}
+
+/** The aggregate and the results of `extra` reads keyed by the same passport, in one round trip. */
+export async function loadAggregateWith<T extends readonly BatchItem<"sqlite">[]>(
+  db: Database,
+  id: string,
+  extra: T,
+): Promise<[StoredPassport | undefined, BatchResponse<T>]> {
+  const reads = aggregateReads(db, id);
+  const results = await db.batch([...reads, ...extra] as unknown as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  return [
+    toAggregate(id, results.slice(0, reads.length) as unknown as AggregateResults),
+    results.slice(reads.length) as unknown as BatchResponse<T>,
+  ];
+}
+
+/**
+ * Commits `statements` (one transaction) and reads the passport's aggregate as they left it, in
+ * the same round trip.
+ */
+export async function commitAndLoad(
+  db: Database,
+  id: string,
+  statements: readonly BatchItem<"sqlite">[],
+): Promise<StoredPassport> {
+  const reads = aggregateReads(db, id);
+  const results = await db.batch([...statements, ...reads] as unknown as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  const stored = toAggregate(id, results.slice(statements.length) as unknown as AggregateResults);
+  if (!stored) throw new Error(`passport ${id} vanished`);
+  return stored;
 }
 
 /** A material change to one passport: its own statements plus what it sets on the passport row. */
@@ -171,14 +226,13 @@ export function isDuplicateIdentityViolation(error: unknown): boolean {
   return String((error as { cause?: unknown })?.cause ?? error).includes("duplicate-identity");
 }
 
-export async function passportsWithBinding(
+export function passportsWithBinding(
   db: Database,
   organisationId: string,
   family: PassportRow["family"],
   bindingClass: string,
   values: string[],
-): Promise<{ id: string; value: string }[]> {
-  if (values.length === 0) return [];
+) {
   return db
     .select({ id: passports.id, value: bindings.value })
     .from(bindings)
@@ -198,14 +252,13 @@ export async function passportsWithBinding(
  * Operative passports of other organisations whose `bindingClass`=`value` binding is verified and
  * still fresh at `now`: the holders that have proven control of the value.
  */
-export async function verifiedHoldersElsewhere(
+export function verifiedHoldersElsewhere(
   db: Database,
   organisationId: string,
   bindingClass: string,
   values: string[],
   now: string,
-): Promise<{ id: string; organisationId: string; value: string }[]> {
-  if (values.length === 0) return [];
+) {
   return db
     .select({ id: passports.id, organisationId: passports.organisationId, value: bindings.value })
     .from(bindings)

@@ -27,7 +27,7 @@ import {
 import { instructionsFor } from "../bindings/checks.ts";
 import { trustedSources } from "../bindings/trusted-sources.ts";
 import { runBindingCheck } from "../bindings/verify.ts";
-import { applyChange, respondWithPassport } from "../changes/apply.ts";
+import { applyChange, publishAndRespond, respondWithPassport } from "../changes/apply.ts";
 import {
   authorityAddition,
   authorityRemoval,
@@ -47,14 +47,14 @@ import type { AppEnv } from "../context.ts";
 import { membershipIn, membershipsOf } from "../db/organisations.ts";
 import { bindingOf } from "../db/passport-entries.ts";
 import {
+  commitAndLoad,
   createPassportStatements,
   historyOf,
   isDuplicateIdentityViolation,
   listPassports,
   loadAggregate,
-  pendingPublication,
+  type StoredPassport,
 } from "../db/passports.ts";
-import { publishOrDefer } from "../publication/publish.ts";
 
 export const passports = new Hono<AppEnv>();
 
@@ -90,15 +90,15 @@ passports.post(
       actor: subject,
       at: new Date().toISOString(),
     });
+    let stored: StoredPassport;
     try {
-      await db.batch(statements);
+      stored = await commitAndLoad(db, id, statements);
     } catch (error) {
       if (!isDuplicateIdentityViolation(error)) throw error;
       throw await duplicateRaceRefusal(db, membership.organisationId, body.family, body.bindings);
     }
-    await publishOrDefer(c.env, id);
     c.header("location", `/v1/passports/${id}`);
-    return respondWithPassport(c, id, 201);
+    return publishAndRespond(c, stored, 201);
   },
 );
 
@@ -205,14 +205,14 @@ passports.post(
     const binding = await bindingOf(db, id, c.req.param("bindingId"));
     if (!binding) throw new HttpProblem("route-not-found", { detail: "This passport has no binding with that id." });
     const outcome = await runBindingCheck(c.env, db, passport, binding, c.get("principal").subject);
-    const [stored, pending] = await Promise.all([loadAggregate(db, id), pendingPublication(db, id)]);
+    const stored = await loadAggregate(db, id);
     if (!stored) throw new Error(`passport ${id} vanished`);
     return c.json({
       binding_id: binding.id,
       result: outcome.result,
       reason: outcome.reason,
       instructions: instructionsFor(outcome.target),
-      passport: passportView(stored, c.env, pending),
+      passport: passportView(stored, c.env, stored.pending),
     });
   },
 );
