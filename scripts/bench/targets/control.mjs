@@ -90,19 +90,36 @@ async function countWrites(api, authorization) {
   };
   const unique = () => crypto.randomUUID().slice(0, 8);
   const create = (bindings) =>
-    call("POST", "/v1/passports", { family: "api", organisation_id: ORGANISATION, display_name: "Count", bindings }, 201);
+    call(
+      "POST",
+      "/v1/passports",
+      { family: "api", organisation_id: ORGANISATION, display_name: "Count", bindings },
+      201,
+    );
   const rows = [];
   const plain = await create([]);
   rows.push(["create", plain.counts]);
   const bound = await create([{ class: "endpoint", value: `https://count-${unique()}.bench.example/` }]);
   rows.push(["create with an endpoint binding", bound.counts]);
   const id = plain.answer.identity_id;
-  rows.push(["PATCH display name", (await call("PATCH", `/v1/passports/${id}`, { display_name: "Renamed" }, 200)).counts]);
-  rows.push(["state change", (await call("PATCH", `/v1/passports/${id}/state`, { environment: "staging" }, 200)).counts]);
+  rows.push([
+    "PATCH display name",
+    (await call("PATCH", `/v1/passports/${id}`, { display_name: "Renamed" }, 200)).counts,
+  ]);
+  rows.push([
+    "state change",
+    (await call("PATCH", `/v1/passports/${id}/state`, { environment: "staging" }, 200)).counts,
+  ]);
   rows.push([
     "binding add",
-    (await call("POST", `/v1/passports/${id}/bindings`, { class: "endpoint", value: `https://count-${unique()}.bench.example/` }, 200))
-      .counts,
+    (
+      await call(
+        "POST",
+        `/v1/passports/${id}/bindings`,
+        { class: "endpoint", value: `https://count-${unique()}.bench.example/` },
+        200,
+      )
+    ).counts,
   ]);
   const evidence = { claim: "owner", source: "Bench", scope: "all", observed_at: new Date().toISOString() };
   rows.push(["evidence add", (await call("POST", `/v1/passports/${id}/evidence`, evidence, 200)).counts]);

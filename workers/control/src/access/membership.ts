@@ -61,6 +61,7 @@ export async function visiblePassport(
   id: string,
 ): Promise<{ passport: PassportRow; membership: Membership }> {
   const found = await passportWithMembership(c.get("db"), c.get("principal").subject, id);
-  if (!found) throw new HttpProblem("identity-not-found", { detail: "No passport with this id in your organisations." });
+  if (!found)
+    throw new HttpProblem("identity-not-found", { detail: "No passport with this id in your organisations." });
   return found;
 }

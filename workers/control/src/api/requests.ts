@@ -186,6 +186,12 @@ export const ListPassportsQuery = z
     family: Family.optional(),
     lifecycle: LifecycleStatus.optional(),
     environment: Text(64).optional(),
+    q: Text(200)
+      .regex(/[\p{L}\p{N}]/u, "must contain a letter or a digit")
+      .optional()
+      .describe(
+        "Search: passports whose identity id, display name, environment, version or binding values have a word starting with each word of q (docs/storage.md). Combines with the filters; results in creation order.",
+      ),
     limit: z.coerce.number().int().min(1).max(200).default(50),
     cursor: z
       .string()

@@ -9,7 +9,7 @@ import {
   LifecycleStatus,
 } from "@passport/domain";
 import { z } from "zod";
-import type { PassportRow, StoredPassport } from "../db/passports.ts";
+import type { PassportSummaryRow, StoredPassport } from "../db/passports.ts";
 import type { events } from "../db/schema.ts";
 
 const Timestamp = z.string().describe("RFC 3339 timestamp");
@@ -175,7 +175,7 @@ export function passportView(
   };
 }
 
-export function passportSummary(passport: PassportRow, env: Env): z.infer<typeof PassportSummary> {
+export function passportSummary(passport: PassportSummaryRow, env: Env): z.infer<typeof PassportSummary> {
   return {
     identity_id: passport.id,
     family: passport.family,

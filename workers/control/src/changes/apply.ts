@@ -40,7 +40,7 @@ export async function respondWithPassport(c: AppContext, id: string, status: 200
 }
 
 /** Responds with a passport read in the batch that changed it (`commitAndLoad`). */
-export function respondWithStored(c: AppContext, stored: StoredPassport, status: 200 | 201 = 200) {
+function respondWithStored(c: AppContext, stored: StoredPassport, status: 200 | 201 = 200) {
   c.header("etag", passportEtag(stored.passport.recordVersion));
   return c.json(passportView(stored, c.env, stored.pending), status);
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, isNull, ne, or } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { BindingInput } from "../api/requests.ts";
 import type { Database } from "./client.ts";
@@ -130,10 +130,21 @@ function aggregateReads(db: Database, id: string) {
 
 type AggregateResults = BatchResponse<ReturnType<typeof aggregateReads>>;
 
-function toAggregate(id: string, [[passport], [organisation], [parent], boundList, evidenceList, authorityList, [pending]]: AggregateResults) {
+function toAggregate(
+  id: string,
+  [[passport], [organisation], [parent], boundList, evidenceList, authorityList, [pending]]: AggregateResults,
+) {
   if (!passport) return undefined;
   if (!organisation) throw new Error(`passport ${id} has no organisation`);
-  return { passport, organisation, parent, bindings: boundList, evidence: evidenceList, authority: authorityList, pending };
+  return {
+    passport,
+    organisation,
+    parent,
+    bindings: boundList,
+    evidence: evidenceList,
+    authority: authorityList,
+    pending,
+  };
 }
 
 export type StoredPassport = NonNullable<ReturnType<typeof toAggregate>>;
@@ -167,7 +178,10 @@ export async function commitAndLoad(
   statements: readonly BatchItem<"sqlite">[],
 ): Promise<StoredPassport> {
   const reads = aggregateReads(db, id);
-  const results = await db.batch([...statements, ...reads] as unknown as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  const results = await db.batch([...statements, ...reads] as unknown as [
+    BatchItem<"sqlite">,
+    ...BatchItem<"sqlite">[],
+  ]);
   const stored = toAggregate(id, results.slice(statements.length) as unknown as AggregateResults);
   if (!stored) throw new Error(`passport ${id} vanished`);
   return stored;
@@ -277,6 +291,8 @@ export function verifiedHoldersElsewhere(
 
 export interface ListFilter {
   organisationIds: string[];
+  /** When set, a page is returned only from organisations this subject is a member of (checked in the same query). */
+  memberSubject?: string;
   family?: PassportRow["family"];
   lifecycle?: PassportRow["lifecycle"];
   environment?: string;
@@ -284,24 +300,72 @@ export interface ListFilter {
   limit: number;
 }
 
-/** One page of passports in stable (created_at, id) order. */
-export async function listPassports(db: Database, filter: ListFilter): Promise<PassportRow[]> {
-  if (filter.organisationIds.length === 0) return [];
-  const conditions = [inArray(passports.organisationId, filter.organisationIds)];
+/** The columns a list item shows (`passportSummary`), nothing more. */
+export const summaryColumns = {
+  id: passports.id,
+  organisationId: passports.organisationId,
+  family: passports.family,
+  displayName: passports.displayName,
+  lifecycle: passports.lifecycle,
+  availability: passports.availability,
+  environment: passports.environment,
+  version: passports.version,
+  recordVersion: passports.recordVersion,
+  createdAt: passports.createdAt,
+  updatedAt: passports.updatedAt,
+};
+
+export type PassportSummaryRow = Pick<PassportRow, keyof typeof summaryColumns>;
+
+/** Conditions shared by a list page and a search page of one organisation. */
+export function pageConditions(
+  organisationId: string,
+  filter: Omit<ListFilter, "organisationIds" | "limit" | "after">,
+) {
+  const conditions = [eq(passports.organisationId, organisationId)];
+  if (filter.memberSubject) {
+    conditions.push(
+      sql`exists (select 1 from ${members} where ${members.organisationId} = ${organisationId} and ${members.subject} = ${filter.memberSubject})`,
+    );
+  }
   if (filter.family) conditions.push(eq(passports.family, filter.family));
   if (filter.lifecycle) conditions.push(eq(passports.lifecycle, filter.lifecycle));
   if (filter.environment) conditions.push(eq(passports.environment, filter.environment));
+  return conditions;
+}
+
+/**
+ * One organisation's page in (created_at, id) order. The organisation and each single filter have
+ * an index ending in (created_at, id) (migrations 0000 and 0011), and the cursor is a row-value
+ * comparison, so SQLite seeks to the cursor and reads `limit` rows: a page costs the same at any
+ * depth and table size (test/control/list-plans.test.ts checks the plans).
+ */
+export function listPageQuery(db: Database, organisationId: string, filter: Omit<ListFilter, "organisationIds">) {
+  const conditions = pageConditions(organisationId, filter);
   if (filter.after) {
-    const { createdAt, id } = filter.after;
-    const later = or(gt(passports.createdAt, createdAt), and(eq(passports.createdAt, createdAt), gt(passports.id, id)));
-    if (later) conditions.push(later);
+    conditions.push(sql`(${passports.createdAt}, ${passports.id}) > (${filter.after.createdAt}, ${filter.after.id})`);
   }
   return db
-    .select()
+    .select(summaryColumns)
     .from(passports)
     .where(and(...conditions))
     .orderBy(asc(passports.createdAt), asc(passports.id))
     .limit(filter.limit);
+}
+
+const byCreation = (a: PassportSummaryRow, b: PassportSummaryRow) =>
+  a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+/**
+ * One page of passports in stable (created_at, id) order: one statement for one organisation;
+ * for several, one statement per organisation in one batch (one round trip), merged here.
+ */
+export async function listPassports(db: Database, filter: ListFilter): Promise<PassportSummaryRow[]> {
+  const [first, ...rest] = filter.organisationIds.map((organisationId) => listPageQuery(db, organisationId, filter));
+  if (!first) return [];
+  if (rest.length === 0) return first;
+  const pages = await db.batch([first, ...rest]);
+  return pages.flat().sort(byCreation).slice(0, filter.limit);
 }
 
 /** A passport's history, oldest first, after event sequence `afterSeq`. */

@@ -2,7 +2,7 @@ import { mintIdentityId } from "@passport/domain";
 import { Hono } from "hono";
 import { requireMembership, requireRole, visiblePassport } from "../access/membership.ts";
 import { operation } from "../api/operations.ts";
-import { decodeCursor, encodeCursor } from "../api/pagination.ts";
+import { decodeCursor, decodeSearchCursor, encodeCursor, encodeSearchCursor } from "../api/pagination.ts";
 import { HttpProblem } from "../api/problem.ts";
 import {
   AuthorityInput,
@@ -55,6 +55,7 @@ import {
   loadAggregate,
   type StoredPassport,
 } from "../db/passports.ts";
+import { searchPassports, searchWords } from "../db/search.ts";
 
 export const passports = new Hono<AppEnv>();
 
@@ -107,7 +108,7 @@ passports.get(
   operation({
     method: "get",
     path: "/v1/passports",
-    summary: "List passports in your organisations (stable order, cursor pagination)",
+    summary: "List or search passports in your organisations (stable order, cursor pagination)",
     role: "viewer",
     query: ListPassportsQuery,
     response: { PassportPage },
@@ -115,18 +116,32 @@ passports.get(
   async (c) => {
     const db = c.get("db");
     const query = c.req.valid("query");
-    const memberships = await membershipsOf(db, c.get("principal").subject);
-    const organisationIds = memberships
-      .map((m) => m.organisationId)
-      .filter((id) => !query.organisation_id || id === query.organisation_id);
-    const rows = await listPassports(db, {
+    const { subject } = c.get("principal");
+    // A named organisation costs no membership read: the page's query checks it (one statement).
+    const organisationIds = query.organisation_id
+      ? [query.organisation_id]
+      : (await membershipsOf(db, subject)).map((m) => m.organisationId);
+    const filter = {
       organisationIds,
+      memberSubject: query.organisation_id ? subject : undefined,
       family: query.family,
       lifecycle: query.lifecycle,
       environment: query.environment,
-      after: query.cursor ? decodeCursor(query.cursor) : undefined,
       limit: query.limit + 1,
-    });
+    };
+    if (query.q) {
+      const rows = await searchPassports(db, searchWords(query.q), {
+        ...filter,
+        after: query.cursor ? decodeSearchCursor(query.cursor) : undefined,
+      });
+      const page = rows.slice(0, query.limit);
+      const last = page.at(-1);
+      return c.json({
+        items: page.map((row) => passportSummary(row, c.env)),
+        next_cursor: rows.length > query.limit && last ? encodeSearchCursor(last.seq) : null,
+      });
+    }
+    const rows = await listPassports(db, { ...filter, after: query.cursor ? decodeCursor(query.cursor) : undefined });
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
     return c.json({
