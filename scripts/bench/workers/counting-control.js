@@ -2,6 +2,11 @@
 // every KV operation its fetch handler and its publication sequencer make is counted, so the bench
 // can print what each route costs in storage calls. GET /__bench/counts answers the counts since
 // the previous call and resets them. Counting adds a property lookup per call and nothing else.
+//
+// POST /__bench/pool takes a JSON array of identity ids; then POST /__bench/each/{METHOD}{path}
+// forwards the request as METHOD to `path` with `{id}` replaced by the next id of the pool in turn,
+// so concurrent connections change different passports (one passport changed by two connections at
+// once would answer 412 to one of them, as it should).
 import control, { PublicationSequencer as Sequencer } from "./control.js";
 
 let counts = fresh();
@@ -71,12 +76,27 @@ export class PublicationSequencer extends Sequencer {
   }
 }
 
+let pool = [];
+let next = 0;
+
 export default {
-  fetch(request, env, ctx) {
-    if (new URL(request.url).pathname === "/__bench/counts") {
+  async fetch(request, env, ctx) {
+    const url = new URL(request.url);
+    if (url.pathname === "/__bench/counts") {
       const answer = Response.json(counts);
       counts = fresh();
       return answer;
+    }
+    if (url.pathname === "/__bench/pool") {
+      pool = await request.json();
+      return new Response(null, { status: 204 });
+    }
+    const each = /^\/__bench\/each\/([A-Z]+)(\/.*)$/.exec(url.pathname);
+    if (each) {
+      const id = pool[next++ % pool.length];
+      const target = new URL(each[2].replace(/\{id\}|%7Bid%7D/, id) + url.search, url);
+      const forwarded = new Request(target, { method: each[1], headers: request.headers, body: await request.text() });
+      return control.fetch(forwarded, counted(env), ctx);
     }
     return control.fetch(request, counted(env), ctx);
   },
