@@ -82,3 +82,32 @@ BEGIN
   FROM `passports` AS `p` JOIN `passport_search_keys` AS `k` ON `k`.`passport_id` = `p`.`id`
   WHERE `p`.`id` = OLD.`passport_id`;
 END;
+--> statement-breakpoint
+-- The duplicate refusal of migration 0007, same rule, with the join order fixed: SQLite chose to
+-- walk every passport of the organisation and family (the index passports_org_*), so each binding
+-- insert cost the organisation's size. CROSS JOIN keeps the order written: the passport by id, the
+-- few bindings with this class and value (bindings_class_value), their passports by id.
+DROP TRIGGER `bindings_refuse_duplicate_primary`;
+--> statement-breakpoint
+CREATE TRIGGER `bindings_refuse_duplicate_primary`
+BEFORE INSERT ON `bindings`
+FOR EACH ROW
+WHEN EXISTS (
+  SELECT 1
+  FROM `passports` AS `me`
+  CROSS JOIN `bindings` AS `held`
+  CROSS JOIN `passports` AS `other`
+  WHERE `me`.`id` = NEW.`passport_id`
+    AND `me`.`distinct_reason` IS NULL
+    AND NEW.`class` = CASE `me`.`family` WHEN 'api' THEN 'endpoint' ELSE 'manifest' END
+    AND `held`.`class` = NEW.`class`
+    AND `held`.`value` = NEW.`value`
+    AND `other`.`id` = `held`.`passport_id`
+    AND `other`.`id` <> `me`.`id`
+    AND `other`.`organisation_id` = `me`.`organisation_id`
+    AND `other`.`family` = `me`.`family`
+    AND `other`.`lifecycle` <> 'retired'
+)
+BEGIN
+  SELECT RAISE(ABORT, 'duplicate-identity');
+END;

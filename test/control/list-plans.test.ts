@@ -1,7 +1,11 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { database } from "../../workers/control/src/db/client.ts";
-import { listPageQuery } from "../../workers/control/src/db/passports.ts";
+import {
+  listPageQuery,
+  passportsWithBinding,
+  verifiedHoldersElsewhere,
+} from "../../workers/control/src/db/passports.ts";
 import { searchPageQuery } from "../../workers/control/src/db/search.ts";
 
 // A page must cost the same at any table size and depth: SQLite has to seek an index that matches
@@ -47,5 +51,16 @@ describe("list and search query plans", () => {
     expect(detail).toMatch(/SEARCH passport_search_keys USING INTEGER PRIMARY KEY/);
     expect(detail).toMatch(/SEARCH passports USING INDEX sqlite_autoindex_passports_1 \(id=\?\)/);
     expect(detail).not.toContain("TEMP B-TREE");
+  });
+
+  it("the duplicate checks start from the binding's class and value, not from the organisation's passports", async () => {
+    for (const query of [
+      passportsWithBinding(db, "org_plan", "api", "endpoint", ["https://a.example/"]),
+      verifiedHoldersElsewhere(db, "org_plan", "endpoint", ["https://a.example/"], "2026-01-01T00:00:00.000Z"),
+    ]) {
+      const detail = await plan(query);
+      expect(detail.split("\n")[0]).toContain("USING INDEX bindings_class_value (class=? AND value=?)");
+      expect(detail).toMatch(/SEARCH passports USING INDEX sqlite_autoindex_passports_1 \(id=\?\)/);
+    }
   });
 });

@@ -8,7 +8,7 @@ function table(rows) {
 }
 
 /** Returns true when any target was missed. */
-export function printReport(name, { results, bundle, targets, counts, checks }, options) {
+export function printReport(name, { results, bundle, targets, counts, checks, notes }, options) {
   let missed = false;
   if (counts) {
     console.log(`\n${name}: storage calls per request`);
@@ -45,6 +45,7 @@ export function printReport(name, { results, bundle, targets, counts, checks }, 
   console.log(table(rows));
   if (targets) console.log(`targets: req/s ratio >= ${targets.rps}, p99 ratio <= ${targets.p99}`);
   else if (!results.some((r) => r.target !== undefined)) console.log("no target set: reported for comparison");
+  for (const note of notes ?? []) console.log(note);
   for (const check of checks ?? []) {
     missed ||= !check.ok;
     console.log(

@@ -226,3 +226,19 @@ export const BindingCheckView = z.object({
     .describe("What the claimant publishes so the binding can be verified."),
   passport: PassportView,
 });
+
+export const BatchResults = z.object({
+  results: z
+    .array(
+      z.object({
+        status: z.int().describe("What the item's own request would have answered: 201, 200, or a problem's status."),
+        passport: PassportView.nullable(),
+        problem: z
+          .object({ type: z.string(), title: z.string(), status: z.int(), detail: z.string().optional() })
+          .catchall(z.unknown())
+          .nullable()
+          .describe("The RFC 9457 problem document of a refused item."),
+      }),
+    )
+    .describe("One result per item, in the order of the items."),
+});

@@ -253,7 +253,9 @@ export function passportsWithBinding(
     .innerJoin(passports, eq(bindings.passportId, passports.id))
     .where(
       and(
-        eq(passports.organisationId, organisationId),
+        // Unary + keeps SQLite from walking the organisation's passports by index: the few bindings
+        // with this class and value (bindings_class_value) are the place to start, at any size.
+        sql`+${passports.organisationId} = ${organisationId}`,
         eq(passports.family, family),
         ne(passports.lifecycle, "retired"),
         eq(bindings.class, bindingClass),
@@ -283,7 +285,8 @@ export function verifiedHoldersElsewhere(
         ne(passports.lifecycle, "retired"),
         eq(bindings.class, bindingClass),
         inArray(bindings.value, values),
-        eq(bindings.verificationState, "verified"),
+        // As above: start from the class and value, not from every verified binding.
+        sql`+${bindings.verificationState} = 'verified'`,
         gt(bindings.verificationFreshUntil, now),
       ),
     );

@@ -1,21 +1,23 @@
-import { mintIdentityId } from "@passport/domain";
 import { Hono } from "hono";
-import { requireMembership, requireRole, visiblePassport } from "../access/membership.ts";
+import { requireRole, visiblePassport } from "../access/membership.ts";
 import { operation } from "../api/operations.ts";
 import { decodeCursor, decodeSearchCursor, encodeCursor, encodeSearchCursor } from "../api/pagination.ts";
 import { HttpProblem } from "../api/problem.ts";
 import {
   AuthorityInput,
+  BatchRequest,
   BindingInput,
   CreatePassportRequest,
   EvidenceInput,
   ListPassportsQuery,
+  MAX_BATCH_ITEMS,
   MarkDuplicateRequest,
   StateChangeRequest,
   TransferRequest,
   UpdatePassportRequest,
 } from "../api/requests.ts";
 import {
+  BatchResults,
   BindingCheckView,
   HistoryPage,
   historyEvent,
@@ -27,18 +29,17 @@ import {
 import { instructionsFor } from "../bindings/checks.ts";
 import { trustedSources } from "../bindings/trusted-sources.ts";
 import { runBindingCheck } from "../bindings/verify.ts";
-import { applyChange, publishAndRespond, respondWithPassport } from "../changes/apply.ts";
+import { applyChange, commitCreation, publishAndRespond, respondWithPassport } from "../changes/apply.ts";
+import { runBatch } from "../changes/batch.ts";
 import {
   authorityAddition,
   authorityRemoval,
   bindingAddition,
   bindingRemoval,
   displayUpdate,
-  duplicateRaceRefusal,
   duplicateRetirement,
   evidenceAddition,
   evidenceWithdrawal,
-  refuseDuplicates,
   roleForStateChange,
   stateChange,
   transfer,
@@ -46,15 +47,7 @@ import {
 import type { AppEnv } from "../context.ts";
 import { membershipIn, membershipsOf } from "../db/organisations.ts";
 import { bindingOf } from "../db/passport-entries.ts";
-import {
-  commitAndLoad,
-  createPassportStatements,
-  historyOf,
-  isDuplicateIdentityViolation,
-  listPassports,
-  loadAggregate,
-  type StoredPassport,
-} from "../db/passports.ts";
+import { historyOf, listPassports, loadAggregate } from "../db/passports.ts";
 import { searchPassports, searchWords } from "../db/search.ts";
 
 export const passports = new Hono<AppEnv>();
@@ -71,36 +64,24 @@ passports.post(
     status: 201,
   }),
   async (c) => {
-    const db = c.get("db");
-    const { subject } = c.get("principal");
-    const body = c.req.valid("json");
-    const membership = await requireMembership(db, subject, body.organisation_id, "editor");
-    if (!body.distinct_object_reason) {
-      await refuseDuplicates(db, membership.organisationId, body.family, body.bindings);
-    }
-    const id = mintIdentityId();
-    const statements = createPassportStatements(db, {
-      id,
-      organisationId: membership.organisationId,
-      family: body.family,
-      displayName: body.display_name,
-      environment: body.environment,
-      version: body.version,
-      bindings: body.bindings,
-      distinctReason: body.distinct_object_reason,
-      actor: subject,
-      at: new Date().toISOString(),
-    });
-    let stored: StoredPassport;
-    try {
-      stored = await commitAndLoad(db, id, statements);
-    } catch (error) {
-      if (!isDuplicateIdentityViolation(error)) throw error;
-      throw await duplicateRaceRefusal(db, membership.organisationId, body.family, body.bindings);
-    }
+    const stored = await commitCreation(c.get("db"), c.get("principal").subject, c.req.valid("json"));
+    const id = stored.passport.id;
     c.header("location", `/v1/passports/${id}`);
     return publishAndRespond(c, stored, 201);
   },
+);
+
+passports.post(
+  "/batch",
+  operation({
+    method: "post",
+    path: "/v1/passports/batch",
+    summary: `Create or update up to ${MAX_BATCH_ITEMS} passports in one request, each with its own result (publication coalesced)`,
+    role: "editor",
+    body: { BatchRequest },
+    response: { BatchResults },
+  }),
+  async (c) => c.json(await runBatch(c, c.req.valid("json").items)),
 );
 
 passports.get(
