@@ -301,6 +301,8 @@ export async function run({ root, options, log }) {
       const pairs = listPairs(api, pageFloor, authorization, size);
       const measured = comparePairs(pairs, { ...options, log });
       results.push(...measured.map((r, i) => ({ ...r, kind: pairs[i].kind, size, target: pairs[i].target })));
+      for (const r of measured)
+        log(`${r.name}: ${r.subject.rps.median.toFixed(0)} req/s, ratio ${r.ratios.rps.median.toFixed(2)}`);
     }
 
     const counts = await countWrites(api, authorization);
@@ -355,8 +357,13 @@ export async function run({ root, options, log }) {
         status: 200,
       },
       baseline: { ...writes[0].subject, name: "single create and publish" },
+      // One batch takes about as long as ten creates: longer runs, so each completes enough of them.
+      warmup: 4,
+      seconds: 6,
     });
     const measuredWrites = comparePairs(writes, { ...options, log });
+    for (const r of measuredWrites)
+      log(`${r.name}: ${r.subject.rps.median.toFixed(0)} req/s, ratio ${r.ratios.rps.median.toFixed(2)}`);
     results.push(...measuredWrites.map((r, i) => ({ ...r, kind: "write", size, target: writes[i].target })));
     const batched = measuredWrites.at(-1);
     const notes = [
