@@ -19,10 +19,10 @@ const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    rounds: { type: "string", default: "7" },
-    seconds: { type: "string", default: "3" },
-    warmup: { type: "string", default: "2" },
-    connections: { type: "string", default: "8" },
+    rounds: { type: "string" },
+    seconds: { type: "string" },
+    warmup: { type: "string" },
+    connections: { type: "string" },
     list: { type: "boolean", default: false },
   },
 });
@@ -44,19 +44,20 @@ try {
   process.exit(69);
 }
 
-const options = {
-  rounds: Number(values.rounds),
-  seconds: Number(values.seconds),
-  warmup: Number(values.warmup),
-  connections: Number(values.connections),
-};
-const log = (message) => process.stderr.write(`[bench] ${message}\n`);
-log(
-  `${h2loadVersion}; ${options.rounds} alternating rounds of ${options.seconds} s, ${options.connections} connections`,
+// A target may export its own `defaults`; options given on the command line win over both.
+const DEFAULTS = { rounds: 7, seconds: 3, warmup: 2, connections: 8 };
+const given = Object.fromEntries(
+  Object.entries(values)
+    .filter(([key, value]) => key in DEFAULTS && value !== undefined)
+    .map(([key, value]) => [key, Number(value)]),
 );
+const log = (message) => process.stderr.write(`[bench] ${message}\n`);
+log(h2loadVersion);
 let missed = false;
 for (const name of positionals.length > 0 ? positionals : Object.keys(TARGETS)) {
   const target = await TARGETS[name]();
+  const options = { ...DEFAULTS, ...target.defaults, ...given };
+  log(`${name}: ${options.rounds} alternating rounds of ${options.seconds} s, ${options.connections} connections`);
   const report = await target.run({ root, options, log });
   missed = printReport(name, report, options) || missed;
 }

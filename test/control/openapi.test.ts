@@ -83,6 +83,9 @@ describe("OpenAPI document", () => {
       bindings: [{ class: "endpoint", value: uniqueEndpoint() }],
     });
     const id = `/v1/passports/${passport.identity_id}`;
+    await call("post", "/v1/passports/batch", "/v1/passports/batch", {
+      items: [{ create }, { update: { identity_id: passport.identity_id, display_name: "Batched" } }],
+    });
     await call("get", "/v1/passports", `/v1/passports?organisation_id=${owner.organisation}`);
     await call("get", P, id);
     await call("patch", P, id, { display_name: "Shape" });

@@ -28,10 +28,11 @@ function checkStatuses(label, result, expected) {
 export function comparePairs(pairs, { rounds, seconds, warmup, connections, log }) {
   const run = (side, duration) =>
     load({ urls: side.urls, headers: side.headers, body: side.body, seconds: duration, connections });
+  // A pair whose requests take long (a batch) may ask for longer runs: `seconds` and `warmup`.
   for (const pair of pairs) {
     log(`warming up ${pair.name} and ${pair.baseline.name}`);
-    checkStatuses(pair.name, run(pair.subject, warmup), pair.subject.status);
-    checkStatuses(pair.baseline.name, run(pair.baseline, warmup), pair.baseline.status);
+    checkStatuses(pair.name, run(pair.subject, pair.warmup ?? warmup), pair.subject.status);
+    checkStatuses(pair.baseline.name, run(pair.baseline, pair.warmup ?? warmup), pair.baseline.status);
   }
   const runs = pairs.map(() => ({ subject: [], baseline: [] }));
   for (let round = 0; round < rounds; round++) {
@@ -39,7 +40,7 @@ export function comparePairs(pairs, { rounds, seconds, warmup, connections, log 
     pairs.forEach((pair, i) => {
       const order = (round + i) % 2 === 0 ? ["subject", "baseline"] : ["baseline", "subject"];
       for (const side of order) {
-        const result = run(pair[side], seconds);
+        const result = run(pair[side], pair.seconds ?? seconds);
         checkStatuses(side === "subject" ? pair.name : pair.baseline.name, result, pair[side].status);
         runs[i][side].push(result);
       }

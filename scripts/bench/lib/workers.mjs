@@ -22,9 +22,10 @@ export function bundle(root, { config, outdir }) {
 
 /**
  * Starts one workerd with the given Workers, each on its own direct socket on 127.0.0.1, and
- * returns their base URLs. `workers`: name -> { modulePath, kv?: binding name, vars?, bindings?, exports? },
- * where `bindings` are extra bindings in Miniflare's shape (D1, service bindings to the other
- * Workers, Durable Object namespaces) and `exports` the Durable Object classes a Worker defines.
+ * returns their base URLs. `workers`: name -> { modulePath, modules?, exports?, kv?: binding name, vars?, bindings? },
+ * where `modules` are further modules the entry imports (name -> path), `exports` the Durable
+ * Object classes a Worker defines, and `bindings` extra bindings in Miniflare's shape (D1, Durable
+ * Object namespaces, rate limits, service bindings to the other Workers).
  */
 export async function serve(workers, { compatibilityDate, compatibilityFlags = [] }) {
   const mf = new Miniflare({
@@ -36,8 +37,14 @@ export async function serve(workers, { compatibilityDate, compatibilityFlags = [
         compatibilityFlags,
         manifest: {
           mainModule: "index.js",
-          modules: { "index.js": { type: "esm", contents: readFileSync(worker.modulePath, "utf8") } },
+          modules: Object.fromEntries(
+            Object.entries({ "index.js": worker.modulePath, ...worker.modules }).map(([name, path]) => [
+              name,
+              { type: "esm", contents: readFileSync(path, "utf8") },
+            ]),
+          ),
         },
+        ...(worker.exports ? { exports: worker.exports } : {}),
         env: {
           ...(worker.kv ? { [worker.kv]: { type: "kv", id: `${name}-kv` } } : {}),
           ...Object.fromEntries(Object.entries(worker.vars ?? {}).map(([k, v]) => [k, { type: "json", value: v }])),

@@ -44,6 +44,18 @@ function remoteKeySet(url: string, via: Fetcher | undefined): JWTVerifyGetKey {
   return keySet;
 }
 
+// The development key set, imported once per isolate instead of once per request.
+const localKeySets = new Map<string, JWTVerifyGetKey>();
+
+function localKeySet(jwk: string): JWTVerifyGetKey {
+  let keySet = localKeySets.get(jwk);
+  if (!keySet) {
+    keySet = createLocalJWKSet({ keys: [JSON.parse(jwk)] });
+    localKeySets.set(jwk, keySet);
+  }
+  return keySet;
+}
+
 function bearerToken(headers: Headers): string | undefined {
   const authorization = headers.get("authorization");
   if (authorization) {
@@ -97,7 +109,7 @@ export async function authenticate(headers: Headers, env: AuthEnv): Promise<Prin
   const development = env.ENVIRONMENT === "development" && issuerOf(token) === DEVELOPMENT_ISSUER;
   if (development && !env.DEV_AUTH_PUBLIC_JWK) throw unauthenticated("development key not configured");
   const keys = development
-    ? createLocalJWKSet({ keys: [JSON.parse(env.DEV_AUTH_PUBLIC_JWK as string)] })
+    ? localKeySet(env.DEV_AUTH_PUBLIC_JWK as string)
     : remoteKeySet(env.AUTH_JWKS_URL, env.IDENTITY_PROVIDER);
   let payload: JWTPayload;
   try {

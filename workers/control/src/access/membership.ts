@@ -3,7 +3,7 @@ import { HttpProblem } from "../api/problem.ts";
 import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/client.ts";
 import { type Membership, membershipIn, membershipsOf, type Role } from "../db/organisations.ts";
-import { findPassport, type PassportRow } from "../db/passports.ts";
+import { type PassportRow, passportWithMembership } from "../db/passports.ts";
 
 /** Roles from least to most powerful; each may do everything the ones before it may. See docs/roles.md. */
 const RANK: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
@@ -60,11 +60,8 @@ export async function visiblePassport(
   c: Context<AppEnv>,
   id: string,
 ): Promise<{ passport: PassportRow; membership: Membership }> {
-  const db = c.get("db");
-  const passport = await findPassport(db, id);
-  const membership = passport && (await membershipIn(db, c.get("principal").subject, passport.organisationId));
-  if (!passport || !membership) {
+  const found = await passportWithMembership(c.get("db"), c.get("principal").subject, id);
+  if (!found)
     throw new HttpProblem("identity-not-found", { detail: "No passport with this id in your organisations." });
-  }
-  return { passport, membership };
+  return found;
 }

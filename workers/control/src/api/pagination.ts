@@ -18,3 +18,16 @@ export function decodeCursor(cursor: string): Position {
   } catch {}
   throw new HttpProblem("invalid-request", { detail: "The cursor is not one this API returned." });
 }
+
+/** Opaque search cursor: the `seq` of the last item returned (a list cursor is not one). */
+export function encodeSearchCursor(seq: number): string {
+  return base64url.encode(JSON.stringify({ after: seq }));
+}
+
+export function decodeSearchCursor(cursor: string): number {
+  try {
+    const { after } = JSON.parse(new TextDecoder().decode(base64url.decode(cursor))) as { after?: unknown };
+    if (typeof after === "number" && Number.isSafeInteger(after) && after >= 0) return after;
+  } catch {}
+  throw new HttpProblem("invalid-request", { detail: "The cursor is not one this API returned for a search." });
+}

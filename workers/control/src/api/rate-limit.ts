@@ -121,3 +121,13 @@ export const limitChecks = limitRequests(POST, [{ limiter: "CHECKS_PER_SUBJECT",
 
 /** `POST /v1/acquisitions/{id}/claim`, per authenticated subject; mount it after authentication. */
 export const limitClaims = limitRequests(POST, [{ limiter: "CLAIMS_PER_SUBJECT", key: bySubject }]);
+
+/**
+ * Charges one more write to the caller's `WRITES_PER_SUBJECT` counter: each item of a batch after
+ * the first (the request itself was charged by `limitWrites`), so a batch of 100 costs what 100
+ * requests would. False when the limiter refuses.
+ */
+export async function chargeWrite(c: Context<AppEnv>): Promise<boolean> {
+  const { success } = await c.env.WRITES_PER_SUBJECT.limit({ key: bySubject(c) });
+  return success;
+}

@@ -96,18 +96,23 @@ export const CreatePassportRequest = z
   });
 export type CreatePassportRequest = z.infer<typeof CreatePassportRequest>;
 
+const UpdateFields = {
+  display_name: PublicText(200).nullable().optional(),
+  relationship: z
+    .enum(["responsible", "operator"])
+    .optional()
+    .describe("The organisation's relationship to the object (spec 2.1): responsible for it, or operating it."),
+};
+const SOMETHING_TO_UPDATE = {
+  check: (body: { display_name?: unknown; relationship?: unknown }) =>
+    body.display_name !== undefined || body.relationship !== undefined,
+  message: "Send display_name, relationship or both.",
+};
+
 export const UpdatePassportRequest = z
-  .object({
-    display_name: PublicText(200).nullable().optional(),
-    relationship: z
-      .enum(["responsible", "operator"])
-      .optional()
-      .describe("The organisation's relationship to the object (spec 2.1): responsible for it, or operating it."),
-  })
+  .object(UpdateFields)
   .strict()
-  .refine((body) => body.display_name !== undefined || body.relationship !== undefined, {
-    message: "Send display_name, relationship or both.",
-  });
+  .refine(SOMETHING_TO_UPDATE.check, { message: SOMETHING_TO_UPDATE.message });
 export type UpdatePassportRequest = z.infer<typeof UpdatePassportRequest>;
 
 export const EvidenceInput = z
@@ -195,6 +200,12 @@ export const ListPassportsQuery = z
     family: Family.optional(),
     lifecycle: LifecycleStatus.optional(),
     environment: Text(64).optional(),
+    q: Text(200)
+      .regex(/[\p{L}\p{N}]/u, "must contain a letter or a digit")
+      .optional()
+      .describe(
+        "Search: passports whose identity id, display name, environment, version or binding values have a word starting with each word of q (docs/storage.md). Combines with the filters; results in creation order.",
+      ),
     limit: z.coerce.number().int().min(1).max(200).default(50),
     cursor: z
       .string()
@@ -203,3 +214,32 @@ export const ListPassportsQuery = z
   })
   .strict();
 export type ListPassportsQuery = z.infer<typeof ListPassportsQuery>;
+
+/** The most items one `POST /v1/passports/batch` may carry (docs/publication.md#batches). */
+export const MAX_BATCH_ITEMS = 100;
+
+export const BatchRequest = z
+  .object({
+    items: z
+      .array(
+        z.union([
+          z.object({ create: CreatePassportRequest }).strict(),
+          z
+            .object({
+              update: z
+                .object({
+                  identity_id: IdentityId,
+                  if_match: z.string().max(64).optional().describe('Like If-Match: the ETag read, e.g. "v3".'),
+                  ...UpdateFields,
+                })
+                .strict()
+                .refine(SOMETHING_TO_UPDATE.check, { message: SOMETHING_TO_UPDATE.message }),
+            })
+            .strict(),
+        ]),
+      )
+      .min(1)
+      .max(MAX_BATCH_ITEMS),
+  })
+  .strict();
+export type BatchItem = z.infer<typeof BatchRequest>["items"][number];

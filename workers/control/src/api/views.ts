@@ -9,10 +9,8 @@ import {
   LifecycleStatus,
 } from "@passport/domain";
 import { z } from "zod";
-import type { loadAggregate, PassportRow } from "../db/passports.ts";
+import type { PassportSummaryRow, StoredPassport } from "../db/passports.ts";
 import type { events } from "../db/schema.ts";
-
-type StoredPassport = NonNullable<Awaited<ReturnType<typeof loadAggregate>>>;
 
 const Timestamp = z.string().describe("RFC 3339 timestamp");
 
@@ -177,7 +175,7 @@ export function passportView(
   };
 }
 
-export function passportSummary(passport: PassportRow, env: Env): z.infer<typeof PassportSummary> {
+export function passportSummary(passport: PassportSummaryRow, env: Env): z.infer<typeof PassportSummary> {
   return {
     identity_id: passport.id,
     family: passport.family,
@@ -227,4 +225,20 @@ export const BindingCheckView = z.object({
     })
     .describe("What the claimant publishes so the binding can be verified."),
   passport: PassportView,
+});
+
+export const BatchResults = z.object({
+  results: z
+    .array(
+      z.object({
+        status: z.int().describe("What the item's own request would have answered: 201, 200, or a problem's status."),
+        passport: PassportView.nullable(),
+        problem: z
+          .object({ type: z.string(), title: z.string(), status: z.int(), detail: z.string().optional() })
+          .catchall(z.unknown())
+          .nullable()
+          .describe("The RFC 9457 problem document of a refused item."),
+      }),
+    )
+    .describe("One result per item, in the order of the items."),
 });

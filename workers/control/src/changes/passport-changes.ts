@@ -59,10 +59,13 @@ export async function refuseDuplicates(
 ): Promise<void> {
   const primary = PRIMARY_BINDING_CLASS[family];
   const values = candidates.filter((b) => b.class === primary).map((b) => b.value);
-  const clashes = (await passportsWithBinding(db, organisationId, family, primary, values)).filter(
-    (p) => p.id !== exceptId,
-  );
-  const [clash] = clashes;
+  if (values.length === 0) return;
+  // Both questions in one round trip.
+  const [inOrganisation, elsewhere] = await db.batch([
+    passportsWithBinding(db, organisationId, family, primary, values),
+    verifiedHoldersElsewhere(db, organisationId, primary, values, new Date().toISOString()),
+  ]);
+  const [clash] = inOrganisation.filter((p) => p.id !== exceptId);
   if (clash) {
     throw new HttpProblem("duplicate-identity", {
       detail: `Passport ${clash.id} already identifies the object at ${primary} ${clash.value}. Update that passport, or declare a materially distinct object with distinct_object_reason.`,
@@ -71,7 +74,7 @@ export async function refuseDuplicates(
   }
   // Across organisations only proof counts: a claim is refused once another organisation has
   // proven control of the value, and the refusal names that verified holder.
-  const [holder] = await verifiedHoldersElsewhere(db, organisationId, primary, values, new Date().toISOString());
+  const [holder] = elsewhere;
   if (holder) {
     throw new HttpProblem("duplicate-identity", {
       detail: `Passport ${holder.id} of another organisation has proven control of ${primary} ${holder.value}. If you control it now, publish the proof there and ask that organisation to remove its binding, or wait for its proof to lapse.`,
@@ -129,17 +132,24 @@ export async function bindingAddition(
   if (refusal) {
     throw new HttpProblem("invalid-request", { detail: `${refusal}.`, errors: [{ path: "class", message: refusal }] });
   }
-  const existing = await bindingWithValue(db, passport.id, binding);
+  // Both reads at once; a binding the passport already has is the answer that wins.
+  const [existing, duplicate] = await Promise.all([
+    bindingWithValue(db, passport.id, binding),
+    // A passport declared a materially distinct object may share its primary binding (spec 1.6).
+    passport.distinctReason
+      ? undefined
+      : refuseDuplicates(db, passport.organisationId, passport.family, [binding], passport.id).then(
+          () => undefined,
+          (problem: unknown) => problem,
+        ),
+  ]);
   if (existing) {
     throw new HttpProblem("binding-exists", {
       detail: "This passport already has that binding.",
       binding_id: existing.id,
     });
   }
-  // A passport declared a materially distinct object may share its primary binding (spec 1.6).
-  if (!passport.distinctReason) {
-    await refuseDuplicates(db, passport.organisationId, passport.family, [binding], passport.id);
-  }
+  if (duplicate) throw duplicate;
   const id = crypto.randomUUID();
   return {
     kind: "binding.added",

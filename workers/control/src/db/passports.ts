@@ -1,9 +1,8 @@
-import { and, asc, eq, gt, inArray, isNull, ne, or } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+import { and, asc, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { BindingInput } from "../api/requests.ts";
 import type { Database } from "./client.ts";
-import { organisationWithParent } from "./organisations.ts";
-import { authority, bindings, events, evidence, outbox, passports } from "./schema.ts";
+import { authority, bindings, events, evidence, members, organisations, outbox, passports } from "./schema.ts";
 
 export type PassportRow = typeof passports.$inferSelect;
 
@@ -73,24 +72,43 @@ function enqueuePublication(db: Database, passportId: string, recordVersion: num
 }
 
 /** The publication a passport still owes the resolver (its outbox row), if any. */
-export async function pendingPublication(db: Database, passportId: string) {
-  const [row] = await db
+function pendingPublicationQuery(db: Database, passportId: string) {
+  return db
     .select({ recordVersion: outbox.recordVersion, nextAttemptAt: outbox.nextAttemptAt })
     .from(outbox)
     .where(eq(outbox.passportId, passportId));
-  return row;
 }
 
 export async function findPassport(db: Database, id: string): Promise<PassportRow | undefined> {
   return db.query.passports.findFirst({ where: eq(passports.id, id) });
 }
 
-/** Everything the public record is projected from, read from D1 (never from the resolver). */
-export async function loadAggregate(db: Database, id: string) {
-  const passport = await findPassport(db, id);
-  if (!passport) return undefined;
-  const [owner, boundList, evidenceList, authorityList] = await Promise.all([
-    organisationWithParent(db, passport.organisationId),
+/** The passport `id` with `subject`'s membership in its organisation, in one query; none when either is missing. */
+export async function passportWithMembership(db: Database, subject: string, id: string) {
+  const [row] = await db
+    .select({ passport: passports, role: members.role })
+    .from(passports)
+    .innerJoin(members, and(eq(members.organisationId, passports.organisationId), eq(members.subject, subject)))
+    .where(eq(passports.id, id));
+  return row && { passport: row.passport, membership: { organisationId: row.passport.organisationId, role: row.role } };
+}
+
+/**
+ * The reads everything a passport's view and public record are projected from: the passport, its
+ * organisation and that one's parent, bindings, current evidence, authority and the publication it
+ * still owes. Each is keyed by the identity id alone, so they go in one `db.batch()` (one round
+ * trip, one snapshot), also behind the statements of a change (`commitChange`).
+ */
+function aggregateReads(db: Database, id: string) {
+  const organisationOf = db.select({ id: passports.organisationId }).from(passports).where(eq(passports.id, id));
+  const parentOf = db
+    .select({ id: organisations.parentId })
+    .from(organisations)
+    .where(inArray(organisations.id, organisationOf));
+  return [
+    db.select().from(passports).where(eq(passports.id, id)),
+    db.select().from(organisations).where(inArray(organisations.id, organisationOf)),
+    db.select().from(organisations).where(inArray(organisations.id, parentOf)),
     db
       .select()
       .from(bindings)
@@ -106,16 +124,67 @@ export async function loadAggregate(db: Database, id: string) {
       .from(authority)
       .where(eq(authority.passportId, id))
       .orderBy(asc(authority.createdAt), asc(authority.id)),
-  ]);
-  if (!owner) throw new Error(`passport ${id} has no organisation`);
+    pendingPublicationQuery(db, id),
+  ] as const;
+}
+
+type AggregateResults = BatchResponse<ReturnType<typeof aggregateReads>>;
+
+function toAggregate(
+  id: string,
+  [[passport], [organisation], [parent], boundList, evidenceList, authorityList, [pending]]: AggregateResults,
+) {
+  if (!passport) return undefined;
+  if (!organisation) throw new Error(`passport ${id} has no organisation`);
   return {
     passport,
-    organisation: owner.organisation,
-    parent: owner.parent,
+    organisation,
+    parent,
     bindings: boundList,
     evidence: evidenceList,
     authority: authorityList,
+    pending,
   };
+}
+
+export type StoredPassport = NonNullable<ReturnType<typeof toAggregate>>;
+
+/** Everything the public record is projected from, read from D1 (never from the resolver), in one round trip. */
+export async function loadAggregate(db: Database, id: string): Promise<StoredPassport | undefined> {
+  return toAggregate(id, await db.batch(aggregateReads(db, id)));
+}
+
+/** The aggregate and the results of `extra` reads keyed by the same passport, in one round trip. */
+export async function loadAggregateWith<T extends readonly BatchItem<"sqlite">[]>(
+  db: Database,
+  id: string,
+  extra: T,
+): Promise<[StoredPassport | undefined, BatchResponse<T>]> {
+  const reads = aggregateReads(db, id);
+  const results = await db.batch([...reads, ...extra] as unknown as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  return [
+    toAggregate(id, results.slice(0, reads.length) as unknown as AggregateResults),
+    results.slice(reads.length) as unknown as BatchResponse<T>,
+  ];
+}
+
+/**
+ * Commits `statements` (one transaction) and reads the passport's aggregate as they left it, in
+ * the same round trip.
+ */
+export async function commitAndLoad(
+  db: Database,
+  id: string,
+  statements: readonly BatchItem<"sqlite">[],
+): Promise<StoredPassport> {
+  const reads = aggregateReads(db, id);
+  const results = await db.batch([...statements, ...reads] as unknown as [
+    BatchItem<"sqlite">,
+    ...BatchItem<"sqlite">[],
+  ]);
+  const stored = toAggregate(id, results.slice(statements.length) as unknown as AggregateResults);
+  if (!stored) throw new Error(`passport ${id} vanished`);
+  return stored;
 }
 
 /** A material change to one passport: its own statements plus what it sets on the passport row. */
@@ -171,21 +240,22 @@ export function isDuplicateIdentityViolation(error: unknown): boolean {
   return String((error as { cause?: unknown })?.cause ?? error).includes("duplicate-identity");
 }
 
-export async function passportsWithBinding(
+export function passportsWithBinding(
   db: Database,
   organisationId: string,
   family: PassportRow["family"],
   bindingClass: string,
   values: string[],
-): Promise<{ id: string; value: string }[]> {
-  if (values.length === 0) return [];
+) {
   return db
     .select({ id: passports.id, value: bindings.value })
     .from(bindings)
     .innerJoin(passports, eq(bindings.passportId, passports.id))
     .where(
       and(
-        eq(passports.organisationId, organisationId),
+        // Unary + keeps SQLite from walking the organisation's passports by index: the few bindings
+        // with this class and value (bindings_class_value) are the place to start, at any size.
+        sql`+${passports.organisationId} = ${organisationId}`,
         eq(passports.family, family),
         ne(passports.lifecycle, "retired"),
         eq(bindings.class, bindingClass),
@@ -198,14 +268,13 @@ export async function passportsWithBinding(
  * Operative passports of other organisations whose `bindingClass`=`value` binding is verified and
  * still fresh at `now`: the holders that have proven control of the value.
  */
-export async function verifiedHoldersElsewhere(
+export function verifiedHoldersElsewhere(
   db: Database,
   organisationId: string,
   bindingClass: string,
   values: string[],
   now: string,
-): Promise<{ id: string; organisationId: string; value: string }[]> {
-  if (values.length === 0) return [];
+) {
   return db
     .select({ id: passports.id, organisationId: passports.organisationId, value: bindings.value })
     .from(bindings)
@@ -216,7 +285,8 @@ export async function verifiedHoldersElsewhere(
         ne(passports.lifecycle, "retired"),
         eq(bindings.class, bindingClass),
         inArray(bindings.value, values),
-        eq(bindings.verificationState, "verified"),
+        // As above: start from the class and value, not from every verified binding.
+        sql`+${bindings.verificationState} = 'verified'`,
         gt(bindings.verificationFreshUntil, now),
       ),
     );
@@ -224,6 +294,8 @@ export async function verifiedHoldersElsewhere(
 
 export interface ListFilter {
   organisationIds: string[];
+  /** When set, a page is returned only from organisations this subject is a member of (checked in the same query). */
+  memberSubject?: string;
   family?: PassportRow["family"];
   lifecycle?: PassportRow["lifecycle"];
   environment?: string;
@@ -231,24 +303,72 @@ export interface ListFilter {
   limit: number;
 }
 
-/** One page of passports in stable (created_at, id) order. */
-export async function listPassports(db: Database, filter: ListFilter): Promise<PassportRow[]> {
-  if (filter.organisationIds.length === 0) return [];
-  const conditions = [inArray(passports.organisationId, filter.organisationIds)];
+/** The columns a list item shows (`passportSummary`), nothing more. */
+export const summaryColumns = {
+  id: passports.id,
+  organisationId: passports.organisationId,
+  family: passports.family,
+  displayName: passports.displayName,
+  lifecycle: passports.lifecycle,
+  availability: passports.availability,
+  environment: passports.environment,
+  version: passports.version,
+  recordVersion: passports.recordVersion,
+  createdAt: passports.createdAt,
+  updatedAt: passports.updatedAt,
+};
+
+export type PassportSummaryRow = Pick<PassportRow, keyof typeof summaryColumns>;
+
+/** Conditions shared by a list page and a search page of one organisation. */
+export function pageConditions(
+  organisationId: string,
+  filter: Omit<ListFilter, "organisationIds" | "limit" | "after">,
+) {
+  const conditions = [eq(passports.organisationId, organisationId)];
+  if (filter.memberSubject) {
+    conditions.push(
+      sql`exists (select 1 from ${members} where ${members.organisationId} = ${organisationId} and ${members.subject} = ${filter.memberSubject})`,
+    );
+  }
   if (filter.family) conditions.push(eq(passports.family, filter.family));
   if (filter.lifecycle) conditions.push(eq(passports.lifecycle, filter.lifecycle));
   if (filter.environment) conditions.push(eq(passports.environment, filter.environment));
+  return conditions;
+}
+
+/**
+ * One organisation's page in (created_at, id) order. The organisation and each single filter have
+ * an index ending in (created_at, id) (migrations 0000 and 0011), and the cursor is a row-value
+ * comparison, so SQLite seeks to the cursor and reads `limit` rows: a page costs the same at any
+ * depth and table size (test/control/list-plans.test.ts checks the plans).
+ */
+export function listPageQuery(db: Database, organisationId: string, filter: Omit<ListFilter, "organisationIds">) {
+  const conditions = pageConditions(organisationId, filter);
   if (filter.after) {
-    const { createdAt, id } = filter.after;
-    const later = or(gt(passports.createdAt, createdAt), and(eq(passports.createdAt, createdAt), gt(passports.id, id)));
-    if (later) conditions.push(later);
+    conditions.push(sql`(${passports.createdAt}, ${passports.id}) > (${filter.after.createdAt}, ${filter.after.id})`);
   }
   return db
-    .select()
+    .select(summaryColumns)
     .from(passports)
     .where(and(...conditions))
     .orderBy(asc(passports.createdAt), asc(passports.id))
     .limit(filter.limit);
+}
+
+const byCreation = (a: PassportSummaryRow, b: PassportSummaryRow) =>
+  a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+/**
+ * One page of passports in stable (created_at, id) order: one statement for one organisation;
+ * for several, one statement per organisation in one batch (one round trip), merged here.
+ */
+export async function listPassports(db: Database, filter: ListFilter): Promise<PassportSummaryRow[]> {
+  const [first, ...rest] = filter.organisationIds.map((organisationId) => listPageQuery(db, organisationId, filter));
+  if (!first) return [];
+  if (rest.length === 0) return first;
+  const pages = await db.batch([first, ...rest]);
+  return pages.flat().sort(byCreation).slice(0, filter.limit);
 }
 
 /** A passport's history, oldest first, after event sequence `afterSeq`. */

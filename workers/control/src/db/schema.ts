@@ -73,8 +73,37 @@ export const passports = sqliteTable(
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("passports_org_created").on(t.organisationId, t.createdAt, t.id)],
+  (t) => [
+    index("passports_org_created").on(t.organisationId, t.createdAt, t.id),
+    // One per list filter, each ending in the list's order (migration 0011).
+    index("passports_org_environment_created").on(t.organisationId, t.environment, t.createdAt, t.id),
+    index("passports_org_lifecycle_created").on(t.organisationId, t.lifecycle, t.createdAt, t.id),
+    index("passports_org_family_created").on(t.organisationId, t.family, t.createdAt, t.id),
+  ],
 );
+
+/** A stable number per passport in creation order: the rowid of its `passport_search` row (migration 0011). */
+export const passportSearchKeys = sqliteTable(
+  "passport_search_keys",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    passportId: text("passport_id")
+      .notNull()
+      .references(() => passports.id),
+  },
+  (t) => [uniqueIndex("passport_search_keys_passport").on(t.passportId)],
+);
+
+/**
+ * The FTS5 table behind `GET /v1/passports?q=` (docs/storage.md), declared here only so queries can
+ * name it: migration 0011 creates it as `CREATE VIRTUAL TABLE … USING fts5` and its triggers keep
+ * it in step; drizzle-kit cannot express a virtual table, so a generated migration must not create it.
+ */
+export const passportSearch = sqliteTable("passport_search", {
+  rowid: integer("rowid").notNull(),
+  scope: text("scope").notNull(),
+  terms: text("terms").notNull(),
+});
 
 export const bindings = sqliteTable(
   "bindings",

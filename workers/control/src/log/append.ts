@@ -15,13 +15,21 @@ const entryOf = (publication: PublicationRow): LogAppend => ({
 });
 
 /**
- * The log index of a publication: the one D1 already records, or a new append (idempotent in the
- * log, so a retry after a lost answer gets the same index) that is then recorded.
+ * The log index of a publication: the one D1 already records, or a new append. The append is
+ * idempotent in the log, so a retry after a lost answer, or after the statement recording the
+ * index was lost, gets the same index. The caller records a new index with `setLogIndex`, in a
+ * batch it sends anyway.
  */
-export async function logPublication(env: LogBindings, db: Database, publication: PublicationRow): Promise<number> {
+export async function logIndexOf(env: LogBindings, publication: PublicationRow): Promise<number> {
   if (publication.logIndex !== null) return publication.logIndex;
   const { index } = await transparencyLog(env).append(entryOf(publication));
-  await setLogIndex(db, publication.seq, index);
+  return index;
+}
+
+/** `logIndexOf`, recorded in D1 at once. */
+export async function logPublication(env: LogBindings, db: Database, publication: PublicationRow): Promise<number> {
+  const index = await logIndexOf(env, publication);
+  if (publication.logIndex === null) await setLogIndex(db, publication.seq, index);
   return index;
 }
 
@@ -36,7 +44,8 @@ export async function backfillLog(env: LogBindings, db: Database, pageSize = 100
     const rows = await unloggedPublications(db, pageSize);
     if (rows.length === 0) break;
     const { indexes } = await transparencyLog(env).appendMany(rows.map(entryOf));
-    for (const [i, row] of rows.entries()) await setLogIndex(db, row.seq, indexes[i] as number);
+    const [first, ...rest] = rows.map((row, i) => setLogIndex(db, row.seq, indexes[i] as number));
+    if (first) await db.batch([first, ...rest]);
     logged += rows.length;
     if (rows.length < pageSize) break;
   }

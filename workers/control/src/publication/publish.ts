@@ -13,17 +13,18 @@ import {
   snapshotKey,
 } from "@passport/domain";
 import { and, asc, eq, lte } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { type Database, database } from "../db/client.ts";
-import { loadAggregate } from "../db/passports.ts";
+import { loadAggregateWith } from "../db/passports.ts";
 import {
-  changeKindsBetween,
-  lastPublication,
   markWritten,
   type PublicationRow,
+  publicationReads,
   recordPublication,
+  setLogIndex,
 } from "../db/publications.ts";
 import { outbox, publishedManifests } from "../db/schema.ts";
-import { logPublication } from "../log/append.ts";
+import { logIndexOf, logPublication } from "../log/append.ts";
 import { signDetached } from "./signing.ts";
 
 export type PublishEnv = Env & { SIGNING_KEY?: string; LOG_SIGNING_KEY?: string };
@@ -51,17 +52,25 @@ export async function publishPassport(env: PublishEnv, identityId: string): Prom
  */
 export async function writePublication(env: PublishEnv, identityId: string): Promise<PassportRecord> {
   const db = database(env.DB);
-  const aggregate = await loadAggregate(db, identityId);
+  // One round trip: the aggregate, the newest publication, the change kinds since it and the
+  // manifest keys already published, all from the same snapshot.
+  const [aggregate, [[last], kindsSinceLast, published]] = await loadAggregateWith(
+    db,
+    identityId,
+    publicationReads(db, identityId),
+  );
   if (!aggregate) throw new Error(`cannot publish unknown passport ${identityId}`);
   const version = aggregate.passport.recordVersion;
-  const last = await lastPublication(db, identityId);
   if (last && last.recordVersion > version) {
     throw new Error(`read version ${version} of ${identityId} after version ${last.recordVersion} was published`);
   }
   const republish = last?.recordVersion === version;
   // The new version chains to `last`; if last's entries never reached KV (its publication failed
   // before the next change), write them first, or the published history would have a gap.
-  if (last && !republish && !last.writtenAt) await putHistoryAndFeed(env, db, last);
+  if (last && !republish && !last.writtenAt) {
+    await putHistoryAndFeed(env, last);
+    await markWritten(db, last.seq, new Date().toISOString());
+  }
   // Likewise in the log: the previous version's entry comes before this one's.
   if (last && !republish) await logPublication(env, db, last);
   const previousDigest = republish ? (last.previousDigest ?? undefined) : last?.digest;
@@ -73,13 +82,11 @@ export async function writePublication(env: PublishEnv, identityId: string): Pro
     digest: record.digest,
     previousDigest: previousDigest ?? null,
     publishedAt,
-    changeKinds: republish
-      ? (last?.changeKinds ?? [])
-      : await changeKindsBetween(db, identityId, last?.recordVersion ?? 0, version),
+    changeKinds: republish ? (last?.changeKinds ?? []) : [...new Set(kindsSinceLast.map((row) => row.kind))],
   });
   const signature = await signDetached(env.SIGNING_KEY, canonicalBytes(record));
   // Before the snapshot: a record is never served without its entry in the log.
-  const logIndex = await logPublication(env, db, publication);
+  const logIndex = await logIndexOf(env, publication);
   const metadata: SnapshotMetadata = {
     digest: record.digest,
     record_version: version,
@@ -87,18 +94,23 @@ export async function writePublication(env: PublishEnv, identityId: string): Pro
     log_index: logIndex,
   };
   await env.SNAPSHOTS.put(snapshotKey(identityId), JSON.stringify(record), { metadata });
-  await putHistoryAndFeed(env, db, publication);
-  await syncManifestIndex(env, db, record);
+  await putHistoryAndFeed(env, publication);
+  const indexChanges = await syncManifestIndex(env, db, record, published);
   await (env.RESOLVER as unknown as ResolverAdminApi).purge(identityId);
-  await db.delete(outbox).where(and(eq(outbox.passportId, identityId), lte(outbox.recordVersion, version)));
+  // One round trip: the log index and the entries are recorded, the manifest keys as published, and
+  // the outbox row cleared. Should it fail, the retry writes the same entries and keys again, and
+  // the log answers the same index.
+  await db.batch([
+    markWritten(db, publication.seq, new Date().toISOString()),
+    setLogIndex(db, publication.seq, logIndex),
+    ...indexChanges,
+    db.delete(outbox).where(and(eq(outbox.passportId, identityId), lte(outbox.recordVersion, version))),
+  ]);
   return record;
 }
 
-/**
- * Writes the signed history entry and the feed entry of one publication (docs/signing.md), then
- * records in D1 that they are written.
- */
-async function putHistoryAndFeed(env: PublishEnv, db: Database, publication: PublicationRow): Promise<void> {
+/** Writes the signed history entry and the feed entry of one publication (docs/signing.md). */
+async function putHistoryAndFeed(env: PublishEnv, publication: PublicationRow): Promise<void> {
   const entry: HistoryEntry = {
     identity_id: publication.passportId,
     record_version: publication.recordVersion,
@@ -108,9 +120,6 @@ async function putHistoryAndFeed(env: PublishEnv, db: Database, publication: Pub
     change_kinds: publication.changeKinds,
   };
   const signed = { ...entry, signature: await signDetached(env.SIGNING_KEY, canonicalBytes(entry)) };
-  await env.SNAPSHOTS.put(historyKey(entry.identity_id, entry.record_version), JSON.stringify(signed), {
-    metadata: signed,
-  });
   const feedEntry: FeedEntry = {
     seq: publication.seq,
     identity_id: entry.identity_id,
@@ -118,55 +127,71 @@ async function putHistoryAndFeed(env: PublishEnv, db: Database, publication: Pub
     digest: entry.digest,
     published_at: entry.published_at,
   };
-  await env.SNAPSHOTS.put(feedKey(publication.seq), JSON.stringify(feedEntry), { metadata: feedEntry });
-  await markWritten(db, publication.seq, new Date().toISOString());
+  // Different keys with no order between them; both are in KV before anything records them written.
+  await Promise.all([
+    env.SNAPSHOTS.put(historyKey(entry.identity_id, entry.record_version), JSON.stringify(signed), {
+      metadata: signed,
+    }),
+    env.SNAPSHOTS.put(feedKey(publication.seq), JSON.stringify(feedEntry), { metadata: feedEntry }),
+  ]);
 }
 
 /**
  * Keeps the resolver's manifest index in step with the record: one KV key per (manifest URL,
- * passport) for every verified manifest binding of a passport that is not retired. D1 remembers which keys
- * were written, so removals need no KV read; KV is written first, so a failure is simply redone.
+ * passport) for every verified manifest binding of a passport that is not retired. D1 remembers
+ * which keys were written (`published`, read with the aggregate), so removals need no KV read.
+ * KV is written here; the D1 statements recording it are returned for the publication's last
+ * batch, so a failure in between is simply redone.
  */
-async function syncManifestIndex(env: PublishEnv, db: Database, record: PassportRecord): Promise<void> {
+async function syncManifestIndex(
+  env: PublishEnv,
+  db: Database,
+  record: PassportRecord,
+  published: { key: string }[],
+): Promise<BatchItem<"sqlite">[]> {
   // Only proven manifests enter the index: another organisation's unproven claim never changes
   // what a manifest resolves to (docs/bindings.md).
   const manifests =
     record.state.lifecycle === "retired"
       ? []
       : record.bindings.filter((b) => b.class === "manifest" && b.verification.state === "verified");
+  if (manifests.length === 0 && published.length === 0) return [];
   const wanted = new Set(
     await Promise.all(manifests.map(async (b) => `${await manifestIndexPrefix(b.value)}${record.identity_id}`)),
   );
-  const published = await db
-    .select({ key: publishedManifests.manifestKey })
-    .from(publishedManifests)
-    .where(eq(publishedManifests.passportId, record.identity_id));
   const current = new Set(published.map((row) => row.key));
+  const statements: BatchItem<"sqlite">[] = [];
   for (const key of wanted) {
     if (current.has(key)) continue;
     await env.SNAPSHOTS.put(key, record.identity_id);
-    await db
-      .insert(publishedManifests)
-      .values({ passportId: record.identity_id, manifestKey: key })
-      .onConflictDoNothing();
+    statements.push(
+      db.insert(publishedManifests).values({ passportId: record.identity_id, manifestKey: key }).onConflictDoNothing(),
+    );
   }
   for (const key of current) {
     if (wanted.has(key)) continue;
     await env.SNAPSHOTS.delete(key);
-    await db
-      .delete(publishedManifests)
-      .where(and(eq(publishedManifests.passportId, record.identity_id), eq(publishedManifests.manifestKey, key)));
+    statements.push(
+      db
+        .delete(publishedManifests)
+        .where(and(eq(publishedManifests.passportId, record.identity_id), eq(publishedManifests.manifestKey, key))),
+    );
   }
+  return statements;
 }
 
-/** Publishes now; on failure logs and leaves the outbox row for the scheduled drain. */
-export async function publishOrDefer(env: PublishEnv, identityId: string): Promise<void> {
+/**
+ * Publishes now and returns the record version published; on failure logs, leaves the outbox row
+ * for the scheduled drain and returns undefined.
+ */
+export async function publishOrDefer(env: PublishEnv, identityId: string): Promise<number | undefined> {
   try {
-    await publishPassport(env, identityId);
+    return (await publishPassport(env, identityId)).record_version;
   } catch (error) {
     console.error(
       JSON.stringify({ level: "error", event: "publish_deferred", identity_id: identityId, message: String(error) }),
     );
+    return undefined;
   }
 }
 

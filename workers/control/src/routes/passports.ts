@@ -1,22 +1,24 @@
-import { mintIdentityId } from "@passport/domain";
 import { Hono } from "hono";
-import { requireMembership, requireRole, visiblePassport } from "../access/membership.ts";
+import { requireRole, visiblePassport } from "../access/membership.ts";
 import { operation } from "../api/operations.ts";
-import { decodeCursor, encodeCursor } from "../api/pagination.ts";
+import { decodeCursor, decodeSearchCursor, encodeCursor, encodeSearchCursor } from "../api/pagination.ts";
 import { HttpProblem } from "../api/problem.ts";
 import {
   AuthorityExpiryRequest,
   AuthorityInput,
+  BatchRequest,
   BindingInput,
   CreatePassportRequest,
   EvidenceInput,
   ListPassportsQuery,
+  MAX_BATCH_ITEMS,
   MarkDuplicateRequest,
   StateChangeRequest,
   TransferRequest,
   UpdatePassportRequest,
 } from "../api/requests.ts";
 import {
+  BatchResults,
   BindingCheckView,
   HistoryPage,
   historyEvent,
@@ -28,7 +30,8 @@ import {
 import { instructionsFor } from "../bindings/checks.ts";
 import { trustedSources } from "../bindings/trusted-sources.ts";
 import { runBindingCheck } from "../bindings/verify.ts";
-import { applyChange, respondWithPassport } from "../changes/apply.ts";
+import { applyChange, commitCreation, publishAndRespond, respondWithPassport } from "../changes/apply.ts";
+import { runBatch } from "../changes/batch.ts";
 import {
   authorityAddition,
   authorityExpiry,
@@ -36,11 +39,9 @@ import {
   bindingAddition,
   bindingRemoval,
   displayUpdate,
-  duplicateRaceRefusal,
   duplicateRetirement,
   evidenceAddition,
   evidenceWithdrawal,
-  refuseDuplicates,
   roleForStateChange,
   stateChange,
   transfer,
@@ -48,15 +49,8 @@ import {
 import type { AppEnv } from "../context.ts";
 import { membershipIn, membershipsOf } from "../db/organisations.ts";
 import { bindingOf } from "../db/passport-entries.ts";
-import {
-  createPassportStatements,
-  historyOf,
-  isDuplicateIdentityViolation,
-  listPassports,
-  loadAggregate,
-  pendingPublication,
-} from "../db/passports.ts";
-import { publishOrDefer } from "../publication/publish.ts";
+import { historyOf, listPassports, loadAggregate } from "../db/passports.ts";
+import { searchPassports, searchWords } from "../db/search.ts";
 
 export const passports = new Hono<AppEnv>();
 
@@ -72,36 +66,24 @@ passports.post(
     status: 201,
   }),
   async (c) => {
-    const db = c.get("db");
-    const { subject } = c.get("principal");
-    const body = c.req.valid("json");
-    const membership = await requireMembership(db, subject, body.organisation_id, "editor");
-    if (!body.distinct_object_reason) {
-      await refuseDuplicates(db, membership.organisationId, body.family, body.bindings);
-    }
-    const id = mintIdentityId();
-    const statements = createPassportStatements(db, {
-      id,
-      organisationId: membership.organisationId,
-      family: body.family,
-      displayName: body.display_name,
-      environment: body.environment,
-      version: body.version,
-      bindings: body.bindings,
-      distinctReason: body.distinct_object_reason,
-      actor: subject,
-      at: new Date().toISOString(),
-    });
-    try {
-      await db.batch(statements);
-    } catch (error) {
-      if (!isDuplicateIdentityViolation(error)) throw error;
-      throw await duplicateRaceRefusal(db, membership.organisationId, body.family, body.bindings);
-    }
-    await publishOrDefer(c.env, id);
+    const stored = await commitCreation(c.get("db"), c.get("principal").subject, c.req.valid("json"));
+    const id = stored.passport.id;
     c.header("location", `/v1/passports/${id}`);
-    return respondWithPassport(c, id, 201);
+    return publishAndRespond(c, stored, 201);
   },
+);
+
+passports.post(
+  "/batch",
+  operation({
+    method: "post",
+    path: "/v1/passports/batch",
+    summary: `Create or update up to ${MAX_BATCH_ITEMS} passports in one request, each with its own result (publication coalesced)`,
+    role: "editor",
+    body: { BatchRequest },
+    response: { BatchResults },
+  }),
+  async (c) => c.json(await runBatch(c, c.req.valid("json").items)),
 );
 
 passports.get(
@@ -109,7 +91,7 @@ passports.get(
   operation({
     method: "get",
     path: "/v1/passports",
-    summary: "List passports in your organisations (stable order, cursor pagination)",
+    summary: "List or search passports in your organisations (stable order, cursor pagination)",
     role: "viewer",
     query: ListPassportsQuery,
     response: { PassportPage },
@@ -117,18 +99,32 @@ passports.get(
   async (c) => {
     const db = c.get("db");
     const query = c.req.valid("query");
-    const memberships = await membershipsOf(db, c.get("principal").subject);
-    const organisationIds = memberships
-      .map((m) => m.organisationId)
-      .filter((id) => !query.organisation_id || id === query.organisation_id);
-    const rows = await listPassports(db, {
+    const { subject } = c.get("principal");
+    // A named organisation costs no membership read: the page's query checks it (one statement).
+    const organisationIds = query.organisation_id
+      ? [query.organisation_id]
+      : (await membershipsOf(db, subject)).map((m) => m.organisationId);
+    const filter = {
       organisationIds,
+      memberSubject: query.organisation_id ? subject : undefined,
       family: query.family,
       lifecycle: query.lifecycle,
       environment: query.environment,
-      after: query.cursor ? decodeCursor(query.cursor) : undefined,
       limit: query.limit + 1,
-    });
+    };
+    if (query.q) {
+      const rows = await searchPassports(db, searchWords(query.q), {
+        ...filter,
+        after: query.cursor ? decodeSearchCursor(query.cursor) : undefined,
+      });
+      const page = rows.slice(0, query.limit);
+      const last = page.at(-1);
+      return c.json({
+        items: page.map((row) => passportSummary(row, c.env)),
+        next_cursor: rows.length > query.limit && last ? encodeSearchCursor(last.seq) : null,
+      });
+    }
+    const rows = await listPassports(db, { ...filter, after: query.cursor ? decodeCursor(query.cursor) : undefined });
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
     return c.json({
@@ -207,14 +203,14 @@ passports.post(
     const binding = await bindingOf(db, id, c.req.param("bindingId"));
     if (!binding) throw new HttpProblem("route-not-found", { detail: "This passport has no binding with that id." });
     const outcome = await runBindingCheck(c.env, db, passport, binding, c.get("principal").subject);
-    const [stored, pending] = await Promise.all([loadAggregate(db, id), pendingPublication(db, id)]);
+    const stored = await loadAggregate(db, id);
     if (!stored) throw new Error(`passport ${id} vanished`);
     return c.json({
       binding_id: binding.id,
       result: outcome.result,
       reason: outcome.reason,
       instructions: instructionsFor(outcome.target),
-      passport: passportView(stored, c.env, pending),
+      passport: passportView(stored, c.env, stored.pending),
     });
   },
 );

@@ -15,8 +15,6 @@ export interface OrganisationItem {
 }
 
 const PAGE_SIZE = 25;
-/** Text search reads at most this many passports through the API's filters (docs/dashboard.md). */
-const SEARCH_SCAN_LIMIT = 1000;
 
 interface Filters {
   family?: string;
@@ -43,6 +41,7 @@ function apiQuery(filters: Filters, limit: number, cursor?: string): string {
   if (filters.status) query.set("lifecycle", filters.status);
   if (filters.environment) query.set("environment", filters.environment);
   if (filters.organisation) query.set("organisation_id", filters.organisation);
+  if (filters.q) query.set("q", filters.q);
   if (cursor) query.set("cursor", cursor);
   return `/v1/passports?${query}`;
 }
@@ -54,37 +53,16 @@ function pageLink(filters: Filters, extra: Record<string, string>): string {
   return `/dashboard/passports?${query}`;
 }
 
-type Page = { items: Summary[]; next?: string; scanned?: { count: number; truncated: boolean } } | { problem: Problem };
+type Page = { items: Summary[]; next?: string } | { problem: Problem };
 
 /**
- * Without a search text a page is one API page (cursor pagination). With one, the API's filtered
- * list is read up to SEARCH_SCAN_LIMIT and matched on name, id, environment and version.
+ * One API page (cursor pagination). With a search text the API searches server-side
+ * (`GET /v1/passports?q=`), so every passport the caller may see is searched, at the cost of one page.
  */
-async function loadPage(api: DashboardApi, filters: Filters, cursor?: string, offset = 0): Promise<Page> {
-  if (!filters.q) {
-    const page = await api.call<{ items: Summary[]; next_cursor: string | null }>(apiQuery(filters, PAGE_SIZE, cursor));
-    if (!page.ok) return { problem: page.problem };
-    return { items: page.body.items, next: page.body.next_cursor ?? undefined };
-  }
-  const needle = filters.q.toLowerCase();
-  const matches: Summary[] = [];
-  let next: string | undefined;
-  let count = 0;
-  do {
-    const page = await api.call<{ items: Summary[]; next_cursor: string | null }>(apiQuery(filters, 200, next));
-    if (!page.ok) return { problem: page.problem };
-    count += page.body.items.length;
-    for (const item of page.body.items) {
-      const haystack = [item.display_name, item.identity_id, item.state.environment, item.state.version];
-      if (haystack.some((text) => text?.toLowerCase().includes(needle))) matches.push(item);
-    }
-    next = page.body.next_cursor ?? undefined;
-  } while (next && count < SEARCH_SCAN_LIMIT);
-  return {
-    items: matches.slice(offset, offset + PAGE_SIZE),
-    next: matches.length > offset + PAGE_SIZE ? String(offset + PAGE_SIZE) : undefined,
-    scanned: { count, truncated: next !== undefined },
-  };
+async function loadPage(api: DashboardApi, filters: Filters, cursor?: string): Promise<Page> {
+  const page = await api.call<{ items: Summary[]; next_cursor: string | null }>(apiQuery(filters, PAGE_SIZE, cursor));
+  if (!page.ok) return { problem: page.problem };
+  return { items: page.body.items, next: page.body.next_cursor ?? undefined };
 }
 
 function Select(props: { id: string; label: string; value?: string; options: readonly string[] | [string, string][] }) {
@@ -118,10 +96,9 @@ export async function passportListPage(c: Context<UiEnv>) {
   const orgs = organisations.ok ? organisations.body.items : [];
   const names = new Map(orgs.map((o) => [o.id, o.name]));
   const cursor = c.req.query("cursor");
-  const offset = Number(c.req.query("offset") ?? "0") || 0;
-  const page = await loadPage(api, filters, filters.q ? undefined : cursor, filters.q ? offset : 0);
+  const page = await loadPage(api, filters, cursor);
   const filtered = Object.values(filters).some(Boolean);
-  const paged = Boolean(cursor) || offset > 0;
+  const paged = Boolean(cursor);
 
   return c.html(
     <Layout title="Passports" viewer={c.get("viewer")}>
@@ -137,10 +114,10 @@ export async function passportListPage(c: Context<UiEnv>) {
                 type="search"
                 value={filters.q ?? ""}
                 aria-describedby="q-hint"
-                placeholder="name, identity id, environment or version"
+                placeholder="name, identity id, binding, environment or version"
               />
               <p class="hint" id="q-hint">
-                A full identity id opens that passport.
+                Finds words that start with what you type. A full identity id opens that passport.
               </p>
             </div>
             <Select id="family" label="Family" value={filters.family} options={PASSPORT_FAMILIES} />
@@ -176,7 +153,6 @@ export async function passportListPage(c: Context<UiEnv>) {
             {page.items.length === 0
               ? "No passports match."
               : `Showing ${page.items.length} passport${page.items.length === 1 ? "" : "s"}${paged ? " (later page)" : ""}.`}
-            {page.scanned?.truncated ? ` Search read the first ${page.scanned.count}; narrow it with the filters.` : ""}
           </p>
           {page.items.length > 0 ? (
             <div class="table-wrap">
@@ -222,7 +198,7 @@ export async function passportListPage(c: Context<UiEnv>) {
           <nav class="pager" aria-label="Pages">
             {paged ? <a href={pageLink(filters, {})}>First page</a> : null}
             {page.next ? (
-              <a href={pageLink(filters, filters.q ? { offset: page.next } : { cursor: page.next })} rel="next">
+              <a href={pageLink(filters, { cursor: page.next })} rel="next">
                 Next page
               </a>
             ) : null}

@@ -1,0 +1,103 @@
+// The control plane bundle (./control.js) behind counters: every D1 round trip and statement and
+// every KV operation its fetch handler and its publication sequencer make is counted, so the bench
+// can print what each route costs in storage calls. GET /__bench/counts answers the counts since
+// the previous call and resets them. Counting adds a property lookup per call and nothing else.
+//
+// POST /__bench/pool takes a JSON array of identity ids; then POST /__bench/each/{METHOD}{path}
+// forwards the request as METHOD to `path` with `{id}` replaced by the next id of the pool in turn,
+// so concurrent connections change different passports (one passport changed by two connections at
+// once would answer 412 to one of them, as it should).
+import control, { PublicationSequencer as Sequencer } from "./control.js";
+
+let counts = fresh();
+
+function fresh() {
+  return { d1_round_trips: 0, d1_statements: 0, kv_operations: 0 };
+}
+
+function countedD1(db) {
+  const real = new WeakMap();
+  const wrap = (statement) => {
+    const counted = {
+      bind: (...values) => wrap(statement.bind(...values)),
+      first: (column) => tick(() => statement.first(column)),
+      all: () => tick(() => statement.all()),
+      run: () => tick(() => statement.run()),
+      raw: (options) => tick(() => statement.raw(options)),
+    };
+    real.set(counted, statement);
+    return counted;
+  };
+  const tick = (call) => {
+    counts.d1_round_trips++;
+    counts.d1_statements++;
+    return call();
+  };
+  return {
+    prepare: (query) => wrap(db.prepare(query)),
+    batch: (statements) => {
+      counts.d1_round_trips++;
+      counts.d1_statements += statements.length;
+      return db.batch(statements.map((s) => real.get(s) ?? s));
+    },
+    exec: (query) => {
+      counts.d1_round_trips++;
+      counts.d1_statements++;
+      return db.exec(query);
+    },
+    withSession: (...args) => db.withSession(...args),
+    dump: () => db.dump(),
+  };
+}
+
+function countedKv(kv) {
+  const op =
+    (name) =>
+    (...args) => {
+      counts.kv_operations++;
+      return kv[name](...args);
+    };
+  return {
+    get: op("get"),
+    getWithMetadata: op("getWithMetadata"),
+    put: op("put"),
+    delete: op("delete"),
+    list: op("list"),
+  };
+}
+
+function counted(env) {
+  return { ...env, DB: countedD1(env.DB), SNAPSHOTS: countedKv(env.SNAPSHOTS) };
+}
+
+export class PublicationSequencer extends Sequencer {
+  constructor(ctx, env) {
+    super(ctx, counted(env));
+  }
+}
+
+let pool = [];
+let next = 0;
+
+export default {
+  async fetch(request, env, ctx) {
+    const url = new URL(request.url);
+    if (url.pathname === "/__bench/counts") {
+      const answer = Response.json(counts);
+      counts = fresh();
+      return answer;
+    }
+    if (url.pathname === "/__bench/pool") {
+      pool = await request.json();
+      return new Response(null, { status: 204 });
+    }
+    const each = /^\/__bench\/each\/([A-Z]+)(\/.*)$/.exec(url.pathname);
+    if (each) {
+      const id = pool[next++ % pool.length];
+      const target = new URL(each[2].replace(/\{id\}|%7Bid%7D/, id) + url.search, url);
+      const forwarded = new Request(target, { method: each[1], headers: request.headers, body: await request.text() });
+      return control.fetch(forwarded, counted(env), ctx);
+    }
+    return control.fetch(request, counted(env), ctx);
+  },
+};

@@ -1,0 +1,131 @@
+import { env } from "cloudflare:workers";
+import { historyPrefix } from "@passport/domain";
+import { describe, expect, it } from "vitest";
+import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
+import { type Body, Caller, resolve, uniqueEndpoint } from "../support/api.ts";
+import { withSequencerEnv } from "../support/publication-sequencer.ts";
+
+type Result = { status: number; passport: Body | null; problem: Body | null };
+
+function batch(caller: Caller, items: unknown[]): Promise<{ results: Result[] }> {
+  return caller.json("POST", "/v1/passports/batch", { items });
+}
+
+async function historyEntries(id: string) {
+  const { keys } = await env.SNAPSHOTS.list<{ record_version: number; digest: string; previous_digest?: string }>({
+    prefix: historyPrefix(id),
+  });
+  return keys.map((key) => key.metadata);
+}
+
+async function events(id: string) {
+  const { results } = await env.DB.prepare(
+    "SELECT kind, record_version, actor FROM events WHERE passport_id = ? ORDER BY record_version",
+  )
+    .bind(id)
+    .all<{ kind: string; record_version: number; actor: string }>();
+  return results;
+}
+
+describe("POST /v1/passports/batch", () => {
+  it("answers each item on its own, keeps every change's history, and publishes each passport once, chained", async () => {
+    const owner = await Caller.create("owner");
+    const stranger = await Caller.create("owner");
+    const existing = await owner.createPassport({ display_name: "Before" });
+    const foreign = await stranger.createPassport({ display_name: "Not yours" });
+    const id = existing.identity_id;
+    const endpoint = uniqueEndpoint();
+    const { results } = await batch(owner, [
+      { update: { identity_id: id, display_name: "First" } },
+      { update: { identity_id: id, display_name: "Second" } },
+      {
+        create: {
+          family: "api",
+          organisation_id: owner.organisation,
+          bindings: [{ class: "endpoint", value: endpoint }],
+        },
+      },
+      { update: { identity_id: id, if_match: '"v1"', display_name: "Stale" } },
+      { update: { identity_id: foreign.identity_id, display_name: "Taken over" } },
+      { create: { family: "api", organisation_id: stranger.organisation } },
+      {
+        create: {
+          family: "api",
+          organisation_id: owner.organisation,
+          bindings: [{ class: "endpoint", value: endpoint }],
+        },
+      },
+    ]);
+    expect(results.map((r) => r.status)).toEqual([200, 200, 201, 412, 404, 404, 409]);
+    expect(results[3]?.problem).toMatchObject({
+      type: expect.stringContaining("precondition-failed"),
+      current_etag: '"v3"',
+    });
+    expect(results[6]?.problem?.existing_identity_id).toBe(results[2]?.passport?.identity_id);
+    expect(results[1]?.passport).toMatchObject({ display_name: "Second", record_version: 3 });
+    expect(results[1]?.passport?.publication).toEqual({ status: "published", next_attempt_at: null });
+    // The first update's answer shows the version it committed, already superseded by the published one.
+    expect(results[0]?.passport?.record_version).toBe(2);
+
+    // Every change has its history event; the publication coalesced versions 2 and 3 into one entry
+    // that chains to version 1's.
+    expect((await events(id)).map((e) => [e.kind, e.record_version, e.actor])).toEqual([
+      ["passport.created", 1, owner.subject],
+      ["display.updated", 2, owner.subject],
+      ["display.updated", 3, owner.subject],
+    ]);
+    const entries = await historyEntries(id);
+    expect(entries.map((e) => e?.record_version)).toEqual([1, 3]);
+    expect(entries[1]?.previous_digest).toBe(entries[0]?.digest);
+    const { record } = await resolve(id);
+    expect(record).toMatchObject({ record_version: 3, display_name: "Second", previous_digest: entries[0]?.digest });
+
+    const created = results[2]?.passport;
+    expect((await resolve(created?.identity_id)).record.record_version).toBe(1);
+    // The other organisation's passport is untouched.
+    expect((await stranger.json("GET", `/v1/passports/${foreign.identity_id}`)).record_version).toBe(1);
+    expect((await resolve(foreign.identity_id)).record.display_name).toBe("Not yours");
+  });
+
+  it("leaves a failed publication in the outbox, says pending, and the drain publishes it", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport();
+    const failingKv = {
+      ...env.SNAPSHOTS,
+      put: async () => {
+        throw new Error("KV unavailable");
+      },
+    } as unknown as KVNamespace;
+    const { results } = await withSequencerEnv(id, { SNAPSHOTS: failingKv }, () =>
+      batch(owner, [{ update: { identity_id: id, display_name: "Deferred in a batch" } }]),
+    );
+    expect(results[0]?.passport?.publication).toMatchObject({ status: "pending", next_attempt_at: expect.any(String) });
+    const row = await env.DB.prepare("SELECT record_version FROM outbox WHERE passport_id = ?").bind(id).first();
+    expect(row).toEqual({ record_version: 2 });
+    expect((await resolve(id)).record.record_version).toBe(1);
+
+    await drainOutbox(env, new Date(Date.now() + 60_000));
+    expect((await resolve(id)).record).toMatchObject({ record_version: 2, display_name: "Deferred in a batch" });
+  });
+
+  it(`refuses more than 100 items, and an empty batch, as a whole`, async () => {
+    const owner = await Caller.create("owner");
+    const item = { create: { family: "api", organisation_id: owner.organisation } };
+    expect((await owner.request("POST", "/v1/passports/batch", { items: Array(101).fill(item) })).status).toBe(400);
+    expect((await owner.request("POST", "/v1/passports/batch", { items: [] })).status).toBe(400);
+    const list = await owner.json("GET", `/v1/passports?organisation_id=${owner.organisation}`);
+    expect(list.items).toEqual([]);
+  });
+
+  it("lets a viewer change nothing", async () => {
+    const owner = await Caller.create("owner");
+    const viewer = await Caller.create("viewer", owner.organisation);
+    const { identity_id: id } = await owner.createPassport({ display_name: "Kept" });
+    const { results } = await batch(viewer, [
+      { update: { identity_id: id, display_name: "Changed by a viewer" } },
+      { create: { family: "api", organisation_id: owner.organisation } },
+    ]);
+    expect(results.map((r) => r.status)).toEqual([403, 403]);
+    expect((await resolve(id)).record.display_name).toBe("Kept");
+  });
+});
