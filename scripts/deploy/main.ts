@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { gzipSync } from "node:zlib";
 import {
   committedConfigs,
   committedDevelopmentName,
@@ -20,6 +21,7 @@ import { readSettings, SettingsError } from "./settings.ts";
 import { deploy, type Runner } from "./steps.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const RESOLVER_GZIP_BUDGET = 60 * 1024;
 const { values } = parseArgs({
   options: {
     env: { type: "string", default: "production" },
@@ -95,6 +97,15 @@ if (values["dry-run"]) {
     log(`building ${which} with wrangler deploy --dry-run`);
     await wrangler(["deploy", "--dry-run", "--outdir", join(dir, "dist", which), "-c", files[which]]);
   }
+  // The resolver's size budget (docs/resolver.md): a stray import of the zod schemas once
+  // quadrupled it unnoticed, so every dry run checks it.
+  const resolverGzip = gzipSync(readFileSync(join(dir, "dist", "resolver", "index.js"))).length;
+  if (resolverGzip > RESOLVER_GZIP_BUDGET) {
+    throw new Error(
+      `the resolver bundle is ${Math.round(resolverGzip / 1024)} KiB gzip, over its ${RESOLVER_GZIP_BUDGET / 1024} KiB budget`,
+    );
+  }
+  log(`resolver bundle: ${Math.round(resolverGzip / 1024)} KiB gzip (budget ${RESOLVER_GZIP_BUDGET / 1024} KiB)`);
   log("dry run passed: nothing was sent to Cloudflare");
 } else {
   process.env.CLOUDFLARE_ACCOUNT_ID = envSettings.accountId;

@@ -30,9 +30,6 @@ export const BINDING_CLASSES_BY_FAMILY: Record<Family, readonly BindingClass[]> 
   agent: BINDING_CLASSES,
 };
 
-/** The binding that names the logical object for duplicate governance. */
-export const PRIMARY_BINDING_CLASS: Record<Family, BindingClass> = { api: "endpoint", agent: "manifest" };
-
 export const LIFECYCLE_STATUSES = ["active", "suspended", "revoked", "retired"] as const;
 export const LifecycleStatus = z.enum(LIFECYCLE_STATUSES);
 export type LifecycleStatus = z.infer<typeof LifecycleStatus>;

@@ -39,9 +39,10 @@ export async function run({ root, options, log }) {
     for (let n = 0; n < RECORDS; n++) records.push(await seededRecord(n));
     const snapshots = await server.kv("resolver");
     const baselineKv = await server.kv("kv");
-    for (const r of records) {
+    for (const [index, r] of records.entries()) {
+      // As published: the log index travels in the metadata and is answered as Passport-Log-Index.
       await snapshots.put(snapshotKey(r.id), r.text, {
-        metadata: { digest: r.digest, record_version: 3, signature: SIGNATURE },
+        metadata: { digest: r.digest, record_version: 3, signature: SIGNATURE, log_index: index },
       });
       await baselineKv.put(r.id, r.text);
     }
