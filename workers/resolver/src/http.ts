@@ -1,4 +1,5 @@
-import type { Problem } from "@passport/domain";
+import { describeIdentityIdDefect, type IdentityIdDefect, type Problem, problem } from "@passport/domain";
+import { cacheHeaders } from "./edge-cache.ts";
 
 /** Every route of the resolver answers these methods and no others. */
 export const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
@@ -40,6 +41,14 @@ export function problemHeaders(cache: Record<string, string>): Record<string, st
 /** A problem+json answer (RFC 9457) with the resolver's CORS headers and the given cache headers. */
 export function problemAnswer(body: Problem, cache: Record<string, string>): Response {
   return new Response(JSON.stringify(body), { status: body.status, headers: problemHeaders(cache) });
+}
+
+/** 400 for a string that can never be an identity id: the answer never changes, so it is cached as stable. */
+export function malformedIdAnswer(defect: IdentityIdDefect): Response {
+  return problemAnswer(
+    problem("malformed-identity-id", { detail: describeIdentityIdDefect(defect) }),
+    cacheHeaders("stable"),
+  );
 }
 
 /**

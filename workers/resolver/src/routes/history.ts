@@ -1,7 +1,7 @@
-import { describeIdentityIdDefect, identityIdDefect, problem } from "@passport/domain";
+import { identityIdDefect, problem } from "@passport/domain";
 import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
-import { CORS_HEADERS, problemAnswer } from "../http.ts";
+import { CORS_HEADERS, malformedIdAnswer, problemAnswer } from "../http.ts";
 import { listFirstHistoryBlock, readHistory } from "../proof-lists.ts";
 import { lookUp, NOT_FOUND_DETAIL, UNAVAILABLE_DETAIL } from "../published-snapshots.ts";
 import { wholeNumber } from "../query.ts";
@@ -22,10 +22,7 @@ history.get("/:id/history.json", async (c) => {
   const identityId = c.req.param("id");
   const defect = identityIdDefect(identityId);
   if (defect) {
-    return problemAnswer(
-      problem("malformed-identity-id", { detail: describeIdentityIdDefect(defect) }),
-      cacheHeaders("stable"),
-    );
+    return malformedIdAnswer(defect);
   }
   const after = wholeNumber(c.req.query("after"), 0, 0, MAX_VERSION);
   const limit = wholeNumber(c.req.query("limit"), HISTORY_DEFAULT_LIMIT, 1, HISTORY_MAX_LIMIT);

@@ -1,14 +1,7 @@
-import {
-  describeIdentityIdDefect,
-  identityIdDefect,
-  LOG_CHECKPOINT_KEY,
-  logLatestKey,
-  logTileKey,
-  problem,
-} from "@passport/domain";
+import { identityIdDefect, LOG_CHECKPOINT_KEY, logLatestKey, logTileKey, problem } from "@passport/domain";
 import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
-import { CORS_HEADERS, problemAnswer } from "../http.ts";
+import { CORS_HEADERS, malformedIdAnswer, problemAnswer } from "../http.ts";
 import { UNAVAILABLE_DETAIL } from "../published-snapshots.ts";
 
 /**
@@ -108,10 +101,7 @@ log.get("/latest/:id", async (c) => {
   const identityId = c.req.param("id");
   const defect = identityIdDefect(identityId);
   if (defect) {
-    return problemAnswer(
-      problem("malformed-identity-id", { detail: describeIdentityIdDefect(defect) }),
-      cacheHeaders("stable"),
-    );
+    return malformedIdAnswer(defect);
   }
   let latest: string | null;
   try {
