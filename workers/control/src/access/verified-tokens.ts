@@ -22,11 +22,10 @@ interface Entry<P> extends VerifiedToken<P> {
 
 const encoder = new TextEncoder();
 
-async function hex(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
-  let out = "";
-  for (const byte of digest) out += byte.toString(16).padStart(2, "0");
-  return out;
+/** The SHA-256 of `text`, as a string to key a Map by (base64: fewer steps than hex on every request). */
+async function digest(text: string): Promise<string> {
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+  return btoa(String.fromCharCode(...bytes));
 }
 
 export class VerifiedTokens<P> {
@@ -45,7 +44,7 @@ export class VerifiedTokens<P> {
    * verified). JSON keeps the parts apart; a JWT holds no newline.
    */
   key(configuration: readonly string[], token: string): Promise<string> {
-    return hex(`${JSON.stringify(configuration)}\n${token}`);
+    return digest(`${JSON.stringify(configuration)}\n${token}`);
   }
 
   /** The principal for `key`, when its token was verified and is still inside its time bounds now. */
