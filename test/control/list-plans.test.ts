@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { database } from "../../workers/control/src/db/client.ts";
 import {
-  listPageQuery,
+  listPageStatement,
   passportsWithBinding,
   verifiedHoldersElsewhere,
 } from "../../workers/control/src/db/passports.ts";
@@ -15,8 +15,7 @@ import { searchPageQuery } from "../../workers/control/src/db/search.ts";
 
 const db = database(env.DB);
 
-async function plan(query: { toSQL(): { sql: string; params: unknown[] } }): Promise<string> {
-  const { sql, params } = query.toSQL();
+async function plan({ sql, params }: { sql: string; params: unknown[] }): Promise<string> {
   const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
     .bind(...params)
     .all<{ detail: string }>();
@@ -34,7 +33,7 @@ describe("list and search query plans", () => {
   ])("a list page filtered by %s seeks %s, after a cursor too, without a sort", async (_name, filter, index) => {
     for (const cursor of [undefined, after]) {
       const detail = await plan(
-        listPageQuery(db, "org_plan", { ...filter, memberSubject: "someone", after: cursor, limit: 51 }),
+        listPageStatement("org_plan", { ...filter, memberSubject: "someone", after: cursor, limit: 51 }),
       );
       expect(detail).toContain(`USING INDEX ${index} (organisation_id=?`);
       if (cursor) expect(detail).toMatch(/\(organisation_id=\?.*\(created_at, ?id\)>\(\?, ?\?\)|>\?\)/);
@@ -45,7 +44,7 @@ describe("list and search query plans", () => {
 
   it("a search page walks the FTS index in rowid order and looks up each hit by key, without a sort", async () => {
     const detail = await plan(
-      searchPageQuery(db, "org_plan", ["billing"], { memberSubject: "someone", after: 10, limit: 51 }),
+      searchPageQuery(db, "org_plan", ["billing"], { memberSubject: "someone", after: 10, limit: 51 }).toSQL(),
     );
     expect(detail).toMatch(/SCAN passport_search VIRTUAL TABLE INDEX/);
     expect(detail).toMatch(/SEARCH passport_search_keys USING INTEGER PRIMARY KEY/);
@@ -58,7 +57,7 @@ describe("list and search query plans", () => {
       passportsWithBinding(db, "org_plan", "api", "endpoint", ["https://a.example/"]),
       verifiedHoldersElsewhere(db, "org_plan", "endpoint", ["https://a.example/"], "2026-01-01T00:00:00.000Z"),
     ]) {
-      const detail = await plan(query);
+      const detail = await plan(query.toSQL());
       expect(detail.split("\n")[0]).toContain("USING INDEX bindings_class_value (class=? AND value=?)");
       expect(detail).toMatch(/SEARCH passports USING INDEX sqlite_autoindex_passports_1 \(id=\?\)/);
     }

@@ -12,9 +12,15 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
   let missed = false;
   if (counts) {
     console.log(`\n${name}: storage calls per request`);
-    const rows = [["route", "D1 round trips", "D1 statements", "KV operations"]];
+    const rows = [["route", "D1 round trips", "D1 statements", "KV operations", "log calls"]];
     for (const [route, c] of counts) {
-      rows.push([route, String(c.d1_round_trips), String(c.d1_statements), String(c.kv_operations)]);
+      rows.push([
+        route,
+        String(c.d1_round_trips),
+        String(c.d1_statements),
+        String(c.kv_operations),
+        String(c.log_calls ?? "-"),
+      ]);
     }
     console.log(table(rows));
   }

@@ -5,10 +5,10 @@
 // same work (scripts/bench/README.md), and exits 1 when a target is missed.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEVELOPMENT_ISSUER, mintIdentityId } from "@passport/domain";
+import { DEVELOPMENT_ISSUER, mintIdentityId, snapshotKey } from "@passport/domain";
 import { base64url, importJWK, SignJWT } from "jose";
 import { compatibilityDate } from "../../compatibility-date.ts";
-import { signingKeyPair } from "../../dev-keys.mjs";
+import { logKeyPair, signingKeyPair } from "../../dev-keys.mjs";
 import { comparePairs } from "../lib/compare.mjs";
 import { bundle, serve } from "../lib/workers.mjs";
 
@@ -21,6 +21,18 @@ export const defaults = { rounds: 5, seconds: 2, warmup: 1 };
 const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,100000").split(",").map(Number);
 const ORGANISATION = "org_bench";
 const SUBJECT = "bench-owner";
+/** The log's origin line, as a deploy sets it (<resolver domain>/log). */
+const LOG_ORIGIN = "bench.localhost/log";
+/** The control plane's rate limits (workers/control/wrangler.toml), bound generously: the bench measures the routes. */
+const LIMITS = {
+  FULFILL_PER_CLIENT: "1001",
+  FULFILL_CEILING: "1002",
+  EVENTS_PER_CLIENT: "1003",
+  SIGN_IN_PER_CLIENT: "1004",
+  CLAIMS_PER_SUBJECT: "1005",
+  WRITES_PER_SUBJECT: "1006",
+  CHECKS_PER_SUBJECT: "1007",
+};
 const SEED_CHUNK = 2000;
 /** Passports the PATCH and state-change runs take in turn, so concurrent requests change different ones. */
 const POOL = 2000;
@@ -132,8 +144,10 @@ async function seedTo(controlDb, baselineDb, count) {
  */
 async function countWrites(api, authorization) {
   const json = { ...authorization, "content-type": "application/json" };
+  // Resets the counters; the first call after the load runs may meet a stale keep-alive socket.
+  const reset = () => once(async () => (await fetch(`${api}/__bench/counts`)).arrayBuffer());
   const call = async (method, path, body, status) => {
-    await fetch(`${api}/__bench/counts`);
+    await reset();
     const response = await fetch(`${api}${path}`, { method, headers: json, body: JSON.stringify(body) });
     if (response.status !== status) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
     const answer = await response.json();
@@ -171,13 +185,35 @@ async function countWrites(api, authorization) {
     [`/v1/passports?organisation_id=${ORGANISATION}&limit=50`, "list page"],
     [`/v1/passports?organisation_id=${ORGANISATION}&q=api&limit=50`, "search page"],
   ]) {
-    await fetch(`${api}/__bench/counts`);
+    await reset();
     const response = await fetch(`${api}${path}`, { headers: authorization });
     if (response.status !== 200) throw new Error(`GET ${path}: ${response.status}`);
     await response.arrayBuffer();
     rows.push([name, await (await fetch(`${api}/__bench/counts`)).json()]);
   }
   return rows;
+}
+
+/**
+ * A create must really publish before anything is measured: answered `published`, its snapshot in
+ * KV with the log index in the metadata (without the log bound, publication fails and the writes
+ * would look cheap).
+ */
+async function assertPublishes(api, authorization, snapshots) {
+  const response = await fetch(`${api}/v1/passports`, {
+    method: "POST",
+    headers: { ...authorization, "content-type": "application/json" },
+    body: JSON.stringify({ family: "api", organisation_id: ORGANISATION, display_name: "Publication check" }),
+  });
+  const answer = await response.json();
+  if (response.status !== 201 || answer.publication?.status !== "published") {
+    throw new Error(`create did not publish: ${response.status} ${JSON.stringify(answer).slice(0, 300)}`);
+  }
+  const { value, metadata } = await snapshots.getWithMetadata(snapshotKey(answer.identity_id));
+  if (!value || !Number.isSafeInteger(metadata?.log_index)) {
+    throw new Error(`create published no snapshot with a log index: ${JSON.stringify(metadata)}`);
+  }
+  return metadata.log_index;
 }
 
 const listCursor = (row) => base64url.encode(JSON.stringify([row.at, row.id]));
@@ -236,13 +272,17 @@ export async function run({ root, options, log }) {
   const resolver = bundle(root, { config: "wrangler.toml", outdir: join(root, ".bench", "resolver") });
   const auth = await signingKeyPair("ES256", "bench");
   const signing = await signingKeyPair("ES256", "bench-signing");
+  const logKeys = await logKeyPair(LOG_ORIGIN);
   const baselineD1 = { DB: { type: "d1", id: "baseline-db" } };
   const server = await serve(
     {
       control: {
         modulePath: join(root, "scripts/bench/workers/counting-control.js"),
         modules: { "control.js": control.path },
-        exports: { PublicationSequencer: { type: "durable-object", storage: "sqlite" } },
+        exports: {
+          PublicationSequencer: { type: "durable-object", storage: "sqlite" },
+          TransparencyLog: { type: "durable-object", storage: "sqlite" },
+        },
         kv: "SNAPSHOTS",
         vars: {
           ENVIRONMENT: "development",
@@ -252,13 +292,22 @@ export async function run({ root, options, log }) {
           AUTH_JWKS_URL: "https://issuer.invalid/.well-known/jwks.json",
           DEV_AUTH_PUBLIC_JWK: auth.publicJwk,
           SIGNING_KEY: signing.privateJwk,
+          // The log as deployed: its origin, its signing key (a secret there) and no witnesses.
+          LOG_ORIGIN,
+          LOG_SIGNING_KEY: logKeys.privateJwk,
+          LOG_WITNESSES: "[]",
         },
         bindings: {
           DB: { type: "d1", id: "control-db" },
           RESOLVER: { type: "worker", worker: "resolver", exportName: "ResolverAdmin" },
           PUBLICATION_SEQUENCER: { type: "durable-object", worker: "control", exportName: "PublicationSequencer" },
-          // Generous: the bench measures the routes, not the per-subject write limit.
-          WRITES_PER_SUBJECT: { type: "rate-limit", namespace: "1006", simple: { limit: 1_000_000_000, period: 60 } },
+          TRANSPARENCY_LOG: { type: "durable-object", worker: "control", exportName: "TransparencyLog" },
+          ...Object.fromEntries(
+            Object.entries(LIMITS).map(([name, namespace]) => [
+              name,
+              { type: "rate-limit", namespace, simple: { limit: 1_000_000_000, period: 60 } },
+            ]),
+          ),
         },
       },
       resolver: { modulePath: resolver.path, kv: "SNAPSHOTS", vars: { PUBLIC_BASE_URL: "http://127.0.0.1" } },
@@ -292,6 +341,8 @@ export async function run({ root, options, log }) {
       .sign(await importJWK(JSON.parse(auth.privateJwk), "ES256"));
     const authorization = { authorization: `Bearer ${token}` };
     const { control: api, publishFloor, changeFloor, pageFloor } = server.urls;
+    const logIndex = await assertPublishes(api, authorization, await server.kv("control"));
+    log(`a create publishes: snapshot in KV at log index ${logIndex}`);
 
     const results = [];
     for (const size of SIZES) {

@@ -1,6 +1,8 @@
 // The control plane bundle (./control.js) behind counters: every D1 round trip and statement and
-// every KV operation its fetch handler and its publication sequencer make is counted, so the bench
-// can print what each route costs in storage calls. GET /__bench/counts answers the counts since
+// every KV operation its fetch handler and its publication sequencer make is counted, and every call
+// to the transparency log object (an append per publication), so the bench can print what each
+// route costs in storage calls. The log's own KV writes (tiles, checkpoint) run in the background
+// after it answers an append, coalesced across publications, and are not counted here. GET /__bench/counts answers the counts since
 // the previous call and resets them. Counting adds a property lookup per call and nothing else.
 //
 // POST /__bench/pool takes a JSON array of identity ids; then POST /__bench/each/{METHOD}{path}
@@ -9,10 +11,12 @@
 // once would answer 412 to one of them, as it should).
 import control, { PublicationSequencer as Sequencer } from "./control.js";
 
+export { TransparencyLog } from "./control.js";
+
 let counts = fresh();
 
 function fresh() {
-  return { d1_round_trips: 0, d1_statements: 0, kv_operations: 0 };
+  return { d1_round_trips: 0, d1_statements: 0, kv_operations: 0, log_calls: 0 };
 }
 
 function countedD1(db) {
@@ -66,8 +70,37 @@ function countedKv(kv) {
   };
 }
 
+/** The log object's namespace: each RPC call on a stub it hands out counts one log call. */
+function countedLog(namespace) {
+  return {
+    getByName: (name) => {
+      const stub = namespace.getByName(name);
+      const call =
+        (method) =>
+        (...args) => {
+          counts.log_calls++;
+          return stub[method](...args);
+        };
+      return { append: call("append"), appendMany: call("appendMany"), publish: call("publish") };
+    },
+  };
+}
+
+// One counted env per env object, so the wrapper costs a request no allocations of its own.
+const countedEnvs = new WeakMap();
+
 function counted(env) {
-  return { ...env, DB: countedD1(env.DB), SNAPSHOTS: countedKv(env.SNAPSHOTS) };
+  let wrapped = countedEnvs.get(env);
+  if (!wrapped) {
+    wrapped = {
+      ...env,
+      DB: countedD1(env.DB),
+      SNAPSHOTS: countedKv(env.SNAPSHOTS),
+      TRANSPARENCY_LOG: countedLog(env.TRANSPARENCY_LOG),
+    };
+    countedEnvs.set(env, wrapped);
+  }
+  return wrapped;
 }
 
 export class PublicationSequencer extends Sequencer {

@@ -9,6 +9,7 @@ import {
   jwtVerify,
 } from "jose";
 import { HttpProblem } from "../api/problem.ts";
+import { type VerifiedToken, VerifiedTokens } from "./verified-tokens.ts";
 
 const ALGORITHMS = ["RS256", "ES256", "EdDSA"];
 const CLOCK_TOLERANCE_SECONDS = 30;
@@ -97,15 +98,39 @@ function issuerOf(token: string): string | undefined {
   }
 }
 
+/** Tokens verified in this isolate (docs/auth.md, "Verified-token cache"). */
+export const verifiedTokens = new VerifiedTokens<Principal>(1000, 60_000, CLOCK_TOLERANCE_SECONDS);
+
+/** Everything that selects how a token is verified here: a cached verification holds only under the same. */
+function verifyingConfiguration(env: AuthEnv): string[] {
+  return [
+    env.ENVIRONMENT,
+    env.AUTH_ISSUER,
+    env.AUTH_AUDIENCE,
+    env.AUTH_JWKS_URL,
+    env.ENVIRONMENT === "development" ? (env.DEV_AUTH_PUBLIC_JWK ?? "") : "",
+  ];
+}
+
 /**
  * Verifies the caller's JWT (Authorization: Bearer, or Cloudflare Access's
- * Cf-Access-Jwt-Assertion) against the configured issuer, audience and JWKS.
+ * Cf-Access-Jwt-Assertion) against the configured issuer, audience and JWKS, or finds it verified
+ * under the same configuration in this isolate and still inside its `exp` and `nbf`.
  * @example
  * const principal = await authenticate(c.req.raw.headers, c.env);
  */
 export async function authenticate(headers: Headers, env: AuthEnv): Promise<Principal> {
   const token = bearerToken(headers);
   if (!token) throw unauthenticated("missing or malformed credentials");
+  const key = await verifiedTokens.key(verifyingConfiguration(env), token);
+  const cached = verifiedTokens.get(key);
+  if (cached) return cached;
+  const verified = await verify(token, env);
+  verifiedTokens.set(key, verified);
+  return verified.principal;
+}
+
+async function verify(token: string, env: AuthEnv): Promise<VerifiedToken<Principal>> {
   const development = env.ENVIRONMENT === "development" && issuerOf(token) === DEVELOPMENT_ISSUER;
   if (development && !env.DEV_AUTH_PUBLIC_JWK) throw unauthenticated("development key not configured");
   const keys = development
@@ -127,8 +152,12 @@ export async function authenticate(headers: Headers, env: AuthEnv): Promise<Prin
   if (!subject) throw unauthenticated("token names no subject");
   const org = payload.org;
   const role = payload.role;
+  // jose required `exp` and checked both as numbers.
+  const bounds = { exp: payload.exp as number, ...(payload.nbf !== undefined ? { nbf: payload.nbf } : {}) };
   if (development && typeof org === "string" && typeof role === "string") {
-    return { subject, developmentMembership: { organisationId: org, role } };
+    const developmentMembership = Object.freeze({ organisationId: org, role });
+    return { principal: Object.freeze({ subject, developmentMembership }), ...bounds };
   }
-  return { subject };
+  // Frozen: one principal now answers every request that presents the same token.
+  return { principal: Object.freeze({ subject }), ...bounds };
 }

@@ -1,10 +1,24 @@
 import { drizzle } from "drizzle-orm/d1";
 import * as schema from "./schema.ts";
 
-export type Database = ReturnType<typeof database>;
+export type Database = ReturnType<typeof connect>;
 
-export function database(d1: D1Database) {
+function connect(d1: D1Database) {
   return drizzle(d1, { schema });
+}
+
+// drizzle() walks the whole schema to build its relational config: about 6% of a list request's
+// CPU when done per request (scripts/bench/README.md). The instance holds no per-request state,
+// and workerd hands every request of an isolate the same binding object: one instance per binding.
+const instances = new WeakMap<D1Database, Database>();
+
+export function database(d1: D1Database): Database {
+  let db = instances.get(d1);
+  if (!db) {
+    db = connect(d1);
+    instances.set(d1, db);
+  }
+  return db;
 }
 
 /** A new row id: `prefix` and 20 random hex digits, e.g. `ev_3f9c…` (docs/storage.md). */
