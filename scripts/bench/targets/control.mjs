@@ -10,6 +10,7 @@ import { base64url, importJWK, SignJWT } from "jose";
 import { compatibilityDate } from "../../compatibility-date.ts";
 import { logKeyPair, signingKeyPair } from "../../dev-keys.mjs";
 import { comparePairs } from "../lib/compare.mjs";
+import { controlVars, LOG_ORIGIN } from "../lib/control-vars.mjs";
 import { bundle, serve } from "../lib/workers.mjs";
 
 export const description =
@@ -22,7 +23,6 @@ const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,100000").split(",").map(Nu
 const ORGANISATION = "org_bench";
 const SUBJECT = "bench-owner";
 /** The log's origin line, as a deploy sets it (<resolver domain>/log). */
-const LOG_ORIGIN = "bench.localhost/log";
 /** The control plane's rate limits (workers/control/wrangler.toml), bound generously: the bench measures the routes. */
 const LIMITS = {
   FULFILL_PER_CLIENT: "1001",
@@ -284,19 +284,7 @@ export async function run({ root, options, log }) {
           TransparencyLog: { type: "durable-object", storage: "sqlite" },
         },
         kv: "SNAPSHOTS",
-        vars: {
-          ENVIRONMENT: "development",
-          RESOLVER_BASE_URL: "http://127.0.0.1",
-          AUTH_ISSUER: "https://issuer.invalid/",
-          AUTH_AUDIENCE: "passport-dashboard",
-          AUTH_JWKS_URL: "https://issuer.invalid/.well-known/jwks.json",
-          DEV_AUTH_PUBLIC_JWK: auth.publicJwk,
-          SIGNING_KEY: signing.privateJwk,
-          // The log as deployed: its origin, its signing key (a secret there) and no witnesses.
-          LOG_ORIGIN,
-          LOG_SIGNING_KEY: logKeys.privateJwk,
-          LOG_WITNESSES: "[]",
-        },
+        vars: controlVars({ auth, signing, logKeys }),
         bindings: {
           DB: { type: "d1", id: "control-db" },
           RESOLVER: { type: "worker", worker: "resolver", exportName: "ResolverAdmin" },

@@ -12,13 +12,13 @@ import { importJWK, SignJWT } from "jose";
 import { compatibilityDate } from "../../compatibility-date.ts";
 import { logKeyPair, signingKeyPair } from "../../dev-keys.mjs";
 import { comparePairs } from "../lib/compare.mjs";
+import { controlVars, LOG_ORIGIN } from "../lib/control-vars.mjs";
 import { bundle, serve } from "../lib/workers.mjs";
 
 export const description = "create-and-publish with the transparency log against the same with the log stubbed";
 
 const ORGANISATION = "org_bench";
 const SUBJECT = "bench-owner";
-const LOG_ORIGIN = "bench.localhost/log";
 /** The control plane's rate limits (workers/control/wrangler.toml), none of which may refuse here. */
 const LIMITS = [
   "FULFILL_PER_CLIENT",
@@ -94,17 +94,7 @@ export async function run({ root, options, log }) {
   const controlWith = (name, logBinding) => ({
     modulePath: control.path,
     kv: "SNAPSHOTS",
-    vars: {
-      ENVIRONMENT: "development",
-      RESOLVER_BASE_URL: "http://127.0.0.1",
-      AUTH_ISSUER: "https://issuer.invalid/",
-      AUTH_AUDIENCE: "passport-dashboard",
-      AUTH_JWKS_URL: "https://issuer.invalid/.well-known/jwks.json",
-      DEV_AUTH_PUBLIC_JWK: auth.publicJwk,
-      SIGNING_KEY: signing.privateJwk,
-      LOG_SIGNING_KEY: logKeys.privateJwk,
-      LOG_ORIGIN,
-    },
+    vars: controlVars({ auth, signing, logKeys }),
     bindings: {
       DB: { type: "d1", id: `${name}-db` },
       RESOLVER: { type: "worker", worker: "resolver", exportName: "ResolverAdmin" },
