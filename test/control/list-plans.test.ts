@@ -6,7 +6,7 @@ import {
   passportsWithBinding,
   verifiedHoldersElsewhere,
 } from "../../workers/control/src/db/passports.ts";
-import { searchPageQuery } from "../../workers/control/src/db/search.ts";
+import { searchPageStatement } from "../../workers/control/src/db/search.ts";
 
 // A page must cost the same at any table size and depth: SQLite has to seek an index that matches
 // the page's filter and order and read one page, never scan the organisation or sort it. These are
@@ -44,7 +44,7 @@ describe("list and search query plans", () => {
 
   it("a search page walks the FTS index in rowid order and looks up each hit by key, without a sort", async () => {
     const detail = await plan(
-      searchPageQuery(db, "org_plan", ["billing"], { memberSubject: "someone", after: 10, limit: 51 }).toSQL(),
+      searchPageStatement("org_plan", ["billing"], { memberSubject: "someone", after: 10, limit: 51 }),
     );
     expect(detail).toMatch(/SCAN passport_search VIRTUAL TABLE INDEX/);
     expect(detail).toMatch(/SEARCH passport_search_keys USING INTEGER PRIMARY KEY/);

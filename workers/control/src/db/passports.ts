@@ -304,7 +304,7 @@ export interface ListFilter {
 }
 
 /** The columns a list item shows (`passportSummary`), nothing more. */
-export const summaryColumns = {
+const summaryColumns = {
   id: passports.id,
   organisationId: passports.organisationId,
   family: passports.family,
@@ -320,46 +320,31 @@ export const summaryColumns = {
 
 export type PassportSummaryRow = Pick<PassportRow, keyof typeof summaryColumns>;
 
-/** Conditions shared by a list page and a search page of one organisation. */
-export function pageConditions(
-  organisationId: string,
-  filter: Omit<ListFilter, "organisationIds" | "limit" | "after">,
-) {
-  const conditions = [eq(passports.organisationId, organisationId)];
-  if (filter.memberSubject) {
-    conditions.push(
-      sql`exists (select 1 from ${members} where ${members.organisationId} = ${organisationId} and ${members.subject} = ${filter.memberSubject})`,
-    );
-  }
-  if (filter.family) conditions.push(eq(passports.family, filter.family));
-  if (filter.lifecycle) conditions.push(eq(passports.lifecycle, filter.lifecycle));
-  if (filter.environment) conditions.push(eq(passports.environment, filter.environment));
-  return conditions;
-}
-
 /** A quoted SQL name. */
-const name = (column: { name: string }) => `"${column.name}"`;
-const PASSPORTS = `"${getTableName(passports)}"`;
+export const name = (column: { name: string }) => `"${column.name}"`;
+export const PASSPORTS = `"${getTableName(passports)}"`;
 const MEMBERS = `"${getTableName(members)}"`;
 
 /** The summary columns, each under its property name, so D1's rows are summary rows as they come. */
-const SUMMARY_SELECT = Object.entries(summaryColumns)
-  .map(([property, column]) => `${name(column)} AS "${property}"`)
+export const SUMMARY_SELECT = Object.entries(summaryColumns)
+  .map(([property, column]) => `${PASSPORTS}.${name(column)} AS "${property}"`)
   .join(", ");
 
+/** A page's SQL and its parameters, for `D1Database.prepare(sql).bind(...params)`. */
+export interface PageStatement {
+  sql: string;
+  params: (string | number)[];
+}
+
 /**
- * One organisation's page in (created_at, id) order, as SQL and parameters. The organisation and
- * each single filter have an index ending in (created_at, id) (migrations 0000 and 0011), and the
- * cursor is a row-value comparison, so SQLite seeks to the cursor and reads `limit` rows: a page
- * costs the same at any depth and table size (test/control/list-plans.test.ts checks the plans).
- * Written as SQL, not with drizzle's builder: building the query and mapping its rows cost a list
- * request about a tenth of its CPU (scripts/bench/README.md); the names still come from the schema.
+ * The conditions a list page and a search page of one organisation share, as SQL on `passports`:
+ * the organisation, the caller's membership in it (checked in the same statement), and the filters.
  */
-export function listPageStatement(
+export function pageConditions(
   organisationId: string,
-  filter: Omit<ListFilter, "organisationIds">,
-): { sql: string; params: (string | number)[] } {
-  const conditions = [`${name(passports.organisationId)} = ?`];
+  filter: Omit<ListFilter, "organisationIds" | "limit" | "after">,
+): { conditions: string[]; params: (string | number)[] } {
+  const conditions = [`${PASSPORTS}.${name(passports.organisationId)} = ?`];
   const params: (string | number)[] = [organisationId];
   if (filter.memberSubject) {
     conditions.push(
@@ -373,11 +358,24 @@ export function listPageStatement(
     [passports.environment, filter.environment],
   ] as const) {
     if (value === undefined) continue;
-    conditions.push(`${name(column)} = ?`);
+    conditions.push(`${PASSPORTS}.${name(column)} = ?`);
     params.push(value);
   }
+  return { conditions, params };
+}
+
+/**
+ * One organisation's page in (created_at, id) order, as SQL and parameters. The organisation and
+ * each single filter have an index ending in (created_at, id) (migrations 0000 and 0011), and the
+ * cursor is a row-value comparison, so SQLite seeks to the cursor and reads `limit` rows: a page
+ * costs the same at any depth and table size (test/control/list-plans.test.ts checks the plans).
+ * Written as SQL, not with drizzle's builder: building the query and mapping its rows cost a list
+ * request about a tenth of its CPU (scripts/bench/README.md); the names still come from the schema.
+ */
+export function listPageStatement(organisationId: string, filter: Omit<ListFilter, "organisationIds">): PageStatement {
+  const { conditions, params } = pageConditions(organisationId, filter);
   if (filter.after) {
-    conditions.push(`(${name(passports.createdAt)}, ${name(passports.id)}) > (?, ?)`);
+    conditions.push(`(${PASSPORTS}.${name(passports.createdAt)}, ${PASSPORTS}.${name(passports.id)}) > (?, ?)`);
     params.push(filter.after.createdAt, filter.after.id);
   }
   params.push(filter.limit);
@@ -390,23 +388,40 @@ export function listPageStatement(
 const byCreation = (a: PassportSummaryRow, b: PassportSummaryRow) =>
   a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
+/** The summary row's properties, in the order SUMMARY_SELECT selects them. */
+export const SUMMARY_KEYS: readonly string[] = Object.keys(summaryColumns);
+
+/**
+ * Runs the page statement of each organisation and returns each page's rows as objects with
+ * `keys` (the statement's columns, in order): one statement alone is read with `raw()`, because
+ * `all()` builds every row through Object.fromEntries, about a tenth of a list request's CPU
+ * (scripts/bench/README.md); several go in one batch (one round trip).
+ */
+export async function readPages<R>(db: Database, statements: PageStatement[], keys: readonly string[]): Promise<R[][]> {
+  const d1 = db.$client;
+  const prepared = statements.map(({ sql, params }) => d1.prepare(sql).bind(...params));
+  const [first, ...rest] = prepared;
+  if (!first) return [];
+  if (rest.length > 0) return (await d1.batch<R>([first, ...rest])).map((page) => page.results);
+  const rows = await first.raw<unknown[]>();
+  return [
+    rows.map((values) => {
+      const row: Record<string, unknown> = {};
+      for (let i = 0; i < keys.length; i++) row[keys[i] as string] = values[i];
+      return row as R;
+    }),
+  ];
+}
+
 /**
  * One page of passports in stable (created_at, id) order: one statement for one organisation;
  * for several, one statement per organisation in one batch (one round trip), merged here.
  */
 export async function listPassports(db: Database, filter: ListFilter): Promise<PassportSummaryRow[]> {
-  const d1 = db.$client;
-  const [first, ...rest] = filter.organisationIds.map((organisationId) => {
-    const { sql, params } = listPageStatement(organisationId, filter);
-    return d1.prepare(sql).bind(...params);
-  });
-  if (!first) return [];
-  if (rest.length === 0) return (await first.all<PassportSummaryRow>()).results;
-  const pages = await d1.batch<PassportSummaryRow>([first, ...rest]);
-  return pages
-    .flatMap((page) => page.results)
-    .sort(byCreation)
-    .slice(0, filter.limit);
+  const statements = filter.organisationIds.map((organisationId) => listPageStatement(organisationId, filter));
+  const pages = await readPages<PassportSummaryRow>(db, statements, SUMMARY_KEYS);
+  if (pages.length <= 1) return pages[0] ?? [];
+  return pages.flat().sort(byCreation).slice(0, filter.limit);
 }
 
 /** A passport's history, oldest first, after event sequence `afterSeq`. */

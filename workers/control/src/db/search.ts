@@ -1,6 +1,16 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { getTableName } from "drizzle-orm";
 import type { Database } from "./client.ts";
-import { type ListFilter, type PassportSummaryRow, pageConditions, summaryColumns } from "./passports.ts";
+import {
+  type ListFilter,
+  name,
+  PASSPORTS,
+  type PageStatement,
+  type PassportSummaryRow,
+  pageConditions,
+  readPages,
+  SUMMARY_KEYS,
+  SUMMARY_SELECT,
+} from "./passports.ts";
 import { passportSearch, passportSearchKeys, passports } from "./schema.ts";
 
 /** The most words of a search text that are searched for; more only narrow a page already found. */
@@ -30,34 +40,40 @@ function matchExpression(organisationId: string, words: string[]): string {
 
 export type SearchRow = PassportSummaryRow & { seq: number };
 
+const SEARCH = `"${getTableName(passportSearch)}"`;
+const KEYS = `"${getTableName(passportSearchKeys)}"`;
+
 /**
- * One organisation's search page in creation order (`seq`). FTS5 walks the matching rows in rowid
- * order from the cursor and stops after `limit`, so a page costs the same at any table size when
- * the words are common; rare words cost their own short posting lists. Filters narrow the rows the
- * walk finds. `organisation_id` is compared as well as the scope token, so a second organisation's
- * passports can never match.
+ * One organisation's search page in creation order (`seq`), as SQL and parameters. FTS5 walks the
+ * matching rows in rowid order from the cursor and stops after `limit`, so a page costs the same at
+ * any table size when the words are common; rare words cost their own short posting lists. Filters
+ * narrow the rows the walk finds. `organisation_id` is compared as well as the scope token, so a
+ * second organisation's passports can never match. Plain SQL for the same reason as the list page
+ * (`listPageStatement`).
  */
-export function searchPageQuery(
-  db: Database,
+export function searchPageStatement(
   organisationId: string,
   words: string[],
   filter: Omit<ListFilter, "organisationIds" | "after"> & { after?: number },
-) {
-  return db
-    .select({ ...summaryColumns, seq: passportSearchKeys.seq })
-    .from(passportSearch)
-    .innerJoin(passportSearchKeys, eq(passportSearchKeys.seq, passportSearch.rowid))
-    .innerJoin(passports, eq(passports.id, passportSearchKeys.passportId))
-    .where(
-      and(
-        sql`${passportSearch} MATCH ${matchExpression(organisationId, words)}`,
-        filter.after !== undefined ? sql`${passportSearch.rowid} > ${filter.after}` : undefined,
-        ...pageConditions(organisationId, filter),
-      ),
-    )
-    .orderBy(asc(passportSearch.rowid))
-    .limit(filter.limit);
+): PageStatement {
+  const { conditions, params } = pageConditions(organisationId, filter);
+  const seq = `${KEYS}.${name(passportSearchKeys.seq)}`;
+  const where = [`${SEARCH} MATCH ?`, ...(filter.after !== undefined ? [`${SEARCH}.rowid > ?`] : []), ...conditions];
+  return {
+    sql: `SELECT ${SUMMARY_SELECT}, ${seq} AS "seq" FROM ${SEARCH}
+      JOIN ${KEYS} ON ${seq} = ${SEARCH}.rowid
+      JOIN ${PASSPORTS} ON ${PASSPORTS}.${name(passports.id)} = ${KEYS}.${name(passportSearchKeys.passportId)}
+      WHERE ${where.join(" AND ")} ORDER BY ${SEARCH}.rowid LIMIT ?`,
+    params: [
+      matchExpression(organisationId, words),
+      ...(filter.after !== undefined ? [filter.after] : []),
+      ...params,
+      filter.limit,
+    ],
+  };
 }
+
+const SEARCH_KEYS = [...SUMMARY_KEYS, "seq"];
 
 /** One search page over the given organisations (one statement each, one batch), in `seq` order. */
 export async function searchPassports(
@@ -65,12 +81,9 @@ export async function searchPassports(
   words: string[],
   filter: Omit<ListFilter, "after"> & { after?: number },
 ): Promise<SearchRow[]> {
-  const [first, ...rest] = filter.organisationIds.map((organisationId) =>
-    searchPageQuery(db, organisationId, words, filter),
-  );
-  if (!first) return [];
-  if (rest.length === 0) return first;
-  const pages = await db.batch([first, ...rest]);
+  const statements = filter.organisationIds.map((organisationId) => searchPageStatement(organisationId, words, filter));
+  const pages = await readPages<SearchRow>(db, statements, SEARCH_KEYS);
+  if (pages.length <= 1) return pages[0] ?? [];
   return pages
     .flat()
     .sort((a, b) => a.seq - b.seq)
