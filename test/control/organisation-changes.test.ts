@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { PUBLISHED_IN_REQUEST } from "../../workers/control/src/changes/organisation-changes.ts";
+import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
 import { type Body, Caller, organisationState, resolve } from "../support/api.ts";
 
 interface OrganisationView {
@@ -82,6 +84,40 @@ describe("organisations that say who they are", () => {
     });
     expect(cleared.parent).toBeNull();
     expect((await resolve(passport.identity_id)).record.organisation.parent).toBeUndefined();
+  });
+
+  it("gives every record a rename's version in one commit, publishes the first few and leaves the rest to the drain", async () => {
+    const owner = await Caller.create("owner");
+    const created = [];
+    for (let n = 0; n < PUBLISHED_IN_REQUEST + 5; n++) created.push(await owner.createPassport());
+    const retired = await owner.createPassport();
+    await owner.json("PATCH", `/v1/passports/${retired.identity_id}/state`, { lifecycle: "retired" });
+    const retiredBefore = await resolve(retired.identity_id);
+
+    await owner.json("PATCH", `/v1/organisations/${owner.organisation}`, { name: "Renamed at scale" });
+
+    // Every record that may change owes its next version, with its history event, at once.
+    const rows = await env.DB.prepare(
+      `SELECT p.id, p.record_version AS version, e.kind, o.record_version AS owed
+       FROM passports p LEFT JOIN events e ON e.passport_id = p.id AND e.record_version = p.record_version
+       LEFT JOIN outbox o ON o.passport_id = p.id WHERE p.organisation_id = ? AND p.lifecycle <> 'retired'`,
+    )
+      .bind(owner.organisation)
+      .all<{ id: string; version: number; kind: string; owed: number | null }>();
+    expect(rows.results).toHaveLength(created.length);
+    for (const row of rows.results) {
+      expect(row).toMatchObject({ version: 2, kind: "organisation.renamed" });
+      expect(row.owed === null || row.owed === 2).toBe(true);
+    }
+    const names = async () =>
+      Promise.all(created.map(async (p) => (await resolve(p.identity_id)).record.organisation.name));
+    const served = await names();
+    expect(served.filter((name) => name === "Renamed at scale")).toHaveLength(PUBLISHED_IN_REQUEST);
+
+    await drainOutbox(env, new Date(Date.now() + 60_000));
+    expect(new Set(await names())).toEqual(new Set(["Renamed at scale"]));
+    // A retired passport is kept exactly as it was.
+    expect(await resolve(retired.identity_id)).toEqual(retiredBefore);
   });
 
   it("refuses renames by editors, outsiders and a parent the caller does not administer, changing nothing", async () => {

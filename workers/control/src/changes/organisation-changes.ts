@@ -1,40 +1,22 @@
+import type { SQL } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { changeablePassportsIn } from "../db/organisation-changes.ts";
-import { commitChangeStatements, findPassport } from "../db/passports.ts";
 import { type PublishEnv, publishOrDefer } from "../publication/publish.ts";
 
-const ATTEMPTS = 3;
+/**
+ * How many passports an organisation change publishes in its own request. The change is already
+ * committed as every record's next version with an outbox row (`passportVersionStatements`); the
+ * scheduled drain publishes the rest, so a request stays within a Worker's subrequest limit however
+ * many passports the organisation holds.
+ */
+export const PUBLISHED_IN_REQUEST = 20;
 
 /**
- * Publishes the organisation change in every record that names the organisation: its own
- * passports and, when its name changed, its children's (whose records name it as the parent).
- * Each passport gets the change as its next record version with a history event, so mirrors see
- * a newer version; a passport that changed concurrently is re-read and tried again. Retired
- * passports stay exactly as they were.
+ * Publishes the first passports in `scope` whose records an organisation change just gave a new
+ * version; the rest wait in the outbox for the drain. Returns how many were published here.
  */
-export async function republishOrganisation(
-  env: PublishEnv,
-  db: Database,
-  organisationIds: string[],
-  change: { kind: string; detail: Record<string, unknown> },
-  actor: string,
-): Promise<number> {
-  const affected = await changeablePassportsIn(db, organisationIds);
-  for (const { id } of affected) {
-    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      const current = await findPassport(db, id);
-      if (!current || current.lifecycle === "retired") break;
-      try {
-        await db.batch(commitChangeStatements(db, current, change, actor, new Date().toISOString()));
-        break;
-      } catch (error) {
-        // The per-version unique event index refused: someone else changed it first.
-        if (attempt === ATTEMPTS || !String((error as { cause?: unknown })?.cause ?? error).includes("UNIQUE")) {
-          throw error;
-        }
-      }
-    }
-    await publishOrDefer(env, id);
-  }
-  return affected.length;
+export async function publishOrganisationChange(env: PublishEnv, db: Database, scope: SQL): Promise<number> {
+  const changed = await changeablePassportsIn(db, scope, PUBLISHED_IN_REQUEST);
+  for (const { id } of changed) await publishOrDefer(env, id);
+  return changed.length;
 }

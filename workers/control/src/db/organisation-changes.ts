@@ -1,7 +1,7 @@
-import { and, asc, desc, eq, inArray, ne, sql } from "drizzle-orm";
+import { and, asc, desc, eq, ne, type SQL, sql } from "drizzle-orm";
 import { marketplaceAccounts, marketplaceCustomers } from "./acquisitions-schema.ts";
 import type { Database } from "./client.ts";
-import { organisationEvents, organisations, passports } from "./schema.ts";
+import { events, organisationEvents, organisations, outbox, passports } from "./schema.ts";
 
 export type OrganisationEventRow = typeof organisationEvents.$inferSelect;
 
@@ -54,6 +54,7 @@ export async function setParent(
           )
           SELECT id FROM ancestors
         )`;
+  const movedHere = sql`exists (select 1 from ${organisations} where ${organisations.id} = ${organisationId} and ${organisations.parentId} is ${parentId})`;
   const [moved] = await db.batch([
     db
       .update(organisations)
@@ -65,8 +66,59 @@ export async function setParent(
       .select(
         sql`SELECT NULL, ${organisationId}, ${event.actor}, ${event.at}, ${event.kind}, ${JSON.stringify(event.detail)} WHERE changes() = 1`,
       ),
+    // The records of its passports name the parent: they change with the move, or not at all.
+    ...passportVersionStatements(db, sql`${movedScope(organisationId)} and ${movedHere}`, event),
   ]);
   return moved.length === 1;
+}
+
+/**
+ * The statements that give every passport in `scope` that is not retired a change of its
+ * organisation as its next record version: the version bump, a history event and an outbox row
+ * each, set-based, so three statements however many passports the organisation holds. They go in
+ * the batch that makes the organisation's change, so the two commit together or not at all; the
+ * request publishes a few of the passports and the scheduled drain the rest (docs/organisations.md).
+ */
+export function passportVersionStatements(
+  db: Database,
+  scope: SQL,
+  change: { actor: string; at: string; kind: string; detail: Record<string, unknown> },
+) {
+  const changeable = sql`${scope} and ${passports.lifecycle} <> 'retired'`;
+  return [
+    db
+      .update(passports)
+      .set({ recordVersion: sql`${passports.recordVersion} + 1`, updatedAt: change.at })
+      .where(changeable),
+    // Positional, every column in table order (as `setParent` writes the organisation's event).
+    db.insert(events).select(
+      sql`select null, ${passports.id}, ${passports.organisationId}, ${change.actor}, ${change.at}, ${change.kind},
+          ${JSON.stringify(change.detail)}, ${passports.recordVersion} from ${passports} where ${changeable}`,
+    ),
+    db
+      .insert(outbox)
+      .select(
+        sql`select ${passports.id}, ${passports.recordVersion}, 0, ${change.at}, null from ${passports} where ${changeable}`,
+      )
+      .onConflictDoUpdate({
+        target: outbox.passportId,
+        set: {
+          recordVersion: sql`excluded.record_version`,
+          nextAttemptAt: sql`excluded.next_attempt_at`,
+          attempts: 0,
+        },
+      }),
+  ] as const;
+}
+
+/** The scope of a move: the organisation's own passports (their records name its parent). */
+export function movedScope(organisationId: string): SQL {
+  return sql`${passports.organisationId} = ${organisationId}`;
+}
+
+/** The scope of a rename: the organisation's passports and its children's (their records name it as the parent). */
+export function renamedScope(organisationId: string): SQL {
+  return sql`(${passports.organisationId} = ${organisationId} or ${passports.organisationId} in (select ${organisations.id} from ${organisations} where ${organisations.parentId} = ${organisationId}))`;
 }
 
 /** Organisations whose parent is one of `organisationIds`. */
@@ -78,14 +130,14 @@ export async function childrenOf(db: Database, organisationId: string) {
     .orderBy(asc(organisations.name), asc(organisations.id));
 }
 
-/** Passports whose public record names one of these organisations and may still change (not retired). */
-export async function changeablePassportsIn(db: Database, organisationIds: string[]) {
-  if (organisationIds.length === 0) return [];
+/** Up to `limit` passports in `scope` that may still change (not retired), in id order. */
+export async function changeablePassportsIn(db: Database, scope: SQL, limit: number) {
   return db
     .select({ id: passports.id })
     .from(passports)
-    .where(and(inArray(passports.organisationId, organisationIds), ne(passports.lifecycle, "retired")))
-    .orderBy(asc(passports.id));
+    .where(and(scope, ne(passports.lifecycle, "retired")))
+    .orderBy(asc(passports.id))
+    .limit(limit);
 }
 
 /**

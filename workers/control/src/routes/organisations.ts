@@ -4,13 +4,16 @@ import { Organisation, OrganisationList, SubscriptionHistory } from "../api/open
 import { operation } from "../api/operations.ts";
 import { HttpProblem } from "../api/problem.ts";
 import { CreateOrganisationRequest, PutMemberRequest, UpdateOrganisationRequest } from "../api/requests.ts";
-import { republishOrganisation } from "../changes/organisation-changes.ts";
+import { publishOrganisationChange } from "../changes/organisation-changes.ts";
 import type { AppEnv } from "../context.ts";
 import { randomId } from "../db/client.ts";
 import {
   childrenOf,
+  movedScope,
   organisationEventStatement,
   organisationHistory,
+  passportVersionStatements,
+  renamedScope,
   renameStatement,
   setParent,
   subscriptionsOf,
@@ -177,22 +180,22 @@ organisations.patch(
           detail: "An organisation cannot be placed under itself or under one of its own children.",
         });
       }
-      await republishOrganisation(c.env, db, [id], { kind: "organisation.parent_changed", detail }, actor);
+      await publishOrganisationChange(c.env, db, movedScope(id));
     }
     if (body.name !== undefined && body.name !== found.organisation.name) {
       const detail = { from: found.organisation.name, to: body.name, ...reason };
+      const scope = renamedScope(id);
       await db.batch([
         renameStatement(db, id, body.name),
         organisationEventStatement(db, id, { actor, at, kind: "organisation.renamed", detail }),
+        ...passportVersionStatements(db, scope, {
+          actor,
+          at,
+          kind: "organisation.renamed",
+          detail: { organisation_id: id, ...detail },
+        }),
       ]);
-      const children = (await childrenOf(db, id)).map((child) => child.id);
-      await republishOrganisation(
-        c.env,
-        db,
-        [id, ...children],
-        { kind: "organisation.renamed", detail: { organisation_id: id, ...detail } },
-        actor,
-      );
+      await publishOrganisationChange(c.env, db, scope);
     }
     return c.json(await organisationView(c, id, membership.role));
   },
