@@ -31,6 +31,15 @@ export interface LogAppend {
 /** How old the served checkpoint may get while nothing is appended before it is signed again. */
 const CHECKPOINT_REFRESH_SECONDS = 600;
 
+/**
+ * The least time between the starts of two publication passes. Appends that arrive meanwhile share
+ * the next pass, so under load each changed tile, entry bundle and the checkpoint is written once
+ * for many entries: without the spacing, passes ran back to back with one or two entries each and
+ * the log wrote 3.3 KV values per publication (scripts/bench/README.md). An entry's checkpoint may
+ * come this much later than its record; the resolver caches a checkpoint for 5 s in any case.
+ */
+const PASS_SPACING_MS = 250;
+
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS entries (
      idx INTEGER PRIMARY KEY, identity_id TEXT NOT NULL, record_version INTEGER NOT NULL,
@@ -61,6 +70,7 @@ type Head = { size: number; published: number; edge: Uint8Array[]; signedAt: str
 export class TransparencyLog extends DurableObject<LogEnv> {
   #running: Promise<unknown> = Promise.resolve();
   #waiting: Promise<void> | undefined;
+  #lastPassAt = 0;
 
   constructor(ctx: DurableObjectState, env: LogEnv) {
     super(ctx, env);
@@ -91,13 +101,17 @@ export class TransparencyLog extends DurableObject<LogEnv> {
    * Writes to KV whatever was appended but not yet published, and signs a new checkpoint; with
    * nothing new, signs the same tree again once the served checkpoint is older than
    * {@link CHECKPOINT_REFRESH_SECONDS}, so a consumer's freshness bound is met while the log is idle.
-   * Calls made while a pass runs share the next pass.
+   * Calls made while a pass runs, or within PASS_SPACING_MS of its start, share the next pass.
    */
   publish(): Promise<void> {
     this.#checkName();
     if (this.#waiting) return this.#waiting;
-    const run = this.#running.then(() => {
+    const run = this.#running.then(async () => {
+      // Calls made while this run waits out the spacing still share it.
+      const wait = this.#lastPassAt + PASS_SPACING_MS - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       this.#waiting = undefined;
+      this.#lastPassAt = Date.now();
       return this.#publishPass();
     });
     this.#waiting = run;
