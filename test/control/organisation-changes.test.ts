@@ -65,8 +65,12 @@ describe("organisations that say who they are", () => {
     });
 
     // The holding cannot go under its own child, nor an organisation under itself.
+    const held = await owner.createPassport({ organisation_id: holding.id });
     const cycle = await owner.request("PATCH", `/v1/organisations/${holding.id}`, { parent_id: owner.organisation });
     expect(cycle.status).toBe(400);
+    // A refused move gives no record a new version.
+    const heldNow = await owner.json("GET", `/v1/passports/${held.identity_id}`);
+    expect(heldNow.record_version).toBe(held.record_version);
     const self = await owner.request("PATCH", `/v1/organisations/${holding.id}`, { parent_id: holding.id });
     expect(self.status).toBe(400);
     // A refused move leaves no trace in the history; the applied one left exactly one entry.
