@@ -75,9 +75,11 @@ export async function setParent(
 /**
  * The statements that give every passport in `scope` that is not retired a change of its
  * organisation as its next record version: the version bump, a history event and an outbox row
- * each, set-based, so three statements however many passports the organisation holds. They go in
- * the batch that makes the organisation's change, so the two commit together or not at all; the
- * request publishes a few of the passports and the scheduled drain the rest (docs/organisations.md).
+ * each, set-based, so three statements however many passports the organisation holds (each still
+ * writes a row per passport). They go in the batch that makes the organisation's change, so the two
+ * commit together or not at all. The request publishes a few of the passports; the outbox rows are
+ * marked `bulk`, so the scheduled drain publishes the rest after any other due publication
+ * (docs/publication.md, "Organisation changes").
  */
 export function passportVersionStatements(
   db: Database,
@@ -85,27 +87,48 @@ export function passportVersionStatements(
   change: { actor: string; at: string; kind: string; detail: Record<string, unknown> },
 ) {
   const changeable = sql`${scope} and ${passports.lifecycle} <> 'retired'`;
+  // Each row as the table's columns by name: drizzle checks the selection against the table.
+  const eventRows = db
+    .select({
+      seq: sql<number>`null`.as("seq"),
+      passportId: passports.id,
+      organisationId: passports.organisationId,
+      actor: sql<string>`${change.actor}`.as("actor"),
+      at: sql<string>`${change.at}`.as("at"),
+      kind: sql<string>`${change.kind}`.as("kind"),
+      detail: sql<string>`${JSON.stringify(change.detail)}`.as("detail"),
+      recordVersion: passports.recordVersion,
+    })
+    .from(passports)
+    .where(changeable);
+  const outboxRows = db
+    .select({
+      passportId: passports.id,
+      recordVersion: passports.recordVersion,
+      attempts: sql<number>`0`.as("attempts"),
+      nextAttemptAt: sql<string>`${change.at}`.as("next_attempt_at"),
+      lastError: sql<null>`null`.as("last_error"),
+      bulk: sql<number>`1`.as("bulk"),
+    })
+    .from(passports)
+    .where(changeable);
   return [
     db
       .update(passports)
       .set({ recordVersion: sql`${passports.recordVersion} + 1`, updatedAt: change.at })
       .where(changeable),
-    // Positional, every column in table order (as `setParent` writes the organisation's event).
-    db.insert(events).select(
-      sql`select null, ${passports.id}, ${passports.organisationId}, ${change.actor}, ${change.at}, ${change.kind},
-          ${JSON.stringify(change.detail)}, ${passports.recordVersion} from ${passports} where ${changeable}`,
-    ),
+    db.insert(events).select(eventRows),
     db
       .insert(outbox)
-      .select(
-        sql`select ${passports.id}, ${passports.recordVersion}, 0, ${change.at}, null from ${passports} where ${changeable}`,
-      )
+      .select(outboxRows)
       .onConflictDoUpdate({
         target: outbox.passportId,
         set: {
           recordVersion: sql`excluded.record_version`,
           nextAttemptAt: sql`excluded.next_attempt_at`,
           attempts: 0,
+          // A row already owed for a change of the passport itself stays ahead of the bulk.
+          bulk: sql`min(${outbox.bulk}, excluded.bulk)`,
         },
       }),
   ] as const;

@@ -68,7 +68,7 @@ function enqueuePublication(db: Database, passportId: string, recordVersion: num
   return db
     .insert(outbox)
     .values({ passportId, recordVersion, nextAttemptAt: at })
-    .onConflictDoUpdate({ target: outbox.passportId, set: { recordVersion, nextAttemptAt: at, attempts: 0 } });
+    .onConflictDoUpdate({ target: outbox.passportId, set: { recordVersion, nextAttemptAt: at, attempts: 0, bulk: 0 } });
 }
 
 /** The publication a passport still owes the resolver (its outbox row), if any. */

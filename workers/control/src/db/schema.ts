@@ -204,13 +204,19 @@ export const events = sqliteTable(
  * change and deleted once the snapshot is in KV and the purge succeeded; anything left over is
  * retried by the scheduled drain.
  */
-export const outbox = sqliteTable("outbox", {
-  passportId: text("passport_id").primaryKey(),
-  recordVersion: integer("record_version").notNull(),
-  attempts: integer("attempts").notNull().default(0),
-  nextAttemptAt: text("next_attempt_at").notNull(),
-  lastError: text("last_error"),
-});
+export const outbox = sqliteTable(
+  "outbox",
+  {
+    passportId: text("passport_id").primaryKey(),
+    recordVersion: integer("record_version").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: text("next_attempt_at").notNull(),
+    lastError: text("last_error"),
+    /** 1 when owed only because an organisation changed: drained after every other due row (0013). */
+    bulk: integer("bulk").notNull().default(0),
+  },
+  (t) => [index("outbox_due").on(t.bulk, t.nextAttemptAt)],
+);
 
 /**
  * Which manifest URLs each passport is published under in the resolver's manifest index

@@ -198,7 +198,8 @@ export async function publishOrDefer(env: PublishEnv, identityId: string): Promi
 const MAX_BACKOFF_SECONDS = 600;
 
 /**
- * Publishes every passport whose outbox row is due, oldest first. A failure is recorded on the row
+ * Publishes every passport whose outbox row is due, oldest first, rows owed only because an
+ * organisation changed (`bulk`) after all others. A failure is recorded on the row
  * with an exponential backoff (10 s doubling, at most 10 minutes); the row stays until it succeeds.
  * Runs from the cron trigger; returns how many were published and how many failed.
  */
@@ -212,7 +213,7 @@ export async function drainOutbox(
     .select()
     .from(outbox)
     .where(lte(outbox.nextAttemptAt, now.toISOString()))
-    .orderBy(asc(outbox.nextAttemptAt))
+    .orderBy(asc(outbox.bulk), asc(outbox.nextAttemptAt))
     .limit(limit);
   let published = 0;
   let failed = 0;

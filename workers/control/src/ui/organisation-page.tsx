@@ -94,8 +94,8 @@ async function organisationPage(
       ) : null}
       {done === "saved" ? (
         <p class="notice" role="status">
-          Saved. Every passport record naming this organisation now carries the change; the resolver serves the first
-          ones already and, in a large organisation, the rest within minutes.
+          Saved. Every passport record naming this organisation now carries the change; the resolver serves the first 20
+          at once and the rest at about 50 a minute.
         </p>
       ) : null}
       <dl class="facts">
