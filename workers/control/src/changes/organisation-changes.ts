@@ -1,7 +1,7 @@
 import type { SQL } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { changeablePassportsIn } from "../db/organisation-changes.ts";
-import { type PublishEnv, publishOrDefer } from "../publication/publish.ts";
+import { inGroupsOf, type PublishEnv, publishOrDefer } from "../publication/publish.ts";
 
 /**
  * How many passports an organisation change publishes in its own request. The change is already
@@ -19,8 +19,6 @@ const PUBLISHING_AT_ONCE = 5;
 export async function publishOrganisationChange(env: PublishEnv, db: Database, scope: SQL): Promise<number> {
   const changed = await changeablePassportsIn(db, scope, PUBLISHED_IN_REQUEST);
   // Each passport has its own sequencer: a few at a time shortens the request without a burst.
-  for (let start = 0; start < changed.length; start += PUBLISHING_AT_ONCE) {
-    await Promise.all(changed.slice(start, start + PUBLISHING_AT_ONCE).map(({ id }) => publishOrDefer(env, id)));
-  }
+  await inGroupsOf(PUBLISHING_AT_ONCE, changed, ({ id }) => publishOrDefer(env, id));
   return changed.length;
 }

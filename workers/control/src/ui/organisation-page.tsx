@@ -95,7 +95,7 @@ async function organisationPage(
       {done === "saved" ? (
         <p class="notice" role="status">
           Saved. Every passport record naming this organisation now carries the change; the resolver serves the first 20
-          at once and the rest at about 50 a minute.
+          at once and the rest at about 200 a minute.
         </p>
       ) : null}
       <dl class="facts">
