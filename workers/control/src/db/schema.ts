@@ -47,6 +47,31 @@ export const organisationEvents = sqliteTable(
   (t) => [index("organisation_events_organisation").on(t.organisationId, t.seq)],
 );
 
+/** The columns of a list item after the list's order, in the order the list indexes hold them. */
+const LISTED = [
+  "family",
+  "displayName",
+  "lifecycle",
+  "availability",
+  "environment",
+  "version",
+  "recordVersion",
+  "updatedAt",
+] as const;
+
+/**
+ * A list index: the organisation, the filter's column if any, the list's order (migration 0011),
+ * then every other column of a list item, so a page is read from the index alone (0014).
+ */
+function listIndex(
+  name: string,
+  t: Record<(typeof LISTED)[number] | "organisationId" | "createdAt" | "id", AnySQLiteColumn>,
+  filter?: "environment" | "lifecycle" | "family",
+) {
+  const rest = LISTED.filter((column) => column !== filter).map((column) => t[column]);
+  return index(name).on(t.organisationId, ...(filter ? [t[filter]] : []), t.createdAt, t.id, ...rest);
+}
+
 export const passports = sqliteTable(
   "passports",
   {
@@ -74,60 +99,10 @@ export const passports = sqliteTable(
     updatedAt: text("updated_at").notNull(),
   },
   (t) => [
-    // One per list filter, each ending in the list's order (migration 0011) and then holding every
-    // other column of a list item, so a page is read from the index alone (0014).
-    index("passports_org_created").on(
-      t.organisationId,
-      t.createdAt,
-      t.id,
-      t.family,
-      t.displayName,
-      t.lifecycle,
-      t.availability,
-      t.environment,
-      t.version,
-      t.recordVersion,
-      t.updatedAt,
-    ),
-    index("passports_org_environment_created").on(
-      t.organisationId,
-      t.environment,
-      t.createdAt,
-      t.id,
-      t.family,
-      t.displayName,
-      t.lifecycle,
-      t.availability,
-      t.version,
-      t.recordVersion,
-      t.updatedAt,
-    ),
-    index("passports_org_lifecycle_created").on(
-      t.organisationId,
-      t.lifecycle,
-      t.createdAt,
-      t.id,
-      t.family,
-      t.displayName,
-      t.availability,
-      t.environment,
-      t.version,
-      t.recordVersion,
-      t.updatedAt,
-    ),
-    index("passports_org_family_created").on(
-      t.organisationId,
-      t.family,
-      t.createdAt,
-      t.id,
-      t.displayName,
-      t.lifecycle,
-      t.availability,
-      t.environment,
-      t.version,
-      t.recordVersion,
-      t.updatedAt,
-    ),
+    listIndex("passports_org_created", t),
+    listIndex("passports_org_environment_created", t, "environment"),
+    listIndex("passports_org_lifecycle_created", t, "lifecycle"),
+    listIndex("passports_org_family_created", t, "family"),
   ],
 );
 
