@@ -10,16 +10,17 @@ const SAFE_ID = /^[A-Za-z0-9_-]*$/;
 /**
  * Enqueues up to `limit` passports whose id sorts after `cursor` (empty: from the start) and
  * returns their ids (`passport_id`); the largest is the next cursor, none means done. A pending
- * publication keeps its newer version; its backoff is reset so it runs on the next drain.
+ * publication keeps its newer version; its backoff is reset so it runs on the next drain. The rows
+ * are `bulk`: the drain takes every other due publication first (migration 0013).
  */
 export function enqueueRepublishPage(cursor: string, limit: number): string {
   if (!SAFE_ID.test(cursor)) throw new Error("republish cursor is not a passport id");
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new Error("page size must be 1 to 1000");
   return [
-    "INSERT INTO outbox (passport_id, record_version, attempts, next_attempt_at)",
-    `SELECT id, record_version, 0, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM passports WHERE id > '${cursor}' ORDER BY id LIMIT ${limit}`,
+    "INSERT INTO outbox (passport_id, record_version, attempts, next_attempt_at, bulk)",
+    `SELECT id, record_version, 0, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 1 FROM passports WHERE id > '${cursor}' ORDER BY id LIMIT ${limit}`,
     "ON CONFLICT (passport_id) DO UPDATE SET record_version = max(outbox.record_version, excluded.record_version),",
-    "attempts = 0, next_attempt_at = excluded.next_attempt_at",
+    "attempts = 0, next_attempt_at = excluded.next_attempt_at, bulk = min(outbox.bulk, excluded.bulk)",
     "RETURNING passport_id",
   ].join(" ");
 }

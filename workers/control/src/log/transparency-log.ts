@@ -111,7 +111,6 @@ export class TransparencyLog extends DurableObject<LogEnv> {
       const wait = this.#lastPassAt + PASS_SPACING_MS - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       this.#waiting = undefined;
-      this.#lastPassAt = Date.now();
       return this.#publishPass();
     });
     this.#waiting = run;
@@ -215,6 +214,8 @@ export class TransparencyLog extends DurableObject<LogEnv> {
     const signedAt = head.signedAt ? Date.parse(head.signedAt) : Number.NaN;
     const stale = !(now.getTime() - signedAt < CHECKPOINT_REFRESH_SECONDS * 1000);
     if (head.size === head.published && !stale) return;
+    // Only a pass that writes spaces the next one.
+    this.#lastPassAt = Date.now();
     // Rows below `size` never change, so reading them across the awaits below is consistent.
     const kv = this.env.SNAPSHOTS;
     // One key per tile, holding its widest version: a partial tile of width W is the first W
