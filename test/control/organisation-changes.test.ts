@@ -113,6 +113,9 @@ describe("organisations that say who they are", () => {
       expect(row).toMatchObject({ version: 2, kind: "organisation.renamed" });
       expect(row.owed === null || row.owed === 2).toBe(true);
     }
+    // The request published exactly its share; every other record still owes version 2.
+    expect(rows.results.filter((row) => row.owed === null)).toHaveLength(PUBLISHED_IN_REQUEST);
+    expect(rows.results.filter((row) => row.owed === 2)).toHaveLength(created.length - PUBLISHED_IN_REQUEST);
     const names = async () =>
       Promise.all(created.map(async (p) => (await resolve(p.identity_id)).record.organisation.name));
     const served = await names();

@@ -19,7 +19,7 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
         String(c.d1_round_trips),
         String(c.d1_statements),
         String(c.kv_operations),
-        String(c.log_calls ?? "-"),
+        String(c.log_calls),
       ]);
     }
     console.log(table(rows));

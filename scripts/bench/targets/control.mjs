@@ -28,7 +28,6 @@ const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,100000").split(",").map(Nu
 const PARTS = new Set((process.env.BENCH_PARTS ?? "lists,writes").split(","));
 const ORGANISATION = "org_bench";
 const SUBJECT = "bench-owner";
-/** The log's origin line, as a deploy sets it (<resolver domain>/log). */
 /** The control plane's rate limits (workers/control/wrangler.toml), bound generously: the bench measures the routes. */
 const LIMITS = {
   FULFILL_PER_CLIENT: "1001",

@@ -56,11 +56,12 @@ function countedD1(db) {
   };
 }
 
-function countedKv(kv) {
+/** `kv` with each operation passed to `count` (its name) before it runs. */
+function countedKv(kv, count = () => counts.kv_operations++) {
   const op =
     (name) =>
     (...args) => {
-      counts.kv_operations++;
+      count(name);
       return kv[name](...args);
     };
   return {
@@ -108,15 +109,10 @@ function counted(env) {
 /** The log object with its KV writes (tiles, bundles, hints, checkpoint) counted. */
 export class TransparencyLog extends Log {
   constructor(ctx, env) {
-    const kv = env.SNAPSHOTS;
-    const put = (...args) => {
-      logKvWrites++;
-      return kv.put(...args);
+    const countWrite = (name) => {
+      if (name === "put") logKvWrites++;
     };
-    super(ctx, {
-      ...env,
-      SNAPSHOTS: { get: kv.get.bind(kv), put, delete: kv.delete.bind(kv), list: kv.list.bind(kv) },
-    });
+    super(ctx, { ...env, SNAPSHOTS: countedKv(env.SNAPSHOTS, countWrite) });
   }
 }
 

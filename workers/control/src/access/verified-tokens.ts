@@ -76,8 +76,4 @@ export class VerifiedTokens<P> {
   get size(): number {
     return this.#entries.size;
   }
-
-  clear(): void {
-    this.#entries.clear();
-  }
 }

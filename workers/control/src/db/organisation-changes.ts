@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, ne, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
 import { marketplaceAccounts, marketplaceCustomers } from "./acquisitions-schema.ts";
 import type { Database } from "./client.ts";
 import { events, organisationEvents, organisations, outbox, passports } from "./schema.ts";
@@ -72,6 +72,11 @@ export async function setParent(
   return moved.length === 1;
 }
 
+/** The passports in `scope` whose records may still change: all but the retired, kept as they were. */
+function changeableIn(scope: SQL): SQL {
+  return sql`${scope} and ${passports.lifecycle} <> 'retired'`;
+}
+
 /**
  * The statements that give every passport in `scope` that is not retired a change of its
  * organisation as its next record version: the version bump, a history event and an outbox row
@@ -86,7 +91,7 @@ export function passportVersionStatements(
   scope: SQL,
   change: { actor: string; at: string; kind: string; detail: Record<string, unknown> },
 ) {
-  const changeable = sql`${scope} and ${passports.lifecycle} <> 'retired'`;
+  const changeable = changeableIn(scope);
   // Each row as the table's columns by name: drizzle checks the selection against the table.
   const eventRows = db
     .select({
@@ -158,7 +163,7 @@ export async function changeablePassportsIn(db: Database, scope: SQL, limit: num
   return db
     .select({ id: passports.id })
     .from(passports)
-    .where(and(scope, ne(passports.lifecycle, "retired")))
+    .where(changeableIn(scope))
     .orderBy(asc(passports.id))
     .limit(limit);
 }

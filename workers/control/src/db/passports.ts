@@ -392,36 +392,44 @@ const byCreation = (a: PassportSummaryRow, b: PassportSummaryRow) =>
 export const SUMMARY_KEYS: readonly string[] = Object.keys(summaryColumns);
 
 /**
- * Runs the page statement of each organisation and returns each page's rows as objects with
- * `keys` (the statement's columns, in order): one statement alone is read with `raw()`, because
- * `all()` builds every row through Object.fromEntries, about a tenth of a list request's CPU
- * (scripts/bench/README.md); several go in one batch (one round trip).
+ * One page over one or more organisations: each organisation's page statement, its rows as
+ * objects with `keys` (the statement's columns, in order). One statement alone is read with
+ * `raw()`, because `all()` builds every row through Object.fromEntries, about a tenth of a list
+ * request's CPU (scripts/bench/README.md); several go in one batch (one round trip), and their
+ * rows are merged in `order` and cut to `limit`.
  */
-export async function readPages<R>(db: Database, statements: PageStatement[], keys: readonly string[]): Promise<R[][]> {
+export async function readPage<R>(
+  db: Database,
+  statements: PageStatement[],
+  keys: readonly string[],
+  order: (a: R, b: R) => number,
+  limit: number,
+): Promise<R[]> {
   const d1 = db.$client;
   const prepared = statements.map(({ sql, params }) => d1.prepare(sql).bind(...params));
   const [first, ...rest] = prepared;
   if (!first) return [];
-  if (rest.length > 0) return (await d1.batch<R>([first, ...rest])).map((page) => page.results);
-  const rows = await first.raw<unknown[]>();
-  return [
-    rows.map((values) => {
-      const row: Record<string, unknown> = {};
-      for (let i = 0; i < keys.length; i++) row[keys[i] as string] = values[i];
-      return row as R;
-    }),
-  ];
+  if (rest.length > 0) {
+    const pages = await d1.batch<R>([first, ...rest]);
+    return pages
+      .flatMap((page) => page.results)
+      .sort(order)
+      .slice(0, limit);
+  }
+  return (await first.raw<unknown[]>()).map((values) => {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < keys.length; i++) row[keys[i] as string] = values[i];
+    return row as R;
+  });
 }
 
 /**
  * One page of passports in stable (created_at, id) order: one statement for one organisation;
  * for several, one statement per organisation in one batch (one round trip), merged here.
  */
-export async function listPassports(db: Database, filter: ListFilter): Promise<PassportSummaryRow[]> {
+export function listPassports(db: Database, filter: ListFilter): Promise<PassportSummaryRow[]> {
   const statements = filter.organisationIds.map((organisationId) => listPageStatement(organisationId, filter));
-  const pages = await readPages<PassportSummaryRow>(db, statements, SUMMARY_KEYS);
-  if (pages.length <= 1) return pages[0] ?? [];
-  return pages.flat().sort(byCreation).slice(0, filter.limit);
+  return readPage(db, statements, SUMMARY_KEYS, byCreation, filter.limit);
 }
 
 /** A passport's history, oldest first, after event sequence `afterSeq`. */

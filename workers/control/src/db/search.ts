@@ -7,7 +7,7 @@ import {
   type PageStatement,
   type PassportSummaryRow,
   pageConditions,
-  readPages,
+  readPage,
   SUMMARY_KEYS,
   SUMMARY_SELECT,
 } from "./passports.ts";
@@ -76,16 +76,11 @@ export function searchPageStatement(
 const SEARCH_KEYS = [...SUMMARY_KEYS, "seq"];
 
 /** One search page over the given organisations (one statement each, one batch), in `seq` order. */
-export async function searchPassports(
+export function searchPassports(
   db: Database,
   words: string[],
   filter: Omit<ListFilter, "after"> & { after?: number },
 ): Promise<SearchRow[]> {
   const statements = filter.organisationIds.map((organisationId) => searchPageStatement(organisationId, words, filter));
-  const pages = await readPages<SearchRow>(db, statements, SEARCH_KEYS);
-  if (pages.length <= 1) return pages[0] ?? [];
-  return pages
-    .flat()
-    .sort((a, b) => a.seq - b.seq)
-    .slice(0, filter.limit);
+  return readPage<SearchRow>(db, statements, SEARCH_KEYS, (a, b) => a.seq - b.seq, filter.limit);
 }
