@@ -89,6 +89,15 @@ export const CreatePassportRequest = z
   })
   .strict()
   .superRefine((body, ctx) => {
+    // A passport with neither a name nor a binding says nothing about which object it identifies,
+    // yet it would be published at once (docs/lifecycle.md#creation).
+    if (body.display_name === undefined && body.bindings.length === 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["display_name"],
+        message: "name the passport or give it a binding, so the record says which object it identifies",
+      });
+    }
     body.bindings.forEach((binding, index) => {
       const refusal = bindingClassRefusal(body.family, binding.class);
       if (refusal) ctx.addIssue({ code: "custom", path: ["bindings", index, "class"], message: refusal });

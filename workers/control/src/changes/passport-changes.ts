@@ -3,6 +3,7 @@ import {
   canTransition,
   type Family,
   isReactivation,
+  type LifecycleStatus,
   PRIMARY_BINDING_CLASS,
 } from "@passport/domain";
 import { HttpProblem } from "../api/problem.ts";
@@ -294,21 +295,29 @@ export function roleForStateChange(input: StateChangeRequest): Role {
 }
 
 /**
- * A state change. The lifecycle moves only along the state machine in @passport/domain (asking for
- * the current lifecycle again is not a transition). Reactivating a suspended or deprecated passport
+ * The refusal of a lifecycle change the state machine does not allow, naming the current status and
+ * the allowed ones. Asking for the current status again is refused too (docs/lifecycle.md): it would
+ * publish a new version and a history event that change nothing.
+ */
+function transitionRefusal(from: LifecycleStatus, to: LifecycleStatus): HttpProblem {
+  const allowed = allowedTransitions(from);
+  const detail =
+    from === to ? `The passport is already ${from}; nothing was changed.` : `A ${from} passport cannot become ${to}.`;
+  return new HttpProblem("invalid-transition", {
+    detail: `${detail} Allowed: ${allowed.join(", ") || "none"}.`,
+    current: from,
+    allowed,
+  });
+}
+
+/**
+ * A state change. The lifecycle moves only along the state machine in @passport/domain. Reactivating a suspended or deprecated passport
  * sets the re-check flag: while it was out of use its bindings and evidence may have gone stale, so
  * verifiers are told to look again until an editor confirms with `recheck_completed`.
  */
 export function stateChange(passport: PassportRow, input: StateChangeRequest): PassportChange {
   const to = input.lifecycle;
-  if (to && to !== passport.lifecycle && !canTransition(passport.lifecycle, to)) {
-    const allowed = allowedTransitions(passport.lifecycle);
-    throw new HttpProblem("invalid-transition", {
-      detail: `A ${passport.lifecycle} passport cannot become ${to}. Allowed: ${allowed.join(", ") || "none"}.`,
-      current: passport.lifecycle,
-      allowed,
-    });
-  }
+  if (to && !canTransition(passport.lifecycle, to)) throw transitionRefusal(passport.lifecycle, to);
   const reactivated = to !== undefined && isReactivation(passport.lifecycle, to);
   const set = {
     ...(to ? { lifecycle: to } : {}),
