@@ -56,6 +56,21 @@ async function ownerWithPassport(name: string) {
 }
 
 describe("the customer's journey in Chromium", () => {
+  it("refuses an empty create beside the name field and creates nothing", async () => {
+    const organisation = `org_journey_${unique()}`;
+    const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
+    await signIn(token, "/dashboard/passports/new");
+    await page.getByRole("button", { name: "Create passport" }).click();
+    await page.locator("#create-display_name-error").waitFor();
+    expect(await page.locator("#create-display_name-error").textContent()).toContain(
+      "name the passport or give it a binding",
+    );
+    expect(await page.getByLabel("Name", { exact: true }).getAttribute("aria-invalid")).toBe("true");
+    expect(new URL(page.url()).pathname).toBe("/dashboard/passports/new");
+    const list = await api<{ items: unknown[] }>(token, "GET", `/v1/passports?organisation_id=${organisation}`);
+    expect(list.items).toEqual([]);
+  });
+
   it("creates a passport from the form, and shows a duplicate with a link and the distinct-object option", async () => {
     const organisation = `org_journey_${unique()}`;
     const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
@@ -63,7 +78,7 @@ describe("the customer's journey in Chromium", () => {
     await signIn(token, "/dashboard/passports/new");
     await page.getByLabel("Responsible organisation").selectOption(organisation);
     await page.getByLabel("Family").selectOption("api");
-    await page.getByLabel("Name (optional)").fill("Orders API");
+    await page.getByLabel("Name", { exact: true }).fill("Orders API");
     await page.getByLabel("Primary binding (optional)").fill(endpoint);
     await page.getByLabel("Another binding (optional)").selectOption("documentation");
     await page.getByLabel("Its value").fill("https://docs.journey.example/orders");
@@ -92,7 +107,7 @@ describe("the customer's journey in Chromium", () => {
     // The same primary binding again: refused, with a link to the passport that holds it.
     await page.goto(`${service.control}/dashboard/passports/new`);
     await page.getByLabel("Responsible organisation").selectOption(organisation);
-    await page.getByLabel("Name (optional)").fill("Orders admin API");
+    await page.getByLabel("Name", { exact: true }).fill("Orders admin API");
     await page.getByLabel("Primary binding (optional)").fill(endpoint);
     await page.getByRole("button", { name: "Create passport" }).click();
     await page.locator("#create-problem").waitFor();
@@ -100,7 +115,7 @@ describe("the customer's journey in Chromium", () => {
     expect(await page.getByRole("link", { name: /Open the existing passport/ }).getAttribute("href")).toBe(
       `/dashboard/passports/${id}`,
     );
-    expect(await page.getByLabel("Name (optional)").inputValue()).toBe("Orders admin API");
+    expect(await page.getByLabel("Name", { exact: true }).inputValue()).toBe("Orders admin API");
     await screenshot(page, "passport-new-duplicate");
 
     // Declared a materially distinct object, it is created, and the reason is in its history.

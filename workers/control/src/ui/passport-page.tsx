@@ -7,6 +7,7 @@ import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
 import { BINDING_LABELS, historyLabel, historySummary } from "./labels.ts";
 import { formatTime, Layout, ProblemMessage, Time } from "./layout.tsx";
+import { OrganisationName } from "./organisation-list.tsx";
 import {
   AddAuthorityForm,
   AddBindingForm,
@@ -97,6 +98,7 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
   const role = organisations.ok
     ? organisations.body.items.find((o) => o.id === passport.organisation.id)?.role
     : undefined;
+  const memberOf = new Set((organisations.ok ? organisations.body.items : []).map((o) => o.id));
   const retired = passport.state.lifecycle === "retired";
   const canEdit = !retired && role !== undefined && RANK[role] >= RANK.editor;
   const canAdmin = !retired && role !== undefined && RANK[role] >= RANK.admin;
@@ -168,16 +170,14 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
           <dt>Family</dt>
           <dd>{passport.family === "api" ? "API passport" : "Agent passport"}</dd>
           <dt>Organisation</dt>
-          <dd>
-            {passport.organisation.name} <span class="hint">({passport.organisation.relationship})</span>{" "}
-            <code>{passport.organisation.id}</code>
+          <dd id="passport-organisation">
+            <OrganisationName organisation={passport.organisation} memberOf={memberOf} />{" "}
+            <span class="hint">({passport.organisation.relationship})</span> <code>{passport.organisation.id}</code>
           </dd>
           <dt>Parent</dt>
-          <dd>
+          <dd id="passport-parent">
             {passport.organisation.parent ? (
-              <>
-                {passport.organisation.parent.name} <code>{passport.organisation.parent.id}</code>
-              </>
+              <OrganisationName organisation={passport.organisation.parent} memberOf={memberOf} />
             ) : (
               "None"
             )}
