@@ -111,11 +111,17 @@ const UpdateFields = {
     .enum(["responsible", "operator"])
     .optional()
     .describe("The organisation's relationship to the object (spec 2.1): responsible for it, or operating it."),
+  operator_organisation_id: Text(64)
+    .nullable()
+    .optional()
+    .describe(
+      "Another organisation that operates the object while this passport's organisation stays responsible (spec 2.1); you must be at least an editor there. null: none.",
+    ),
 };
 const SOMETHING_TO_UPDATE = {
-  check: (body: { display_name?: unknown; relationship?: unknown }) =>
-    body.display_name !== undefined || body.relationship !== undefined,
-  message: "Send display_name, relationship or both.",
+  check: (body: { display_name?: unknown; relationship?: unknown; operator_organisation_id?: unknown }) =>
+    body.display_name !== undefined || body.relationship !== undefined || body.operator_organisation_id !== undefined,
+  message: "Send display_name, relationship, operator_organisation_id or any of them together.",
 };
 
 export const UpdatePassportRequest = z

@@ -37,7 +37,9 @@ export async function runBatch(c: Context<AppEnv>, items: BatchItem[]) {
         const { identity_id, if_match, ...fields } = item.update;
         const request = { db, subject, ifMatch: if_match };
         committed.push({
-          stored: await commitChange(request, identity_id, "editor", () => displayUpdate(fields)),
+          stored: await commitChange(request, identity_id, "editor", (passport) =>
+            displayUpdate(db, subject, passport, fields),
+          ),
           status: 200,
         });
       }

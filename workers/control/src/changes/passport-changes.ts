@@ -6,6 +6,7 @@ import {
   type LifecycleStatus,
   PRIMARY_BINDING_CLASS,
 } from "@passport/domain";
+import { requireRole } from "../access/membership.ts";
 import { HttpProblem } from "../api/problem.ts";
 import {
   type AuthorityExpiryRequest,
@@ -17,7 +18,7 @@ import {
   type UpdatePassportRequest,
 } from "../api/requests.ts";
 import { type Database, randomId } from "../db/client.ts";
-import type { Role } from "../db/organisations.ts";
+import { membershipIn, type Role } from "../db/organisations.ts";
 import {
   authorityOf,
   bindingOf,
@@ -108,18 +109,64 @@ export async function duplicateRaceRefusal(
   });
 }
 
-/** A new display name and/or a stated relationship of the organisation to the object (spec 2.1). */
-export function displayUpdate(input: UpdatePassportRequest): PassportChange {
+/**
+ * The organisation named as a separate operator, checked: another organisation than the passport's,
+ * in which the caller is at least an editor (naming it publishes its name in the record). A
+ * non-member gets the same answer as an unknown id, so the check reveals no organisation.
+ */
+async function namedOperator(db: Database, subject: string, passport: PassportRow, operatorId: string) {
+  const refuse = (message: string) =>
+    new HttpProblem("invalid-request", {
+      detail: `${message.charAt(0).toUpperCase()}${message.slice(1)}.`,
+      errors: [{ path: "operator_organisation_id", message }],
+    });
+  if (operatorId === passport.organisationId) {
+    throw refuse("this is the passport's own organisation; a separate operator is another organisation");
+  }
+  const membership = await membershipIn(db, subject, operatorId);
+  if (!membership) throw refuse("no organisation you belong to has this id");
+  requireRole(membership, "editor");
+}
+
+/**
+ * A new display name, a stated relationship of the organisation to the object, and/or a separate
+ * operator organisation (spec 2.1). A separate operator is stated only while the passport's
+ * organisation is the responsible one: an organisation that itself only operates the object
+ * leaves no one else to name.
+ */
+export async function displayUpdate(
+  db: Database,
+  subject: string,
+  passport: PassportRow,
+  input: UpdatePassportRequest,
+): Promise<PassportChange> {
+  const operatorId = input.operator_organisation_id;
+  const relationship = input.relationship ?? passport.relationship;
+  const operatorAfter = operatorId !== undefined ? operatorId : passport.operatorOrganisationId;
+  if (relationship === "operator" && operatorAfter) {
+    throw new HttpProblem("invalid-request", {
+      detail: "A separate operator is named only while this organisation is the responsible one.",
+      errors: [{ path: "operator_organisation_id", message: "needs relationship responsible" }],
+    });
+  }
+  if (operatorId) await namedOperator(db, subject, passport, operatorId);
   const detail = {
     ...(input.display_name !== undefined ? { display_name: input.display_name } : {}),
     ...(input.relationship ? { relationship: input.relationship } : {}),
+    ...(operatorId !== undefined ? { operator_organisation_id: operatorId } : {}),
   };
   return {
-    kind: input.display_name !== undefined ? "display.updated" : "relationship.changed",
+    kind:
+      input.display_name !== undefined
+        ? "display.updated"
+        : input.relationship
+          ? "relationship.changed"
+          : "operator.changed",
     detail,
     set: {
       ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
       ...(input.relationship ? { relationship: input.relationship } : {}),
+      ...(operatorId !== undefined ? { operatorOrganisationId: operatorId } : {}),
     },
   };
 }

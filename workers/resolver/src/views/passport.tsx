@@ -151,6 +151,14 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
             </dd>
           </>
         ) : null}
+        {record.operator ? (
+          <>
+            <dt>Operated by</dt>
+            <dd id="operator">
+              {record.operator.name} <span class="muted id">({record.operator.id})</span>
+            </dd>
+          </>
+        ) : null}
       </dl>
       <p class="muted">A claim of responsibility, not proof of every organisational assertion or runtime control.</p>
 
