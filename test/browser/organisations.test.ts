@@ -171,6 +171,63 @@ describe("organisation page in Chromium", () => {
     await screenshot(page, "organisation-created");
   });
 
+  it("edits a passport's name, relationship and separate operator, and the resolver shows both organisations", async () => {
+    const organisation = `org_team_${unique()}`;
+    const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
+    await api(token, "PATCH", `/v1/organisations/${organisation}`, { name: "Example Payments" });
+    const hosting = await api<{ id: string }>(token, "POST", "/v1/organisations", { name: "Example Hosting" });
+    const passport = await api<{ identity_id: string }>(token, "POST", "/v1/passports", {
+      organisation_id: organisation,
+      family: "api",
+      display_name: "Payments API",
+    });
+    const id = passport.identity_id;
+    await signIn(token, `/dashboard/passports/${id}`);
+
+    const details = page.locator("#details");
+    await details.getByLabel("Display name").fill("Card Payments API");
+    await details.getByLabel("Operated by another organisation").selectOption(hosting.id);
+    await details.getByRole("button", { name: "Save name and organisations" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "details");
+    expect(await page.locator("h1").textContent()).toBe("Card Payments API");
+    expect(await page.locator("#passport-operator").getByRole("link", { name: "Example Hosting" }).count()).toBe(1);
+    await screenshot(page, "passport-operator");
+    const record = (await (await fetch(`${service.resolver}/api/p/${id}.json`)).json()) as {
+      display_name: string;
+      organisation: { id: string; relationship: string };
+      operator?: { id: string; name: string };
+    };
+    expect(record).toMatchObject({
+      display_name: "Card Payments API",
+      organisation: { id: organisation, relationship: "responsible" },
+      operator: { id: hosting.id, name: "Example Hosting" },
+    });
+    const proof = await (await fetch(`${service.resolver}/p/${id}`)).text();
+    expect(proof).toContain("Operated by");
+    expect(proof).toContain("Example Hosting");
+
+    // "Operates it" beside a separate operator is refused beside the operator field, keeping the choice.
+    await page.locator("#details").getByLabel("Example Payments's relationship").selectOption("operator");
+    await page.locator("#details").getByRole("button", { name: "Save name and organisations" }).click();
+    await page.locator("#details-operator_organisation_id-error").waitFor();
+    expect(await page.locator("#details-operator_organisation_id-error").textContent()).toContain(
+      "needs relationship responsible",
+    );
+    expect(await page.locator("#details-relationship").inputValue()).toBe("operator");
+
+    await page.locator("#details").getByLabel("Operated by another organisation").selectOption("");
+    await page.locator("#details").getByRole("button", { name: "Save name and organisations" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "details");
+    expect(await page.locator("#passport-operator").count()).toBe(0);
+    expect(await page.locator("#passport-organisation").textContent()).toContain("(operator)");
+    const after = (await (await fetch(`${service.resolver}/api/p/${id}.json`)).json()) as {
+      organisation: { relationship: string };
+      operator?: unknown;
+    };
+    expect(after.organisation.relationship).toBe("operator");
+    expect(after.operator).toBeUndefined();
+  });
+
   it("offers a passport's consumers a copyable verify command and SDK call with pinned keys", async () => {
     const organisation = `org_team_${unique()}`;
     const token = await developmentToken(`owner-${unique()}`, "owner", organisation);

@@ -217,6 +217,30 @@ passportActions.post(
   ),
 );
 
+/** Name, relationship and operator: only what the user changed is sent, so an untouched form records nothing. */
+passportActions.post(
+  "/:id/details",
+  handle(
+    () => "details",
+    "details",
+    async (f, c) => {
+      const current = await call(c, "", {}, {});
+      if (!current.ok) return current;
+      const { display_name, organisation, operator } = current.body;
+      const name = optional(f.display_name) ?? null;
+      const changes = {
+        ...(name !== display_name ? { display_name: name } : {}),
+        ...(f.relationship && f.relationship !== organisation.relationship ? { relationship: f.relationship } : {}),
+        ...((optional(f.operator_organisation_id) ?? null) !== (operator?.id ?? null)
+          ? { operator_organisation_id: optional(f.operator_organisation_id) ?? null }
+          : {}),
+      };
+      if (Object.keys(changes).length === 0) return current;
+      return call(c, "", f, { method: "PATCH", body: changes });
+    },
+  ),
+);
+
 passportActions.post(
   "/:id/recheck",
   handle(

@@ -8,6 +8,7 @@ import { evidenceFreshness } from "./freshness.ts";
 import { BINDING_LABELS, historyLabel, historySummary } from "./labels.ts";
 import { formatTime, Layout, ProblemMessage, Time } from "./layout.tsx";
 import { OrganisationName } from "./organisation-list.tsx";
+import { DetailsForm } from "./passport-details-form.tsx";
 import {
   AddAuthorityForm,
   AddBindingForm,
@@ -50,6 +51,7 @@ const DONE_MESSAGES: Record<string, string> = {
   "authority-expired": "Authority context expired.",
   "authority-removed": "Authority context removed.",
   transferred: "Responsibility moved.",
+  details: "Name and organisations saved.",
   duplicate: "Marked as a duplicate and retired.",
 };
 
@@ -107,6 +109,10 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
   const needed = FORM_ROLES.find(([prefix]) => failure?.form === prefix)?.[1] ?? "editor";
   const failedFormShown = failure !== undefined && !retired && role !== undefined && RANK[role] >= RANK[needed];
   const isOwner = !retired && role === "owner";
+  // Organisations the viewer may name as a separate operator: editor or above, not this one.
+  const operatorChoices = (organisations.ok ? organisations.body.items : []).filter(
+    (o) => RANK[o.role] >= RANK.editor && o.id !== passport.organisation.id,
+  );
   const transferTargets = (organisations.ok ? organisations.body.items : []).filter(
     (o) => o.role === "owner" && o.id !== passport.organisation.id,
   );
@@ -174,6 +180,15 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
             <OrganisationName organisation={passport.organisation} memberOf={memberOf} />{" "}
             <span class="hint">({passport.organisation.relationship})</span> <code>{passport.organisation.id}</code>
           </dd>
+          {passport.operator ? (
+            <>
+              <dt>Operated by</dt>
+              <dd id="passport-operator">
+                <OrganisationName organisation={passport.operator} memberOf={memberOf} />{" "}
+                <code>{passport.operator.id}</code>
+              </dd>
+            </>
+          ) : null}
           <dt>Parent</dt>
           <dd id="passport-parent">
             {passport.organisation.parent ? (
@@ -189,6 +204,7 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
             {passport.record_version} (updated <Time at={passport.updated_at} />)
           </dd>
         </dl>
+        {canEdit ? <DetailsForm ctx={ctx} operators={operatorChoices} /> : null}
         <h3>In the resolver</h3>
         <ResolverLinks base={resolverBase} id={passport.identity_id} />
         <ShareSection passport={passport} resolverBase={resolverBase} />
