@@ -137,7 +137,7 @@ const pascal = (word: string) =>
  * @example
  * operationId({ method: "post", path: "/v1/passports/{id}/duplicate-of" }); // "postPassportsByIdDuplicateOf"
  */
-export function operationId(operation: Pick<DeclaredOperation, "method" | "path">): string {
+function operationId(operation: Pick<DeclaredOperation, "method" | "path">): string {
   const segments = operation.path
     .split("/")
     .filter((segment) => segment !== "" && segment !== "v1")
