@@ -2,8 +2,7 @@ import { app } from "./app.ts";
 import { recheckDueBindings } from "./bindings/recheck.ts";
 import { database } from "./db/client.ts";
 import { maintainLog } from "./log/append.ts";
-import { consumeAcquisitions } from "./marketplace/consumer.ts";
-import { deleteExpiredAcquisitions } from "./marketplace/expiry.ts";
+import { consumeAcquisitions, deleteExpiredAcquisitions } from "./marketplace/index.ts";
 import { drainOutbox } from "./publication/publish.ts";
 
 export { TransparencyLog } from "./log/transparency-log.ts";

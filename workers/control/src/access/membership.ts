@@ -4,17 +4,7 @@ import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/client.ts";
 import { type Membership, membershipIn, membershipsOf, type Role } from "../db/organisations.ts";
 import { type PassportRow, passportWithMembership } from "../db/passports.ts";
-
-/** Roles from least to most powerful; each may do everything the ones before it may. See docs/roles.md. */
-const RANK: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
-
-function roleAtLeast(role: Role, minimum: Role): boolean {
-  return RANK[role] >= RANK[minimum];
-}
-
-export function isRole(value: string): value is Role {
-  return value in RANK;
-}
+import { roleAtLeast } from "./roles.ts";
 
 export function requireRole(membership: Membership, minimum: Role): void {
   if (!roleAtLeast(membership.role, minimum)) {

@@ -79,6 +79,12 @@ function pendingPublicationQuery(db: Database, passportId: string) {
     .where(eq(outbox.passportId, passportId));
 }
 
+/** The publication a passport still owes the resolver, if any. */
+export async function pendingPublication(db: Database, passportId: string) {
+  const [pending] = await pendingPublicationQuery(db, passportId);
+  return pending;
+}
+
 export async function findPassport(db: Database, id: string): Promise<PassportRow | undefined> {
   return db.query.passports.findFirst({ where: eq(passports.id, id) });
 }

@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { requireMembership } from "../access/membership.ts";
-import { Organisation, OrganisationList, SubscriptionHistory } from "../api/openapi.ts";
+import { Organisation, OrganisationList } from "../api/openapi.ts";
 import { operation } from "../api/operations.ts";
 import { HttpProblem } from "../api/problem.ts";
 import { CreateOrganisationRequest, PutMemberRequest, UpdateOrganisationRequest } from "../api/requests.ts";
@@ -27,7 +27,6 @@ import {
   type Role,
   removeMember,
 } from "../db/organisations.ts";
-import { subscriptionHistory } from "../db/subscription-history.ts";
 
 export const organisations = new Hono<AppEnv>();
 
@@ -121,27 +120,6 @@ organisations.get(
     const id = c.req.param("id");
     const membership = await requireMembership(c.get("db"), c.get("principal").subject, id, "viewer");
     return c.json(await organisationView(c, id, membership.role));
-  },
-);
-
-/**
- * Products and entitlements (spec 4.4): the marketplace subscriptions held through this
- * organisation, each with its subscription events, and the acquisitions that set them up with
- * each stage (activation among them). Members only; to anyone else the organisation does not exist.
- */
-organisations.get(
-  "/:id/subscriptions",
-  operation({
-    method: "get",
-    path: "/v1/organisations/{id}/subscriptions",
-    summary: "Marketplace subscriptions with their events, and the acquisitions with their stages",
-    role: "viewer",
-    response: { SubscriptionHistory },
-  }),
-  async (c) => {
-    const id = c.req.param("id");
-    await requireMembership(c.get("db"), c.get("principal").subject, id, "viewer");
-    return c.json(await subscriptionHistory(c.get("db"), id));
   },
 );
 

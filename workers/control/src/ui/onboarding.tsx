@@ -2,7 +2,7 @@ import { PROBLEM_TYPE_BASE, type Problem } from "@passport/domain";
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { PassportView } from "../api/views.ts";
-import { STAGE_LABELS, STAGES, type Stage } from "../marketplace/stages.ts";
+import { STAGE_LABELS, STAGES, type Stage } from "../marketplace/index.ts";
 import type { ApiFetch, ApiResult } from "./api.ts";
 import type { UiEnv } from "./context.ts";
 import { signedIn, signInLocation } from "./guard.tsx";

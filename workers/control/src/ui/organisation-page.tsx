@@ -1,7 +1,7 @@
 import { PROBLEM_TYPE_BASE, type Problem } from "@passport/domain";
 import { type Context, Hono } from "hono";
 import type { z } from "zod";
-import type { SubscriptionHistory as SubscriptionHistorySchema } from "../api/openapi.ts";
+import type { SubscriptionHistory as SubscriptionHistorySchema } from "../marketplace/index.ts";
 import type { UiEnv } from "./context.ts";
 import { historyLabel, historySummary } from "./labels.ts";
 import { Layout, ProblemMessage, Time } from "./layout.tsx";
