@@ -4,7 +4,8 @@ import { HTTPException } from "hono/http-exception";
 import { authenticate } from "./access/authenticate.ts";
 import { isRole } from "./access/roles.ts";
 import { problemFromHttpException } from "./api/problem.ts";
-import { limitChecks, limitSignIn, limitWrites } from "./api/rate-limit.ts";
+import { limitSignIn, limitWrites } from "./api/rate-limit.ts";
+import { bindingChecksApi } from "./binding-checks/index.ts";
 import type { AppEnv } from "./context.ts";
 import { database } from "./db/client.ts";
 import { ensureDevelopmentMembership } from "./db/organisations.ts";
@@ -41,10 +42,10 @@ app.use("/v1/*", async (c, next) => {
   await next();
 });
 app.use("/v1/*", limitWrites);
-app.use("/v1/passports/:id/bindings/:bindingId/verify", limitChecks);
 
 app.route("/v1/me", me);
 app.route("/v1/passports", passports);
+app.route("/v1/passports", bindingChecksApi);
 app.route("/v1/organisations", organisations);
 app.route("/v1", marketplaceApi);
 

@@ -1,5 +1,5 @@
 import { app } from "./app.ts";
-import { recheckDueBindings } from "./bindings/recheck.ts";
+import { recheckDueBindings } from "./binding-checks/index.ts";
 import { database } from "./db/client.ts";
 import { maintainLog } from "./log/append.ts";
 import { consumeAcquisitions, deleteExpiredAcquisitions } from "./marketplace/index.ts";

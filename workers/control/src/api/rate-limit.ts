@@ -76,13 +76,6 @@ export const limitSignIn = limitRequests(POST, [{ limiter: "SIGN_IN_PER_CLIENT",
 export const limitWrites = limitRequests(WRITES, [{ limiter: "WRITES_PER_SUBJECT", key: bySubject }]);
 
 /**
- * `POST /v1/passports/{id}/bindings/{bindingId}/verify`, per authenticated subject: each check
- * fetches a tenant-named host, so a tenant cannot turn the service into a traffic source against
- * a third party. Mount it after authentication.
- */
-export const limitChecks = limitRequests(POST, [{ limiter: "CHECKS_PER_SUBJECT", key: bySubject }]);
-
-/**
  * Charges one more write to the caller's `WRITES_PER_SUBJECT` counter: each item of a batch after
  * the first (the request itself was charged by `limitWrites`), so a batch of 100 costs what 100
  * requests would. False when the limiter refuses.

@@ -27,9 +27,7 @@ import {
   passportSummary,
   passportView,
 } from "../api/views.ts";
-import { instructionsFor } from "../bindings/checks.ts";
-import { trustedSources } from "../bindings/trusted-sources.ts";
-import { runBindingCheck } from "../bindings/verify.ts";
+import { trustedSources } from "../binding-checks/index.ts";
 import { applyChange, commitCreation, publishAndRespond, respondWithPassport } from "../changes/apply.ts";
 import { runBatch } from "../changes/batch.ts";
 import {
@@ -48,7 +46,6 @@ import {
 } from "../changes/passport-changes.ts";
 import type { AppEnv } from "../context.ts";
 import { membershipIn, membershipsOf } from "../db/organisations.ts";
-import { bindingOf } from "../db/passport-entries.ts";
 import { historyOf, listPassports, loadAggregate } from "../db/passports.ts";
 import { searchPassports, searchWords } from "../db/search.ts";
 
@@ -178,41 +175,6 @@ passports.post(
     applyChange(c, c.req.param("id"), "editor", (passport) =>
       bindingAddition(c.get("db"), passport, c.req.valid("json")),
     ),
-);
-
-passports.post(
-  "/:id/bindings/:bindingId/verify",
-  operation({
-    method: "post",
-    path: "/v1/passports/{id}/bindings/{bindingId}/verify",
-    summary: "Check control of a binding now (answers what to publish when it is not proven)",
-    role: "editor",
-    response: { BindingCheckView },
-  }),
-  async (c) => {
-    const id = c.req.param("id");
-    const { passport, membership } = await visiblePassport(c, id);
-    requireRole(membership, "editor");
-    if (passport.lifecycle === "retired") {
-      throw new HttpProblem("invalid-transition", {
-        detail: "Retired passports are kept exactly as they were; their bindings are not checked.",
-        allowed: [],
-      });
-    }
-    const db = c.get("db");
-    const binding = await bindingOf(db, id, c.req.param("bindingId"));
-    if (!binding) throw new HttpProblem("route-not-found", { detail: "This passport has no binding with that id." });
-    const outcome = await runBindingCheck(c.env, db, passport, binding, c.get("principal").subject);
-    const stored = await loadAggregate(db, id);
-    if (!stored) throw new Error(`passport ${id} vanished`);
-    return c.json({
-      binding_id: binding.id,
-      result: outcome.result,
-      reason: outcome.reason,
-      instructions: instructionsFor(outcome.target),
-      passport: passportView(stored, c.env, stored.pending),
-    });
-  },
 );
 
 passports.delete(
