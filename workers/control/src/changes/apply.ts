@@ -19,7 +19,7 @@ import {
   passportWithMembership,
   type StoredPassport,
 } from "../db/passports.ts";
-import { publishOrDefer } from "../publication/publish.ts";
+import { publishOrDefer } from "../publication/index.ts";
 import { duplicateRaceRefusal, refuseDuplicates } from "./passport-changes.ts";
 
 type AppContext = Context<AppEnv>;

@@ -5,7 +5,7 @@ import type { BatchItem } from "../api/requests.ts";
 import { passportView } from "../api/views.ts";
 import type { AppEnv } from "../context.ts";
 import type { StoredPassport } from "../db/passports.ts";
-import { publishOrDefer } from "../publication/publish.ts";
+import { publishOrDefer } from "../publication/index.ts";
 import { commitChange, commitCreation } from "./apply.ts";
 import { displayUpdate } from "./passport-changes.ts";
 
