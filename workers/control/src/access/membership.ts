@@ -1,6 +1,4 @@
-import type { Context } from "hono";
 import { HttpProblem } from "../api/problem.ts";
-import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/client.ts";
 import { type Membership, membershipIn, membershipsOf, type Role } from "../db/organisations.ts";
 import { type PassportRow, passportWithMembership } from "../db/passports.ts";
@@ -47,10 +45,11 @@ export async function requireMembership(
  * caller's organisations is reported exactly like one that does not exist.
  */
 export async function visiblePassport(
-  c: Context<AppEnv>,
+  db: Database,
+  subject: string,
   id: string,
 ): Promise<{ passport: PassportRow; membership: Membership }> {
-  const found = await passportWithMembership(c.get("db"), c.get("principal").subject, id);
+  const found = await passportWithMembership(db, subject, id);
   if (!found)
     throw new HttpProblem("identity-not-found", { detail: "No passport with this id in your organisations." });
   return found;

@@ -26,8 +26,8 @@ checks.post(
   }),
   async (c) => {
     const id = c.req.param("id");
-    const { passport, membership } = await visiblePassport(c, id);
-    requireRole(membership, "editor");
+    const { passport, membership } = await visiblePassport(c.get("db"), c.get("principal").subject, id);
+    requireRole(membership, c.get("declaredRole"));
     if (passport.lifecycle === "retired") {
       throw new HttpProblem("invalid-transition", {
         detail: "Retired passports are kept exactly as they were; their bindings are not checked.",

@@ -234,7 +234,7 @@ marketplaceApi.get(
   }),
   async (c) => {
     const id = c.req.param("id");
-    await requireMembership(c.get("db"), c.get("principal").subject, id, "viewer");
+    await requireMembership(c.get("db"), c.get("principal").subject, id, c.get("declaredRole"));
     return c.json(await subscriptionHistory(c.get("db"), id));
   },
 );
