@@ -1,5 +1,7 @@
 import type { Role } from "../db/organisations.ts";
 
+export type { Role };
+
 /** Roles from least to most powerful; each may do everything the ones before it may. See docs/roles.md. */
 const RANK: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
 

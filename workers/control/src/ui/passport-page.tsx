@@ -1,9 +1,8 @@
 import { BINDING_CLASSES } from "@passport/domain";
 import type { Context } from "hono";
 import type { z } from "zod";
-import { roleAtLeast } from "../access/roles.ts";
+import { type Role, roleAtLeast } from "../access/roles.ts";
 import type { HistoryEvent, PassportSummary, PassportView } from "../api/views.ts";
-import type { Role } from "../db/organisations.ts";
 import { BindingProof, type CheckShown, VerifyNow } from "./binding-proof.tsx";
 import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
