@@ -1,8 +1,17 @@
 import { Hono } from "hono";
 import { z } from "zod";
+import { requireMembership } from "../access/membership.ts";
+import { roleAtLeast } from "../access/roles.ts";
 import { operation } from "../api/operations.ts";
 import { HttpProblem } from "../api/problem.ts";
 import type { AppEnv } from "../context.ts";
+import type { Database } from "../db/client.ts";
+import { membershipIn, organisationWithParent } from "../db/organisations.ts";
+import { customerOf, setUpAccountAndPassport } from "./claim-set-up.ts";
+import { type MarketplaceEnv, secret } from "./config.ts";
+import { keyedHash } from "./crypto.ts";
+import { limitClaims } from "./limits.ts";
+import { type ExistingOrganisation, OrganisationAlreadyLinked } from "./queries/accounts.ts";
 import {
   type AcquisitionRow,
   accountOf,
@@ -11,18 +20,14 @@ import {
   findAcquisition,
   hasMembers,
   recordStage,
-  stagesOf,
-} from "../db/acquisitions.ts";
-import type { Database } from "../db/client.ts";
-import { membershipIn, organisationWithParent } from "../db/organisations.ts";
-import { type ExistingOrganisation, OrganisationAlreadyLinked } from "../marketplace/accounts.ts";
-import { customerOf, setUpAccountAndPassport } from "../marketplace/claim-set-up.ts";
-import { type MarketplaceEnv, secret } from "../marketplace/config.ts";
-import { keyedHash } from "../marketplace/crypto.ts";
-import { nextStep, STAGE_LABELS, type Stage } from "../marketplace/stages.ts";
+} from "./queries/acquisitions.ts";
+import { subscriptionHistory } from "./queries/history.ts";
+import { AcquisitionView, acquisitionView, SubscriptionHistory } from "./views.ts";
 
-/** The Dashboard API's side of onboarding, under /v1 (signed-in callers only). */
-export const acquisitionsApi = new Hono<AppEnv>();
+/** The Dashboard API's side of the marketplace, mounted at /v1 (signed-in callers only). */
+export const marketplaceApi = new Hono<AppEnv>();
+
+marketplaceApi.use("/acquisitions/:id/claim", limitClaims);
 
 const CLAIM_HEADER = "x-claim-reference";
 const ClaimRequest = z
@@ -41,110 +46,6 @@ function claimUsable(row: AcquisitionRow, hash: string, now: string): boolean {
   return row.claimHash === hash && !!row.claimExpiresAt && row.claimExpiresAt > now;
 }
 
-const Nullable = z.string().nullable();
-/** An acquisition's progress as the Dashboard API answers it (docs/acquisition.md). */
-const AcquisitionView = z.object({
-  acquisition_id: z.string(),
-  status: z.enum(["received", "processing", "completed", "failed"]),
-  next: z.string(),
-  created_at: z.string(),
-  updated_at: z.string(),
-  stages: z.array(
-    z.object({
-      stage: z.string(),
-      label: z.string(),
-      status: z.enum(["running", "retrying", "succeeded", "failed"]),
-      attempts: z.int(),
-      outcome: Nullable,
-      error: z.object({ code: z.string(), message: Nullable }).nullable(),
-      at: z.string(),
-    }),
-  ),
-  error: z.object({ stage: z.string(), code: Nullable, message: Nullable, at: z.string() }).nullable(),
-  /** What to send to support when set-up failed (spec 7); never the registration token. */
-  support: z
-    .object({
-      acquisition_id: z.string(),
-      stage: z.string(),
-      stage_label: z.string(),
-      at: z.string(),
-      error_code: Nullable,
-      message: Nullable,
-      cloud_account: z.object({ aws_account_id: Nullable, customer_identifier: Nullable, product_code: Nullable }),
-    })
-    .nullable(),
-  account: z.object({ organisation_id: z.string(), parent_organisation_id: Nullable, outcome: Nullable }).nullable(),
-  passport: z
-    .object({
-      identity_id: z.string(),
-      family: Nullable,
-      outcome: Nullable,
-      dashboard_url: z.string(),
-      resolver_url: z.url(),
-    })
-    .nullable(),
-  claimed: z.boolean(),
-  claimed_by_you: z.boolean(),
-  existing_account: z.boolean().optional(),
-});
-type AcquisitionView = z.infer<typeof AcquisitionView>;
-
-async function acquisitionView(db: Database, env: Env, row: AcquisitionRow, subject: string): Promise<AcquisitionView> {
-  const [stages, account] = await Promise.all([stagesOf(db, row.id), accountOf(db, row)]);
-  return {
-    acquisition_id: row.id,
-    status: row.status,
-    next: nextStep(row.status),
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-    stages: stages.map((s) => ({
-      stage: s.stage,
-      label: STAGE_LABELS[s.stage as Stage] ?? s.stage,
-      status: s.status,
-      attempts: s.attempts,
-      outcome: s.outcome,
-      error: s.errorCode ? { code: s.errorCode, message: s.errorMessage } : null,
-      at: s.updatedAt,
-    })),
-    error: row.failedStage
-      ? { stage: row.failedStage, code: row.errorCode, message: row.errorMessage, at: row.updatedAt }
-      : null,
-    support: row.failedStage
-      ? {
-          acquisition_id: row.id,
-          stage: row.failedStage,
-          stage_label: STAGE_LABELS[row.failedStage as Stage] ?? row.failedStage,
-          at: row.updatedAt,
-          error_code: row.errorCode,
-          message: row.errorMessage,
-          cloud_account: {
-            aws_account_id: row.awsAccountId,
-            customer_identifier: row.customerIdentifier,
-            product_code: row.productCode,
-          },
-        }
-      : null,
-    account: account
-      ? {
-          organisation_id: account.organisationId,
-          parent_organisation_id: account.parentOrganisationId,
-          outcome: row.accountOutcome,
-        }
-      : null,
-    passport: row.passportId
-      ? {
-          identity_id: row.passportId,
-          family: row.family,
-          outcome: row.passportOutcome,
-          dashboard_url: `/dashboard/passports/${row.passportId}`,
-          resolver_url: `${env.RESOLVER_BASE_URL}/api/p/${row.passportId}.json`,
-        }
-      : null,
-    claimed: row.claimedBy !== null,
-    claimed_by_you: row.claimedBy === subject,
-  };
-}
-
 const notFound = () =>
   new HttpProblem("acquisition-not-found", { detail: "No acquisition with this id is visible to you." });
 
@@ -152,8 +53,8 @@ const notFound = () =>
  * Progress, stage by stage. Visible to members of the acquisition's account organisation, and,
  * before the claim, to whoever presents its claim reference in the X-Claim-Reference header.
  */
-acquisitionsApi.get(
-  "/:id",
+marketplaceApi.get(
+  "/acquisitions/:id",
   operation({
     method: "get",
     path: "/v1/acquisitions/{id}",
@@ -176,14 +77,12 @@ acquisitionsApi.get(
   },
 );
 
-/** Roles that may let a marketplace subscription be held by an existing organisation. */
-const LINKING_ROLES = new Set(["owner", "admin"]);
-
 /** The organisation the claimant chose, checked: they must be its owner or admin. */
 async function chosenOrganisation(db: Database, subject: string, organisationId: string | undefined) {
   if (!organisationId) return undefined;
   const membership = await membershipIn(db, subject, organisationId);
-  if (!membership || !LINKING_ROLES.has(membership.role)) {
+  // An admin or owner may let a marketplace subscription be held by an existing organisation.
+  if (!membership || !roleAtLeast(membership.role, "admin")) {
     throw new HttpProblem("forbidden", {
       detail: "You can link a subscription only to an organisation where you are an owner or admin.",
     });
@@ -251,8 +150,8 @@ const CLAIM_OUTCOMES = {
  * For a known cloud account, an existing member is recognised and nothing is added; anyone else is
  * refused. Retrying a claim that was used but not finished (same user) finishes it.
  */
-acquisitionsApi.post(
-  "/:id/claim",
+marketplaceApi.post(
+  "/acquisitions/:id/claim",
   operation({
     method: "post",
     path: "/v1/acquisitions/{id}/claim",
@@ -316,5 +215,26 @@ acquisitionsApi.post(
     const claimed = await findAcquisition(db, row.id);
     if (!claimed) throw new Error("claimed acquisition vanished");
     return c.json({ ...(await acquisitionView(db, c.env, claimed, subject)), existing_account: outcome !== "created" });
+  },
+);
+
+/**
+ * Products and entitlements (spec 4.4): the marketplace subscriptions held through this
+ * organisation, each with its subscription events, and the acquisitions that set them up with
+ * each stage (activation among them). Members only; to anyone else the organisation does not exist.
+ */
+marketplaceApi.get(
+  "/organisations/:id/subscriptions",
+  operation({
+    method: "get",
+    path: "/v1/organisations/{id}/subscriptions",
+    summary: "Marketplace subscriptions with their events, and the acquisitions with their stages",
+    role: "viewer",
+    response: { SubscriptionHistory },
+  }),
+  async (c) => {
+    const id = c.req.param("id");
+    await requireMembership(c.get("db"), c.get("principal").subject, id, c.get("declaredRole"));
+    return c.json(await subscriptionHistory(c.get("db"), id));
   },
 );

@@ -1,6 +1,7 @@
-import { and, asc, desc, eq, gt, isNull, sql } from "drizzle-orm";
-import type { Database } from "./client.ts";
-import { events, publications, publishedManifests } from "./schema.ts";
+import { and, asc, desc, eq, gt, isNull, lte, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Database } from "../db/client.ts";
+import { events, outbox, publications, publishedManifests } from "../db/schema.ts";
 
 export type PublicationRow = typeof publications.$inferSelect;
 
@@ -71,4 +72,62 @@ export function unloggedPublications(db: Database, limit: number): Promise<Publi
     .where(isNull(publications.logIndex))
     .orderBy(asc(publications.seq))
     .limit(limit);
+}
+
+/**
+ * Records a written publication in one round trip: written, its log index, the manifest-index
+ * changes (`manifestKeyStatement`), and the passport's outbox row cleared up to `version`.
+ */
+export async function recordWritten(
+  db: Database,
+  publication: PublicationRow,
+  logIndex: number,
+  indexChanges: BatchItem<"sqlite">[],
+  at: string,
+) {
+  await db.batch([
+    markWritten(db, publication.seq, at),
+    setLogIndex(db, publication.seq, logIndex),
+    ...indexChanges,
+    db
+      .delete(outbox)
+      .where(and(eq(outbox.passportId, publication.passportId), lte(outbox.recordVersion, publication.recordVersion))),
+  ]);
+}
+
+/** The statement that records a manifest-index key as written (`added`) or as removed. */
+export function manifestKeyStatement(db: Database, passportId: string, key: string, added: boolean) {
+  return added
+    ? db.insert(publishedManifests).values({ passportId, manifestKey: key }).onConflictDoNothing()
+    : db
+        .delete(publishedManifests)
+        .where(and(eq(publishedManifests.passportId, passportId), eq(publishedManifests.manifestKey, key)));
+}
+
+/** Outbox rows due by `now`, oldest first, rows owed only because an organisation changed (`bulk`) last. */
+export async function dueOutboxRows(db: Database, now: string, limit: number) {
+  return db
+    .select()
+    .from(outbox)
+    .where(lte(outbox.nextAttemptAt, now))
+    .orderBy(asc(outbox.bulk), asc(outbox.nextAttemptAt))
+    .limit(limit);
+}
+
+/** Records a failed publication attempt on the passport's outbox row with when to try again. */
+export async function deferOutboxRow(
+  db: Database,
+  passportId: string,
+  failure: { attempts: number; nextAttemptAt: string; error: string },
+) {
+  await db
+    .update(outbox)
+    .set({ attempts: failure.attempts, nextAttemptAt: failure.nextAttemptAt, lastError: failure.error.slice(0, 500) })
+    .where(eq(outbox.passportId, passportId));
+}
+
+/** Records the log indexes an append gave publications, in one batch. */
+export async function setLogIndexes(db: Database, entries: { seq: number; index: number }[]) {
+  const [first, ...rest] = entries.map(({ seq, index }) => setLogIndex(db, seq, index));
+  if (first) await db.batch([first, ...rest]);
 }

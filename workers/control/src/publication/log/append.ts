@@ -1,5 +1,5 @@
-import type { Database } from "../db/client.ts";
-import { type PublicationRow, setLogIndex, unloggedPublications } from "../db/publications.ts";
+import type { Database } from "../../db/client.ts";
+import { type PublicationRow, setLogIndex, setLogIndexes, unloggedPublications } from "../queries.ts";
 import type { LogAppend } from "./transparency-log.ts";
 
 type LogBindings = Pick<Env, "TRANSPARENCY_LOG" | "LOG_ORIGIN">;
@@ -44,8 +44,10 @@ export async function backfillLog(env: LogBindings, db: Database, pageSize = 100
     const rows = await unloggedPublications(db, pageSize);
     if (rows.length === 0) break;
     const { indexes } = await transparencyLog(env).appendMany(rows.map(entryOf));
-    const [first, ...rest] = rows.map((row, i) => setLogIndex(db, row.seq, indexes[i] as number));
-    if (first) await db.batch([first, ...rest]);
+    await setLogIndexes(
+      db,
+      rows.map((row, i) => ({ seq: row.seq, index: indexes[i] as number })),
+    );
     logged += rows.length;
     if (rows.length < pageSize) break;
   }

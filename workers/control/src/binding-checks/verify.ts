@@ -1,19 +1,23 @@
-import { and, eq, isNull, ne } from "drizzle-orm";
 import { HttpProblem } from "../api/problem.ts";
-import { marketplaceAccountPassports, marketplaceCustomers } from "../db/acquisitions-schema.ts";
-import type { Database } from "../db/client.ts";
-import { randomId } from "../db/client.ts";
+import { type Database, randomId } from "../db/client.ts";
 import { insertEvidence, withdrawEvidence } from "../db/passport-entries.ts";
-import { commitChangeStatements, type PassportChange, type PassportRow } from "../db/passports.ts";
-import { bindings, passports } from "../db/schema.ts";
+import { commitChangeStatements, findPassport, type PassportChange, type PassportRow } from "../db/passports.ts";
 import { outboundFor } from "../outbound/config.ts";
-import { publishOrDefer } from "../publication/publish.ts";
+import { publishOrDefer } from "../publication/index.ts";
 import { type CheckResult, type CheckTarget, checkBinding, PROOF_LIFETIME_MS } from "./checks.ts";
+import {
+  activeMarketplaceLicenses,
+  type BindingRow,
+  commitCheck,
+  ensureChallenge,
+  lapsedStatement,
+  noteCheck,
+  otherVerifiedHolders,
+  verifiedStatement,
+} from "./queries.ts";
 
 /** The source every observed evidence item names: the service's own check. */
 export const SERVICE_SOURCE = "passport-service";
-
-type BindingRow = typeof bindings.$inferSelect;
 
 export interface CheckOutcome {
   result: "verified" | "not_proven";
@@ -33,12 +37,7 @@ function resolverUrl(env: Env, identityId: string): string {
 async function challengeFor(db: Database, binding: BindingRow): Promise<string | undefined> {
   if (binding.verifiedAt) return undefined;
   if (binding.challenge) return binding.challenge;
-  await db
-    .update(bindings)
-    .set({ challenge: randomId("chl") })
-    .where(and(eq(bindings.id, binding.id), isNull(bindings.challenge)));
-  const [row] = await db.select({ challenge: bindings.challenge }).from(bindings).where(eq(bindings.id, binding.id));
-  return row?.challenge ?? undefined;
+  return ensureChallenge(db, binding.id);
 }
 
 async function checkTarget(env: Env, db: Database, passport: PassportRow, binding: BindingRow) {
@@ -58,14 +57,7 @@ async function checkTarget(env: Env, db: Database, passport: PassportRow, bindin
  * `aws-marketplace:{product code}` of an active entitlement is proven. Anything else stays claimed.
  */
 async function providerStatement(db: Database, passport: PassportRow, binding: BindingRow): Promise<CheckResult> {
-  const licenses = await db
-    .select({ licenseArn: marketplaceCustomers.licenseArn, productCode: marketplaceCustomers.productCode })
-    .from(marketplaceAccountPassports)
-    .innerJoin(
-      marketplaceCustomers,
-      eq(marketplaceCustomers.marketplaceAccountId, marketplaceAccountPassports.marketplaceAccountId),
-    )
-    .where(and(eq(marketplaceAccountPassports.passportId, passport.id), eq(marketplaceCustomers.status, "active")));
+  const licenses = await activeMarketplaceLicenses(db, passport.id);
   const match = licenses.find(
     (l) => binding.value === l.licenseArn || (l.productCode && binding.value === `aws-marketplace:${l.productCode}`),
   );
@@ -118,54 +110,21 @@ function verifiedChange(
         basis: "observed",
       }),
       ...(binding.verificationEvidenceId ? [withdrawEvidence(db, binding.verificationEvidenceId, at)] : []),
-      db
-        .update(bindings)
-        .set({
-          verificationState: "verified",
-          verificationMethod: proof.method,
-          verifiedAt: at,
-          verificationFreshUntil: freshUntil,
-          verificationEvidenceId: evidenceId,
-          lapsedAt: null,
-          lapseReason: null,
-          lastCheckedAt: at,
-          lastCheckResult: `verified by ${proof.method}`,
-        })
-        .where(eq(bindings.id, binding.id)),
+      verifiedStatement(db, binding.id, { method: proof.method, evidenceId, at, freshUntil }),
     ],
   };
 }
 
-/**
- * Passports of other organisations that also hold this binding verified: when both prove control
- * of the same value, that is a genuine conflict (docs/bindings.md), recorded in both histories.
- */
-async function otherVerifiedHolders(db: Database, passport: PassportRow, binding: BindingRow) {
-  return db
-    .select({ id: passports.id, organisationId: passports.organisationId })
-    .from(bindings)
-    .innerJoin(passports, eq(bindings.passportId, passports.id))
-    .where(
-      and(
-        eq(bindings.class, binding.class),
-        eq(bindings.value, binding.value),
-        eq(bindings.verificationState, "verified"),
-        ne(passports.organisationId, passport.organisationId),
-        ne(passports.lifecycle, "retired"),
-      ),
-    );
-}
-
 /** Writes the conflict into the other holder's history too (its record is republished with it). */
 async function recordConflict(env: Env, db: Database, rival: { id: string }, binding: BindingRow, claimant: string) {
-  const current = await db.query.passports.findFirst({ where: eq(passports.id, rival.id) });
+  const current = await findPassport(db, rival.id);
   if (!current) return;
   const change: PassportChange = {
     kind: "binding.conflict",
     detail: { class: binding.class, value: binding.value, also_proven_by: claimant },
   };
   try {
-    await db.batch(commitChangeStatements(db, current, change, SERVICE_SOURCE, new Date().toISOString()));
+    await commitCheck(db, commitChangeStatements(db, current, change, SERVICE_SOURCE, new Date().toISOString()));
     await publishOrDefer(env, rival.id);
   } catch (error) {
     console.error(
@@ -187,18 +146,7 @@ function lapsedChange(db: Database, binding: BindingRow, reason: string): Passpo
     detail: { binding_id: binding.id, class: binding.class, value: binding.value, reason },
     statements: [
       ...(binding.verificationEvidenceId ? [withdrawEvidence(db, binding.verificationEvidenceId, at)] : []),
-      db
-        .update(bindings)
-        .set({
-          verificationState: "lapsed",
-          lapsedAt: at,
-          lapseReason: reason.slice(0, 500),
-          verificationFreshUntil: null,
-          verificationEvidenceId: null,
-          lastCheckedAt: at,
-          lastCheckResult: reason.slice(0, 500),
-        })
-        .where(eq(bindings.id, binding.id)),
+      lapsedStatement(db, binding.id, reason, at),
     ],
   };
 }
@@ -209,7 +157,7 @@ function lapsedChange(db: Database, binding: BindingRow, reason: string): Passpo
  */
 async function commitOrRefuse(db: Database, statements: ReturnType<typeof commitChangeStatements>) {
   try {
-    await db.batch(statements);
+    await commitCheck(db, statements);
   } catch (error) {
     if (!String((error as { cause?: unknown })?.cause ?? error).includes("UNIQUE constraint failed")) throw error;
     throw new HttpProblem("precondition-failed", {
@@ -238,7 +186,9 @@ export async function runBindingCheck(
       : await checkBinding({ transport, policy, dohUrl: env.BINDING_DOH_URL }, target);
   const at = new Date().toISOString();
   if (result.ok) {
-    const rivals = await otherVerifiedHolders(db, passport, binding);
+    // Another organisation proving control of the same value is a genuine conflict (docs/bindings.md),
+    // recorded in both histories.
+    const rivals = await otherVerifiedHolders(db, passport.organisationId, binding);
     const change = verifiedChange(db, passport, binding, result);
     if (rivals.length > 0) change.detail.conflicts_with = rivals.map((r) => r.id);
     await commitOrRefuse(db, commitChangeStatements(db, passport, change, actor, at));
@@ -250,10 +200,7 @@ export async function runBindingCheck(
     await commitOrRefuse(db, commitChangeStatements(db, passport, lapsedChange(db, binding, result.reason), actor, at));
     await publishOrDefer(env, passport.id);
   } else {
-    await db
-      .update(bindings)
-      .set({ lastCheckedAt: at, lastCheckResult: result.reason.slice(0, 500) })
-      .where(eq(bindings.id, binding.id));
+    await noteCheck(db, binding.id, at, result.reason);
   }
   return { result: "not_proven", reason: result.reason, target };
 }

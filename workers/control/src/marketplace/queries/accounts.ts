@@ -1,11 +1,15 @@
 import { mintIdentityId } from "@passport/domain";
 import { and, asc, eq, isNull, ne, sql } from "drizzle-orm";
-import { marketplaceAccountPassports, marketplaceAccounts, marketplaceCustomers } from "../db/acquisitions-schema.ts";
-import type { Database } from "../db/client.ts";
-import { createPassportStatements } from "../db/passports.ts";
-import { organisations, passports } from "../db/schema.ts";
-import type { ResolvedCustomer } from "./adapter.ts";
-import { randomReference } from "./crypto.ts";
+import {
+  marketplaceAccountPassports,
+  marketplaceAccounts,
+  marketplaceCustomers,
+} from "../../db/acquisitions-schema.ts";
+import type { Database } from "../../db/client.ts";
+import { createPassportStatements } from "../../db/passports.ts";
+import { organisations, passports } from "../../db/schema.ts";
+import type { ResolvedCustomer } from "../adapter.ts";
+import { randomReference } from "../crypto.ts";
 
 export type MarketplaceAccount = typeof marketplaceAccounts.$inferSelect;
 

@@ -1,6 +1,6 @@
-import { and, asc, eq, lte, ne } from "drizzle-orm";
 import { database } from "../db/client.ts";
-import { bindings, passports } from "../db/schema.ts";
+import { findPassport } from "../db/passports.ts";
+import { dueBindings } from "./queries.ts";
 import { runBindingCheck, SERVICE_SOURCE } from "./verify.ts";
 
 /** A verified binding is re-checked once less than this is left of its proof. */
@@ -18,24 +18,12 @@ export async function recheckDueBindings(
   limit = 20,
 ): Promise<{ renewed: number; lapsed: number; failed: number }> {
   const db = database(env.DB);
-  const due = await db
-    .select({ binding: bindings, passport: passports })
-    .from(bindings)
-    .innerJoin(passports, eq(bindings.passportId, passports.id))
-    .where(
-      and(
-        eq(bindings.verificationState, "verified"),
-        lte(bindings.verificationFreshUntil, new Date(now.getTime() + RECHECK_WINDOW_MS).toISOString()),
-        ne(passports.lifecycle, "retired"),
-      ),
-    )
-    .orderBy(asc(bindings.verificationFreshUntil))
-    .limit(limit);
+  const due = await dueBindings(db, new Date(now.getTime() + RECHECK_WINDOW_MS).toISOString(), limit);
   const counts = { renewed: 0, lapsed: 0, failed: 0 };
   for (const { binding, passport } of due) {
     try {
       // Re-read: an earlier re-check in this run may have moved the passport's version on.
-      const current = await db.query.passports.findFirst({ where: eq(passports.id, passport.id) });
+      const current = await findPassport(db, passport.id);
       if (!current) continue;
       const outcome = await runBindingCheck(env, db, current, binding, SERVICE_SOURCE);
       counts[outcome.result === "verified" ? "renewed" : "lapsed"]++;

@@ -1,13 +1,13 @@
 import { asc, desc, eq, inArray } from "drizzle-orm";
-import { STAGE_LABELS, STAGES, type Stage } from "../marketplace/stages.ts";
 import {
   acquisitionStages,
   acquisitions,
   marketplaceAccounts,
   marketplaceCustomers,
   marketplaceEvents,
-} from "./acquisitions-schema.ts";
-import type { Database } from "./client.ts";
+} from "../../db/acquisitions-schema.ts";
+import type { Database } from "../../db/client.ts";
+import { STAGE_LABELS, STAGES, type Stage } from "../stages.ts";
 
 /** How much history one read returns: enough for years of a subscription's events, bounded per read. */
 const EVENT_LIMIT = 200;

@@ -1,16 +1,17 @@
 import { and, asc, eq, gt, notInArray, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
-import { randomReference } from "../marketplace/crypto.ts";
-import { STAGES, type Stage } from "../marketplace/stages.ts";
 import {
   type AcquisitionStatus,
   acquisitionStages,
   acquisitions,
   marketplaceAccounts,
+  marketplaceCustomers,
   type StageStatus,
-} from "./acquisitions-schema.ts";
-import type { Database } from "./client.ts";
-import { members } from "./schema.ts";
+} from "../../db/acquisitions-schema.ts";
+import type { Database } from "../../db/client.ts";
+import { members } from "../../db/schema.ts";
+import { randomReference } from "../crypto.ts";
+import { STAGES, type Stage } from "../stages.ts";
 
 export type AcquisitionRow = typeof acquisitions.$inferSelect;
 export type StageRow = typeof acquisitionStages.$inferSelect;
@@ -129,12 +130,63 @@ export async function updateAcquisition(db: Database, id: string, patch: SQLiteU
  * An outcome column where the first-time outcome wins: of two racing deliveries, the one that
  * created the account (or issued the passport) is what the acquisition reports, not the duplicate.
  */
-export function firstTimeWins(
+function firstTimeWins(
   column: typeof acquisitions.accountOutcome | typeof acquisitions.passportOutcome,
   value: string,
   firstTime: string,
 ) {
   return value === firstTime ? sql`${value}` : sql`coalesce(${column}, ${value})`;
+}
+
+/**
+ * Records the account an acquisition set up (or reused); a reused account never overwrites the
+ * outcome of the delivery that created or linked it.
+ */
+export async function recordAccount(
+  db: Database,
+  id: string,
+  input: {
+    marketplaceCustomerId: string;
+    marketplaceAccountId: string;
+    outcome: string;
+    firstTime: string;
+    at: string;
+  },
+) {
+  await db
+    .update(acquisitions)
+    .set({
+      marketplaceCustomerId: input.marketplaceCustomerId,
+      marketplaceAccountId: input.marketplaceAccountId,
+      accountOutcome: firstTimeWins(acquisitions.accountOutcome, input.outcome, input.firstTime),
+      updatedAt: input.at,
+    })
+    .where(eq(acquisitions.id, id));
+}
+
+/** Records the passport an acquisition issued or reused; `issued` wins over a racing `reused`. */
+export async function recordPassport(
+  db: Database,
+  id: string,
+  input: { passportId: string; outcome: string; at: string },
+) {
+  await db
+    .update(acquisitions)
+    .set({
+      passportId: input.passportId,
+      passportOutcome: firstTimeWins(acquisitions.passportOutcome, input.outcome, "issued"),
+      updatedAt: input.at,
+    })
+    .where(eq(acquisitions.id, id));
+}
+
+/** The subscription status the marketplace last reported for a customer, and when. */
+export async function recordedSubscription(db: Database, customerKey: string) {
+  const [recorded] = await db
+    .select({ status: marketplaceCustomers.status, statusAt: marketplaceCustomers.statusAt })
+    .from(marketplaceCustomers)
+    .where(eq(marketplaceCustomers.customerKey, customerKey));
+  return recorded;
 }
 
 /** Marks the acquisition failed at `stage`, unless it already completed or failed. */

@@ -1,5 +1,5 @@
-import { parseVerifierKey, verifyNote } from "../../../../packages/verifier/src/log/note.ts";
-import { type OutboundPolicy, postText, type Transport } from "../outbound/fetch.ts";
+import { parseVerifierKey, verifyNote } from "../../../../../packages/verifier/src/log/note.ts";
+import { type OutboundPolicy, postText, type Transport } from "../../outbound/fetch.ts";
 
 /** One witness of LOG_WITNESSES: its key name, its note verifier key and its tlog-witness base URL. */
 export interface Witness {

@@ -1,6 +1,6 @@
 import { and, inArray, isNull, lt } from "drizzle-orm";
-import { acquisitionStages, acquisitions } from "../db/acquisitions-schema.ts";
-import type { Database } from "../db/client.ts";
+import { acquisitionStages, acquisitions } from "../../db/acquisitions-schema.ts";
+import type { Database } from "../../db/client.ts";
 
 /**
  * How long an unclaimed acquisition is kept after its last change (docs/acquisition.md "Expiry").

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
-import { marketplaceAccounts, marketplaceCustomers, marketplaceEvents } from "../db/acquisitions-schema.ts";
-import type { Database } from "../db/client.ts";
-import { randomReference } from "./crypto.ts";
-import { changeKey, type SubscriptionChange } from "./events.ts";
+import { marketplaceAccounts, marketplaceCustomers, marketplaceEvents } from "../../db/acquisitions-schema.ts";
+import type { Database } from "../../db/client.ts";
+import { randomReference } from "../crypto.ts";
+import { changeKey, type SubscriptionChange } from "../events.ts";
 
 export interface AppliedChange {
   duplicate: boolean;

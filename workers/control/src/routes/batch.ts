@@ -3,11 +3,12 @@ import { HttpProblem } from "../api/problem.ts";
 import { chargeWrite } from "../api/rate-limit.ts";
 import type { BatchItem } from "../api/requests.ts";
 import { passportView } from "../api/views.ts";
+import { commitCreation } from "../changes/apply.ts";
+import { displayUpdate } from "../changes/passport-changes.ts";
 import type { AppEnv } from "../context.ts";
 import type { StoredPassport } from "../db/passports.ts";
-import { publishOrDefer } from "../publication/publish.ts";
-import { commitChange, commitCreation } from "./apply.ts";
-import { displayUpdate } from "./passport-changes.ts";
+import { publishOrDefer } from "../publication/index.ts";
+import { commitOrAnswer, expectedVersions } from "./passport-answers.ts";
 
 /** Publications of one batch run this many at a time (each is one sequencer call). */
 const PUBLISH_CONCURRENCY = 10;
@@ -24,6 +25,7 @@ type Committed = { stored: StoredPassport; status: 200 | 201 } | HttpProblem;
 export async function runBatch(c: Context<AppEnv>, items: BatchItem[]) {
   const db = c.get("db");
   const { subject } = c.get("principal");
+  const minimum = c.get("declaredRole");
   const committed: Committed[] = [];
   for (const [index, item] of items.entries()) {
     if (index > 0 && !(await chargeWrite(c))) {
@@ -32,12 +34,12 @@ export async function runBatch(c: Context<AppEnv>, items: BatchItem[]) {
     }
     try {
       if ("create" in item) {
-        committed.push({ stored: await commitCreation(db, subject, item.create), status: 201 });
+        committed.push({ stored: await commitCreation(db, subject, minimum, item.create), status: 201 });
       } else {
         const { identity_id, if_match, ...fields } = item.update;
-        const request = { db, subject, ifMatch: if_match };
+        const request = { db, subject, minimum, expectedVersions: expectedVersions(if_match) };
         committed.push({
-          stored: await commitChange(request, identity_id, "editor", () => displayUpdate(fields)),
+          stored: await commitOrAnswer(request, identity_id, () => displayUpdate(fields)),
           status: 200,
         });
       }
