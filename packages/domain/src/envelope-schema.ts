@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { ENVELOPE_TYPE } from "./envelope.ts";
+
+export const ENVELOPE_TYPE = "svc.agent_action_envelope";
+export const ENVELOPE_VERSION = "2026-10";
 
 const RECOMMENDED_PATHS = [
   "view_resolver_proof",

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { ENVELOPE_VERSION } from "./envelope.ts";
-import { AgentActionEnvelope } from "./envelope-schema.ts";
+import { AgentActionEnvelope, ENVELOPE_VERSION } from "./envelope-schema.ts";
 import { IdentityId, PassportRecord, RECORD_FORMAT_VERSION } from "./record.ts";
 
 /** Stable identifier of the published record schema; it names the format version, not a host. */
