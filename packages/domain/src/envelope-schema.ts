@@ -1,7 +1,5 @@
 import { z } from "zod";
-
-export const ENVELOPE_TYPE = "svc.agent_action_envelope";
-export const ENVELOPE_VERSION = "2026-10";
+import { ENVELOPE_TYPE } from "./envelope-version.ts";
 
 const RECOMMENDED_PATHS = [
   "view_resolver_proof",

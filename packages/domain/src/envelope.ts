@@ -1,4 +1,5 @@
-import { type AgentActionEnvelope, ENVELOPE_TYPE, ENVELOPE_VERSION } from "./envelope-schema.ts";
+import type { AgentActionEnvelope } from "./envelope-schema.ts";
+import { ENVELOPE_TYPE, ENVELOPE_VERSION } from "./envelope-version.ts";
 import { isIdentityId } from "./identity-id.ts";
 import type { PassportRecord } from "./record.ts";
 
