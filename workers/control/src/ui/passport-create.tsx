@@ -13,7 +13,7 @@ import { problemSlug } from "./api.ts";
 import type { UiEnv } from "./context.ts";
 import { BINDING_LABELS } from "./labels.ts";
 import { fieldError, Layout, ProblemMessage } from "./layout.tsx";
-import { type Failure, Field } from "./passport-forms.tsx";
+import { type Failure, Field } from "./passport-forms/parts.tsx";
 import type { OrganisationItem } from "./passport-list.tsx";
 import { refuseForgedPost } from "./session.ts";
 

@@ -8,23 +8,12 @@ import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
 import { BINDING_LABELS, historyLabel, historySummary } from "./labels.ts";
 import { formatTime, Layout, ProblemMessage, Time } from "./layout.tsx";
-import {
-  AddAuthorityForm,
-  AddBindingForm,
-  AddEvidenceForm,
-  AuthorityControls,
-  authorityExpired,
-  authorityTime,
-  BindingControls,
-  DuplicateForm,
-  type Failure,
-  type FormContext,
-  LifecycleForm,
-  RecheckForm,
-  StateContextForm,
-  TransferForm,
-  WithdrawEvidenceForm,
-} from "./passport-forms.tsx";
+import { AddAuthorityForm, AuthorityControls, authorityExpired, authorityTime } from "./passport-forms/authority.tsx";
+import { AddBindingForm, BindingControls } from "./passport-forms/bindings.tsx";
+import { AddEvidenceForm, WithdrawEvidenceForm } from "./passport-forms/evidence.tsx";
+import { DuplicateForm, LifecycleForm, RecheckForm, StateContextForm } from "./passport-forms/lifecycle.tsx";
+import { TransferForm } from "./passport-forms/organisation.tsx";
+import type { Failure, FormContext } from "./passport-forms/parts.tsx";
 import type { OrganisationItem } from "./passport-list.tsx";
 import { ShareSection } from "./share-section.tsx";
 

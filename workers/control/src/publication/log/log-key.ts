@@ -1,4 +1,4 @@
-import { formatVerifierKey } from "../../../../../packages/verifier/src/log/note.ts";
+import { formatVerifierKey } from "@passport/verifier/log";
 
 export interface LogKey {
   privateKey: CryptoKey;

@@ -1,8 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
 import { LOG_CHECKPOINT_KEY, type LogLatest, logLatestKey, logTileKey } from "@passport/domain";
-import { encodeBundle, encodeEntry } from "../../../../../packages/verifier/src/log/entry.ts";
-import { formatCheckpoint, signatureLine } from "../../../../../packages/verifier/src/log/note.ts";
-import { entryTilePath, hashTilePath } from "../../../../../packages/verifier/src/log/tiles.ts";
+import {
+  encodeBundle,
+  encodeEntry,
+  entryTilePath,
+  formatCheckpoint,
+  hashTilePath,
+  signatureLine,
+} from "@passport/verifier/log";
 import { outboundFor } from "../../outbound/config.ts";
 import { logKey } from "./log-key.ts";
 import {

@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { type ServiceInfo, startService, stopService } from "../local-service.ts";
+import { type ServiceInfo, startService, stopService } from "./local-service.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -7,7 +7,7 @@ declare module "vitest" {
   }
 }
 
-/** One local service for the whole browser suite; started once, stopped with SIGTERM. */
+/** One local service for a whole Node-side project (browser, verifier-cli); started once, stopped with SIGTERM. */
 export default async function setup(project: TestProject) {
   const { info, child } = await startService();
   project.provide("service", info);
