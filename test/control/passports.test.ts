@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { transparencyLog } from "../../workers/control/src/log/append.ts";
+import { transparencyLog } from "../../workers/control/src/publication/log/append.ts";
 import { Caller, organisationState, resolve, uniqueEndpoint } from "../support/api.ts";
 
 /** The record versions of one passport in the transparency log, in log order. */

@@ -1,5 +1,5 @@
 import { FieldError, fieldError, ProblemMessage } from "./layout.tsx";
-import { Field, type FormContext } from "./passport-forms.tsx";
+import { Field, type FormContext } from "./passport-forms/parts.tsx";
 
 const RELATIONSHIPS = [
   ["responsible", "Responsible for it"],
