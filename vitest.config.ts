@@ -75,6 +75,11 @@ function hostsSimulator() {
 
 const controlPlaneConfig = { configPath: "./workers/control/wrangler.toml", environment: "development" };
 
+// The workerd suites share two cores with each other in `npm test`; a test that does real D1, KV
+// and Durable Object work (a rename of 60 passports, 60 rate-limited requests) can take several
+// seconds under that load. The timeout only catches a hung test: nothing here asserts a duration.
+const WORKERD_TEST_TIMEOUT = 30_000;
+
 export default defineConfig({
   test: {
     projects: [
@@ -99,7 +104,11 @@ export default defineConfig({
             },
           }),
         ],
-        test: { name: "resolver", include: ["test/resolver/**/*.test.ts", "test/domain/**/*.test.ts"] },
+        test: {
+          name: "resolver",
+          include: ["test/resolver/**/*.test.ts", "test/domain/**/*.test.ts"],
+          testTimeout: WORKERD_TEST_TIMEOUT,
+        },
       },
       {
         plugins: [
@@ -150,6 +159,7 @@ export default defineConfig({
         ],
         test: {
           name: "control",
+          testTimeout: WORKERD_TEST_TIMEOUT,
           include: ["test/control/**/*.test.ts", "test/e2e/**/*.test.ts", "test/marketplace/**/*.test.ts"],
           setupFiles: ["test/support/apply-migrations.ts"],
         },
@@ -175,6 +185,7 @@ export default defineConfig({
         ],
         test: {
           name: "verifier",
+          testTimeout: WORKERD_TEST_TIMEOUT,
           include: ["test/verifier/*.test.ts"],
           setupFiles: ["test/support/apply-migrations.ts"],
         },
@@ -194,7 +205,7 @@ export default defineConfig({
             },
           })),
         ],
-        test: { name: "migrations", include: ["test/migrations/**/*.test.ts"] },
+        test: { name: "migrations", include: ["test/migrations/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT },
       },
       {
         // Checks on the repository itself (landed migrations, the compatibility date), run by Node.
