@@ -36,6 +36,7 @@ import {
   passportsWithBinding,
   verifiedHoldersElsewhere,
 } from "../db/passports.ts";
+import type { Attestation } from "../evidence/attestation.ts";
 
 // The rules of each material change to a passport. Each function takes the passport as it is now
 // and the validated input, and returns the change to commit (see `applyChange`) or throws the
@@ -175,17 +176,16 @@ export async function bindingRemoval(db: Database, passport: PassportRow, bindin
 }
 
 /**
- * Evidence a member writes is asserted; it counts for required claims only when its source is one
- * the operator trusts (`trusted`), as decided when it is written.
+ * Evidence a member writes is asserted; it counts for required claims only when a trusted source
+ * attested it (`attestation`, verified by `verifiedAttestation`), never because of its text.
  */
 export function evidenceAddition(
   db: Database,
   passport: PassportRow,
   input: EvidenceInput,
-  trusted: readonly string[],
+  attestation: Attestation | undefined,
 ): PassportChange {
   const id = randomId("ev");
-  const trustedSource = trusted.includes(input.source);
   return {
     kind: "evidence.added",
     detail: {
@@ -193,7 +193,8 @@ export function evidenceAddition(
       claim: input.claim,
       source: input.source,
       basis: "asserted",
-      trusted_source: trustedSource,
+      trusted_source: attestation !== undefined,
+      ...(attestation ? { attested_by: { source: input.source, key_id: attestation.keyId } } : {}),
     },
     statements: [
       insertEvidence(db, {
@@ -206,7 +207,9 @@ export function evidenceAddition(
         observedAt: new Date(input.observed_at).toISOString(),
         freshUntil: input.fresh_until ? new Date(input.fresh_until).toISOString() : undefined,
         basis: "asserted",
-        trustedSource,
+        trustedSource: attestation !== undefined,
+        attestedKeyId: attestation?.keyId,
+        attestation: attestation?.jws,
       }),
     ],
   };

@@ -28,7 +28,6 @@ import {
   passportView,
 } from "../api/views.ts";
 import { instructionsFor } from "../bindings/checks.ts";
-import { trustedSources } from "../bindings/trusted-sources.ts";
 import { runBindingCheck } from "../bindings/verify.ts";
 import { applyChange, commitCreation, publishAndRespond, respondWithPassport } from "../changes/apply.ts";
 import { runBatch } from "../changes/batch.ts";
@@ -51,6 +50,7 @@ import { membershipIn, membershipsOf } from "../db/organisations.ts";
 import { bindingOf } from "../db/passport-entries.ts";
 import { historyOf, listPassports, loadAggregate } from "../db/passports.ts";
 import { searchPassports, searchWords } from "../db/search.ts";
+import { verifiedAttestation } from "../evidence/attestation.ts";
 
 export const passports = new Hono<AppEnv>();
 
@@ -242,10 +242,12 @@ passports.post(
     response: { PassportView },
     ifMatch: true,
   }),
-  (c) =>
-    applyChange(c, c.req.param("id"), "editor", (passport) =>
-      evidenceAddition(c.get("db"), passport, c.req.valid("json"), trustedSources(c.env)),
-    ),
+  (c) => {
+    const body = c.req.valid("json");
+    return applyChange(c, c.req.param("id"), "editor", async (passport) =>
+      evidenceAddition(c.get("db"), passport, body, await verifiedAttestation(c.env, passport.id, body)),
+    );
+  },
 );
 
 passports.delete(
