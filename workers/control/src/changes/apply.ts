@@ -20,7 +20,7 @@ import {
   type StoredPassport,
 } from "../db/passports.ts";
 import { publishOrDefer } from "../publication/publish.ts";
-import { duplicateRaceRefusal, refuseDuplicates } from "./passport-changes.ts";
+import { duplicateRaceRefusal, refuseDuplicates, refuseRepeatedBindings } from "./passport-changes.ts";
 
 type AppContext = Context<AppEnv>;
 
@@ -82,6 +82,7 @@ function isUniqueViolation(error: unknown): boolean {
  * the caller's.
  */
 export async function commitCreation(db: Database, subject: string, body: CreatePassportRequest) {
+  refuseRepeatedBindings(body.bindings);
   const membership = await requireMembership(db, subject, body.organisation_id, "editor");
   if (!body.distinct_object_reason) {
     await refuseDuplicates(db, membership.organisationId, body.family, body.bindings);

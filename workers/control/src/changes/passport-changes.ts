@@ -86,6 +86,27 @@ export async function refuseDuplicates(
 }
 
 /**
+ * Refuses a create that lists the same binding (class and value) twice: a passport holds each
+ * binding once. A rule of the creation, not of the request's shape, so a batch item that repeats
+ * one is refused alone while the other items commit.
+ */
+export function refuseRepeatedBindings(bindings: readonly { class: string; value: string }[]): void {
+  const seen = new Map<string, number>();
+  for (const [index, binding] of bindings.entries()) {
+    const key = JSON.stringify([binding.class, binding.value]);
+    const first = seen.get(key);
+    if (first !== undefined) {
+      const message = `repeats bindings.${first} (${binding.class} ${binding.value})`;
+      throw new HttpProblem("invalid-request", {
+        detail: `bindings.${index} ${message}; list each binding once.`,
+        errors: [{ path: `bindings.${index}`, message }],
+      });
+    }
+    seen.set(key, index);
+  }
+}
+
+/**
  * The refusal for a write the database stopped because another operative passport holds the same
  * primary binding in the organisation the write targets: found again after the fact so the answer
  * can name it. `candidates` are the primary binding values the write would have held there.
