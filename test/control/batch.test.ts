@@ -166,3 +166,19 @@ describe("a binding repeated within one create", () => {
     expect(results[1]?.passport?.bindings).toEqual([expect.objectContaining({ class: "endpoint", value })]);
   });
 });
+
+describe("API passports outside the marketplace (docs/api-passports.md)", () => {
+  it("an editor's batch item creating an API passport fails alone with 403; its agent passport is created", async () => {
+    const owner = await Caller.create("owner");
+    const editor = await Caller.create("editor", owner.organisation);
+    const { results } = await batch(editor, [
+      { create: { family: "api", organisation_id: owner.organisation } },
+      { create: { family: "agent", organisation_id: owner.organisation } },
+    ]);
+    expect(results.map((r) => r.status)).toEqual([403, 201]);
+    expect(results[0]?.problem?.detail).toMatch(/acquired through the marketplace/);
+    const admin = await Caller.create("admin", owner.organisation);
+    const created = await batch(admin, [{ create: { family: "api", organisation_id: owner.organisation } }]);
+    expect(created.results.map((r) => r.status)).toEqual([201]);
+  });
+});

@@ -20,7 +20,12 @@ import {
   type StoredPassport,
 } from "../db/passports.ts";
 import { publishOrDefer } from "../publication/publish.ts";
-import { duplicateRaceRefusal, refuseDuplicates, refuseRepeatedBindings } from "./passport-changes.ts";
+import {
+  duplicateRaceRefusal,
+  refuseDirectApiPassport,
+  refuseDuplicates,
+  refuseRepeatedBindings,
+} from "./passport-changes.ts";
 
 type AppContext = Context<AppEnv>;
 
@@ -84,6 +89,7 @@ function isUniqueViolation(error: unknown): boolean {
 export async function commitCreation(db: Database, subject: string, body: CreatePassportRequest) {
   refuseRepeatedBindings(body.bindings);
   const membership = await requireMembership(db, subject, body.organisation_id, "editor");
+  refuseDirectApiPassport(body.family, membership.role);
   if (!body.distinct_object_reason) {
     await refuseDuplicates(db, membership.organisationId, body.family, body.bindings);
   }

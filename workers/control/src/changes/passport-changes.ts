@@ -312,6 +312,20 @@ export async function authorityExpiry(
   };
 }
 
+/**
+ * Who may create an API passport outside the marketplace (docs/api-passports.md): an API passport
+ * is acquired through the marketplace (spec 1.5), so in the Dashboard only an owner or admin
+ * creates one, for a materially distinct interface (spec 1.6) of an organisation they answer for.
+ * Editors create agent passports and manage every passport they can see.
+ */
+export function refuseDirectApiPassport(family: Family, role: Role): void {
+  if (family !== "api" || role === "owner" || role === "admin") return;
+  throw new HttpProblem("forbidden", {
+    detail:
+      "API passports are acquired through the marketplace. Outside it, only an owner or admin of the organisation creates one, for a materially distinct interface (docs/api-passports.md).",
+  });
+}
+
 /** Lifecycle decides whether the passport may be relied on at all, so only admins change it (docs/roles.md). */
 export function roleForStateChange(input: StateChangeRequest): Role {
   return input.lifecycle !== undefined ? "admin" : "editor";
