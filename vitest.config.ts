@@ -24,16 +24,22 @@ function marketplaceSecrets() {
 }
 
 /**
- * The keys a control-plane test run signs with: development tokens, and records (the resolver
- * serves the public half as SIGNING_JWKS).
+ * The keys a control-plane test run signs with: development tokens, records (the resolver serves
+ * the public half as SIGNING_JWKS), and the trusted evidence source's attestations.
  */
 async function controlPlaneKeys() {
   const devKeys = await signingKeyPair("ES256");
   const recordSigningKeys = await signingKeyPair("ES256");
   // LOG_ORIGIN of the control plane's development environment (workers/control/wrangler.toml).
   const logKeys = await logKeyPair("passport.localhost/log");
+  // The one trusted evidence source of the tests, and the key it attests with.
+  const auditorKeys = await signingKeyPair("ES256", "auditor-1");
   return {
     bindings: {
+      TRUSTED_EVIDENCE_ATTESTERS: JSON.stringify({
+        "Demo trusted auditor": { keys: [JSON.parse(auditorKeys.publicJwk)] },
+      }),
+      TEST_AUDITOR_PRIVATE_JWK: auditorKeys.privateJwk,
       DEV_AUTH_PUBLIC_JWK: devKeys.publicJwk,
       TEST_DEV_PRIVATE_JWK: devKeys.privateJwk,
       SIGNING_KEY: recordSigningKeys.privateJwk,
@@ -200,6 +206,7 @@ export default defineConfig({
                 "TEST_MIGRATION_DB_ORIGINAL_INIT",
                 "TEST_MIGRATION_DB_CURRENT",
                 "TEST_MIGRATION_DB_DUPLICATES",
+                "TEST_MIGRATION_DB_ATTESTATION",
               ],
               bindings: { TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
             },
