@@ -61,14 +61,22 @@ export class StatusStapler {
     this.#url = `${options.resolver.replace(/\/+$/, "")}${statusPath(options.identityId)}`;
   }
 
-  /** A token valid now, refreshed first when it is close to expiry; undefined when none can be had. */
-  async current(): Promise<string | undefined> {
+  /**
+   * A token valid now; undefined when none can be had. Close to expiry a refresh starts and the
+   * held token is answered meanwhile (`waitUntil` keeps the refresh alive past the answer, as a
+   * Worker's `ctx.waitUntil` does); with no valid token held, the refresh is awaited.
+   */
+  async current(waitUntil?: (promise: Promise<unknown>) => void): Promise<string | undefined> {
     const now = (this.#options.now ?? Date.now)();
     const held = this.#held;
     if (held && now < held.expiresAt - this.#options.refreshBeforeSeconds * 1000) return held.token;
-    this.#refreshing ??= this.#refresh().finally(() => {
-      this.#refreshing = undefined;
-    });
+    if (!this.#refreshing) {
+      this.#refreshing = this.#refresh().finally(() => {
+        this.#refreshing = undefined;
+      });
+      waitUntil?.(this.#refreshing);
+    }
+    if (held && now < held.expiresAt) return held.token;
     const fresh = await this.#refreshing;
     const best = fresh ?? this.#held;
     return best && (this.#options.now ?? Date.now)() < best.expiresAt ? best.token : undefined;
@@ -112,7 +120,14 @@ export function passportStatus(options: StaplingOptions): MiddlewareHandler {
   const stapler = new StatusStapler(options);
   const header = options.header ?? STATUS_HEADER;
   return async (c, next) => {
-    const token = await stapler.current();
+    let waitUntil: ((promise: Promise<unknown>) => void) | undefined;
+    try {
+      const ctx = c.executionCtx;
+      waitUntil = (promise) => ctx.waitUntil(promise);
+    } catch {
+      // Not on Workers (Node, Bun, tests): nothing ends the refresh early.
+    }
+    const token = await stapler.current(waitUntil);
     if (!token && options.failMode === "closed") {
       return new Response(
         JSON.stringify({
