@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { PassportRecord, StatusAuthorityApi, StatusResult } from "@passport/domain";
 import { type PublishEnv, writePublication } from "./publish.ts";
-import { type CurrentState, readCurrentState, signStatus } from "./status.ts";
+import { readCurrentState } from "./queries.ts";
+import { type CurrentState, signStatus } from "./status.ts";
 
 /** A state read from D1 is re-read after this long even if no publication told the object of a change. */
 const STATE_REREAD_MS = 30_000;
