@@ -1,5 +1,6 @@
 export * from "./credentials.ts";
 export * from "./development.js";
+export * from "./display-text.ts";
 export * from "./encoding.ts";
 export * from "./envelope.ts";
 export * from "./envelope-schema.ts";

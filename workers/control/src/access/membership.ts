@@ -13,7 +13,8 @@ function roleAtLeast(role: Role, minimum: Role): boolean {
 }
 
 export function isRole(value: string): value is Role {
-  return value in RANK;
+  // Own keys only: `in` would also accept `__proto__`, `constructor` and `toString`.
+  return Object.hasOwn(RANK, value);
 }
 
 export function requireRole(membership: Membership, minimum: Role): void {

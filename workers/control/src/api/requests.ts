@@ -3,13 +3,26 @@ import {
   BINDING_CLASSES_BY_FAMILY,
   BindingClass,
   credentialKind,
+  displayTextRefusal,
   Family,
   IdentityId,
   LifecycleStatus,
 } from "@passport/domain";
 import { z } from "zod";
 
-const Text = (max: number) => z.string().trim().min(1).max(max);
+/**
+ * Tenant text: trimmed, and refused when it carries a character that changes how it is shown
+ * (controls, bidirectional overrides, invisible characters), wherever it is later shown.
+ */
+const Text = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .refine((value) => displayTextRefusal(value) === undefined, {
+      error: (issue) => displayTextRefusal(String(issue.input)),
+    });
 /**
  * Free text that is published in the record or kept in the history: refused when it looks like a
  * credential (spec 2.3 rule 4, 5.5), whichever field a secret is pasted into.
