@@ -189,6 +189,7 @@ export default defineConfig({
                 "TEST_MIGRATION_DB_ORIGINAL_INIT",
                 "TEST_MIGRATION_DB_CURRENT",
                 "TEST_MIGRATION_DB_DUPLICATES",
+                "TEST_MIGRATION_DB_CANONICAL",
               ],
               bindings: { TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
             },

@@ -21,5 +21,6 @@ declare namespace Cloudflare {
     TEST_MIGRATION_DB_ORIGINAL_INIT: D1Database;
     TEST_MIGRATION_DB_CURRENT: D1Database;
     TEST_MIGRATION_DB_DUPLICATES: D1Database;
+    TEST_MIGRATION_DB_CANONICAL: D1Database;
   }
 }

@@ -1,3 +1,4 @@
+export * from "./canonical-url.ts";
 export * from "./credentials.ts";
 export * from "./development.js";
 export * from "./display-text.ts";

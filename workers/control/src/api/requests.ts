@@ -2,6 +2,8 @@ import {
   Availability,
   BINDING_CLASSES_BY_FAMILY,
   BindingClass,
+  canonicalBindingValue,
+  canonicalUrl,
   credentialKind,
   displayTextRefusal,
   Family,
@@ -20,7 +22,8 @@ const Text = (max: number) =>
     .trim()
     .min(1)
     .max(max)
-    .refine((value) => displayTextRefusal(value) === undefined, {
+    // A pasted key's line breaks are reported as what it is: a credential (PublicText, noCredentials).
+    .refine((value) => displayTextRefusal(value) === undefined || credentialKind(value) !== undefined, {
       error: (issue) => displayTextRefusal(String(issue.input)),
     });
 /**
@@ -34,6 +37,7 @@ const PublicText = (max: number) =>
   });
 const Timestamp = z.iso.datetime({ offset: true });
 const HTTP_URL = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
+const WEB_URL = /^(?:https?|wss?):\/\//i;
 
 /** What a value of each binding class must look like (spec 2.2). */
 const BINDING_VALUE_RULES: Record<BindingClass, { pattern: RegExp; expected: string }> = {
@@ -83,9 +87,13 @@ export const BindingInput = z
     const rule = BINDING_VALUE_RULES[binding.class];
     if (!rule.pattern.test(binding.value)) {
       ctx.addIssue({ code: "custom", path: ["value"], message: `a ${binding.class} binding must be ${rule.expected}` });
+    } else if (WEB_URL.test(binding.value) && canonicalUrl(binding.value) === undefined) {
+      ctx.addIssue({ code: "custom", path: ["value"], message: "is not a valid URL (its host has an empty label)" });
     }
     noCredentials(binding, ctx);
-  });
+  })
+  // Stored, compared and indexed in one canonical form (docs/canonical-urls.md).
+  .transform((binding) => ({ ...binding, value: canonicalBindingValue(binding.value) }));
 export type BindingInput = z.infer<typeof BindingInput>;
 
 export const CreatePassportRequest = z
