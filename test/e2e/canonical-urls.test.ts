@@ -95,4 +95,32 @@ describe("canonical binding values", () => {
     });
     expect(await envelopeFor(respelt(manifest))).toMatchObject({ result: "conflicting_proof", identity_id: null });
   });
+
+  it("refuses a look-alike host, typed in Unicode or through its punycode name", async () => {
+    const caller = await Caller.create("editor");
+    for (const value of ["https://pаyments.demo.example/v1", "https://xn--pyments-2fg.demo.example/v1"]) {
+      const response = await caller.request("POST", "/v1/passports", {
+        family: "api",
+        bindings: [{ class: "endpoint", value }],
+      });
+      expect(response.status, value).toBe(400);
+      expect(await response.json()).toMatchObject({
+        errors: [{ path: "bindings.0.value", message: expect.stringContaining("pаyments mixes Latin and Cyrillic") }],
+      });
+    }
+  });
+
+  it("shows an internationalised host on the proof page in ASCII, as checked, beside its Unicode form", async () => {
+    const caller = await Caller.create("editor");
+    const label = `bücher-${crypto.randomUUID().slice(0, 8)}`;
+    const created = await caller.createPassport({
+      bindings: [{ class: "endpoint", value: `https://${label}.example/v1` }],
+    });
+    const ascii = new URL(`https://${label}.example/v1`).href;
+    expect(ascii).toMatch(/^https:\/\/xn--/);
+    expect(created.bindings[0].value).toBe(ascii);
+    const page = await (await env.TEST_RESOLVER.fetch(`${RESOLVER}/p/${created.identity_id}`)).text();
+    expect(page).toContain(`>${ascii}</a>`);
+    expect(page).toContain(`reads as ${label}.example`);
+  });
 });

@@ -1,10 +1,12 @@
 // The CLI never prints a tenant's control characters raw: a record served with ESC, CR or a
 // right-to-left override in its names, values or evidence cannot paint an "OK" over a FAIL report
 // (issue #25). The CLI's copy of the unsafe set agrees with the service's.
-import { DISPLAY_UNSAFE } from "@passport/domain";
+import * as domain from "@passport/domain";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { EXIT } from "../../packages/verifier/src/cli/args.ts";
 import { run } from "../../packages/verifier/src/cli/main.ts";
+import { unicodeHost } from "../../packages/verifier/src/cli/punycode.ts";
 import { escapeText, TERMINAL_UNSAFE } from "../../packages/verifier/src/cli/terminal.ts";
 import { asserted, CONTRACT_RESOLVER, contractRecord, NOW, RecordServer } from "./support.ts";
 
@@ -67,9 +69,34 @@ describe("the CLI and tenants' control characters", () => {
     expect(parsed.record.evidence[0].scope).toBe("org\u0085\u009b31m");
   });
 
+  it("resolve: an internationalised host is shown in ASCII, as checked, beside its Unicode form", async () => {
+    const server = await RecordServer.create();
+    const record = contractRecord();
+    record.bindings.push({
+      class: "documentation",
+      value: "https://xn--bcher-kva.example/docs",
+      bound_at: new Date(NOW).toISOString(),
+    });
+    await server.publish(record);
+    const result = await cli(server, ["resolve", record.identity_id]);
+    expect(result.stdout).toContain("documentation https://xn--bcher-kva.example/docs (host reads as bücher.example)");
+    expect(result.stdout).toContain("endpoint https://api.contract.example/v1  [");
+  });
+
   it("escapes exactly what the service refuses on write", () => {
-    expect(TERMINAL_UNSAFE.source).toBe(DISPLAY_UNSAFE.source);
+    expect(TERMINAL_UNSAFE.source).toBe(domain.DISPLAY_UNSAFE.source);
     expect(escapeText("a\u{E0041}b")).toBe("a\\u{E0041}b");
     expect(escapeText("Zahlungen 👩‍💻 مدفوعات")).toBe("Zahlungen 👩‍💻 مدفوعات");
+  });
+
+  it("reads internationalised hosts exactly as the service does", () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z0-9äöüéçñßа-яα-ω一-龥ぁ-ゖ-]{1,30}$/u), (label) => {
+        if (!URL.canParse(`https://${label}.example/`)) return;
+        const host = new URL(`https://${label}.example/`).hostname;
+        expect(unicodeHost(host)).toBe(domain.unicodeHost(host));
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -11,6 +11,7 @@ export * from "./json-schema.ts";
 export * from "./jws.ts";
 export * from "./labels.ts";
 export * from "./lifecycle.ts";
+export * from "./lookalike-host.ts";
 export * from "./problems.ts";
 export * from "./projection.ts";
 export * from "./record.ts";

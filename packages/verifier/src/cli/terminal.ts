@@ -1,3 +1,5 @@
+import { unicodeHost } from "./punycode.ts";
+
 // Everything the CLI prints about a passport (names, binding values, evidence sources, reasons) was
 // written by a tenant or served by a resolver. A character that changes how text is shown (an ESC
 // sequence or a carriage return that paints a green "OK" over a FAIL line, a right-to-left
@@ -39,4 +41,15 @@ export function terminalJson(value: unknown): string {
   return JSON.stringify(value, null, 2).replace(TERMINAL_UNSAFE, (c) =>
     c === "\n" ? c : Array.from({ length: c.length }, (_, i) => `\\u${hex(c.charCodeAt(i), 4).toLowerCase()}`).join(""),
   );
+}
+
+/**
+ * ` (reads as bücher.example)` when `value` is a URL whose host is an internationalised name, so
+ * the ASCII form the service stored and checked is shown beside the Unicode one; "" otherwise.
+ */
+export function readsAs(value: string): string {
+  if (!URL.canParse(value)) return "";
+  const { hostname } = new URL(value);
+  const unicode = unicodeHost(hostname);
+  return unicode && unicode !== hostname ? ` (host reads as ${escapeText(unicode)})` : "";
 }

@@ -9,6 +9,7 @@ import {
   Family,
   IdentityId,
   LifecycleStatus,
+  lookalikeRefusal,
 } from "@passport/domain";
 import { z } from "zod";
 
@@ -87,8 +88,18 @@ export const BindingInput = z
     const rule = BINDING_VALUE_RULES[binding.class];
     if (!rule.pattern.test(binding.value)) {
       ctx.addIssue({ code: "custom", path: ["value"], message: `a ${binding.class} binding must be ${rule.expected}` });
-    } else if (WEB_URL.test(binding.value) && canonicalUrl(binding.value) === undefined) {
-      ctx.addIssue({ code: "custom", path: ["value"], message: "is not a valid URL (its host has an empty label)" });
+    } else if (WEB_URL.test(binding.value)) {
+      const canonical = canonicalUrl(binding.value);
+      const lookalike = canonical ? lookalikeRefusal(new URL(canonical).hostname) : undefined;
+      if (!canonical) {
+        ctx.addIssue({ code: "custom", path: ["value"], message: "is not a valid URL (its host has an empty label)" });
+      } else if (lookalike) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["value"],
+          message: `its host could pass for another name: ${lookalike}; bind a name written in one script`,
+        });
+      }
     }
     noCredentials(binding, ctx);
   })
