@@ -5,6 +5,7 @@ export * from "./display-text.ts";
 export * from "./encoding.ts";
 export * from "./envelope.ts";
 export * from "./envelope-schema.ts";
+export * from "./envelope-version.ts";
 export * from "./history.ts";
 export * from "./identity-id.ts";
 export * from "./json-schema.ts";
