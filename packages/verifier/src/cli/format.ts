@@ -4,6 +4,7 @@ import type { AuditReport } from "../log-audit.ts";
 import type { CheckpointView, Proof, ProofSource, ReliedOn, VerifyOutcome } from "../outcome.ts";
 import type { PassportRecordView, RecordBinding } from "../record.ts";
 import type { ResolveResult } from "../verifier.ts";
+import { readsAs } from "./terminal.ts";
 
 function lines(value: unknown, prefix = ""): string[] {
   if (Array.isArray(value)) {
@@ -65,7 +66,9 @@ function extra(result: VerifyOutcome): string[] {
     case "ok_signature_skipped":
       return result.unchecked.length > 0 ? [`  Not checked: ${result.unchecked.join(", ")}`] : [];
     case "binding_unverified":
-      return result.unverified.map((u) => `  Unverified: ${u.class} ${u.value} (${u.state}): ${u.problem}`);
+      return result.unverified.map(
+        (u) => `  Unverified: ${u.class} ${u.value}${readsAs(u.value)} (${u.state}): ${u.problem}`,
+      );
     case "missing_evidence":
       return result.not_counted.map(
         (n) =>
@@ -134,9 +137,19 @@ export function formatVerify(result: VerifyOutcome): string {
     ...extra(result),
     ...relied(result.relied_on),
     ...proof(result.proof),
+    ...current(result),
     ...source(result.source),
     `  ${result.authorization_note}`,
   ].join("\n");
+}
+
+/** The current-proof line of a `higher` decision: which status token, and as of when. */
+function current(result: VerifyOutcome): string[] {
+  const status = result.proof?.status;
+  if (!status) return [];
+  const as = result.current_as_of ? `current as of ${result.current_as_of}` : "NOT current";
+  const states = `version ${status.record_version ?? "none published"}, ${status.lifecycle}, ${status.publication}`;
+  return [`  Status:       ${as} (${status.source} token, ${states}, expires ${status.expires_at})`];
 }
 
 function record(r: PassportRecordView): string[] {
@@ -159,11 +172,11 @@ function record(r: PassportRecordView): string[] {
     `  Organisation: ${org}`,
     `  State:        ${state}${s.as_of ? ` as of ${s.as_of}` : ""}`,
     `  Bindings:     ${r.bindings.length === 0 ? "(none)" : ""}`,
-    ...r.bindings.map((b) => `    ${b.class} ${b.value}  [${bindingState(b)}]`),
+    ...r.bindings.map((b) => `    ${b.class} ${b.value}${readsAs(b.value)}  [${bindingState(b)}]`),
     `  Evidence:     ${r.evidence.length === 0 ? "(none)" : ""}`,
     ...r.evidence.map(
       (e) =>
-        `    ${e.claim} (${e.basis ?? "basis not stated"}${e.basis === "asserted" ? `${e.trusted_source ? ", trusted source" : ""}${e.source ? ` by ${e.source}` : ""}` : ""})${e.observed_at ? ` observed ${e.observed_at}` : ""}${e.fresh_until ? `, fresh until ${e.fresh_until}` : ""}`,
+        `    ${e.claim} (${e.basis ?? "basis not stated"}${e.basis === "asserted" ? `${e.trusted_source && e.attested_by ? `, attested by ${e.attested_by.source} (key ${e.attested_by.key_id})` : ""}${e.source ? ` by ${e.source}` : ""}` : ""})${e.observed_at ? ` observed ${e.observed_at}` : ""}${e.fresh_until ? `, fresh until ${e.fresh_until}` : ""}`,
     ),
     `  Record:       version ${r.record_version ?? "?"}, published ${r.published_at ?? "?"}`,
   ];

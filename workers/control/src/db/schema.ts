@@ -105,7 +105,7 @@ export const passports = sqliteTable(
     listIndex("passports_org_environment_created", t, "environment"),
     listIndex("passports_org_lifecycle_created", t, "lifecycle"),
     listIndex("passports_org_family_created", t, "family"),
-    // An operator's rename finds the records naming it (migration 0015).
+    // An operator's rename finds the records naming it (migration 0017).
     index("passports_operator").on(t.operatorOrganisationId),
   ],
 );
@@ -187,8 +187,15 @@ export const evidence = sqliteTable(
     basis: text("basis", { enum: ["observed", "asserted"] })
       .notNull()
       .default("asserted"),
-    /** Asserted evidence whose source was on TRUSTED_EVIDENCE_SOURCES when it was written. */
+    /**
+     * Asserted evidence a trusted source attested (docs/evidence-attestation.md); items marked
+     * trusted by their typed source alone were re-marked untrusted by migration 0015.
+     */
     trustedSource: integer("trusted_source", { mode: "boolean" }).notNull().default(false),
+    /** The kid of the attester's key that verified `attestation`; set exactly when trusted. */
+    attestedKeyId: text("attested_key_id"),
+    /** The attestation as sent (a compact JWS, public), kept so it can be checked again later. */
+    attestation: text("attestation"),
     createdAt: createdAt(),
   },
   (t) => [index("evidence_passport").on(t.passportId)],
