@@ -63,7 +63,11 @@ describe("POST /v1/passports/batch", () => {
     });
     expect(results[6]?.problem?.existing_identity_id).toBe(results[2]?.passport?.identity_id);
     expect(results[1]?.passport).toMatchObject({ display_name: "Second", record_version: 3 });
-    expect(results[1]?.passport?.publication).toEqual({ status: "published", next_attempt_at: null });
+    expect(results[1]?.passport?.publication).toEqual({
+      status: "published",
+      next_attempt_at: null,
+      status_url: `${env.RESOLVER_BASE_URL}/api/p/${results[1]?.passport?.identity_id}/status`,
+    });
     // The first update's answer shows the version it committed, already superseded by the published one.
     expect(results[0]?.passport?.record_version).toBe(2);
 

@@ -84,11 +84,20 @@ export const PassportView = z.object({
   resolver_url: z.url(),
   publication: z
     .object({
-      status: z.enum(["published", "pending"]),
+      status: z
+        .enum(["published", "pending"])
+        .describe(
+          "published: this record version is signed and written to the resolver's store; pending: it is saved (committed) and its publication waits for a retry at next_attempt_at.",
+        ),
       next_attempt_at: Timestamp.nullable(),
+      status_url: z
+        .url()
+        .describe(
+          "The resolver's status route for this passport: a signed status token of the current state, read from the source of truth and never cached (docs/freshness.md, Status token).",
+        ),
     })
     .describe(
-      "Whether the resolver serves this record version yet: `pending` while its publication waits for a retry at next_attempt_at (docs/publication.md).",
+      "Saved, published, visible: every version in this answer is saved. `published` means signed and written; resolvers in every location serve it within 60 s plus the delay of a second cache purge (120 s at the latest should that purge be delayed; clients may keep an answer 15 s more), not at once (docs/freshness.md). status_url states the current state at once.",
     ),
 });
 export type PassportView = z.infer<typeof PassportView>;
@@ -120,6 +129,11 @@ export const HistoryPage = z.object({ items: z.array(HistoryEvent), next_after: 
 
 function resolverUrl(env: Env, identityId: string): string {
   return `${env.RESOLVER_BASE_URL}/api/p/${identityId}.json`;
+}
+
+/** The resolver's status route for one passport (docs/freshness.md, Status token). */
+function statusUrl(env: Env, identityId: string): string {
+  return `${env.RESOLVER_BASE_URL}/api/p/${identityId}/status`;
 }
 
 export function passportEtag(recordVersion: number): string {
@@ -179,8 +193,8 @@ export function passportView(
     updated_at: passport.updatedAt,
     resolver_url: resolverUrl(env, passport.id),
     publication: pending
-      ? { status: "pending", next_attempt_at: pending.nextAttemptAt }
-      : { status: "published", next_attempt_at: null },
+      ? { status: "pending", next_attempt_at: pending.nextAttemptAt, status_url: statusUrl(env, passport.id) }
+      : { status: "published", next_attempt_at: null, status_url: statusUrl(env, passport.id) },
   };
 }
 

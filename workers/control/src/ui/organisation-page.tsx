@@ -99,8 +99,9 @@ async function organisationPage(
       ) : null}
       {done === "saved" ? (
         <p class="notice" role="status">
-          Saved. Every passport record naming this organisation now carries the change; the resolver serves the first 20
-          at once and the rest at about 200 a minute.
+          Saved. Every passport record naming this organisation now carries the change; the first 20 are published now
+          and the rest at about 200 a minute, and resolvers in every location serve each within about a minute of its
+          publication (2 minutes at the latest).
         </p>
       ) : null}
       <dl class="facts">

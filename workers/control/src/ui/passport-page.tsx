@@ -135,12 +135,14 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
         <div class="notice" role="status">
           {done}{" "}
           {passport.publication.status === "published"
-            ? `Published as record version ${passport.record_version}; the resolver serves it now.`
+            ? `Saved and published as record version ${passport.record_version} (signed and written). Resolvers in every location serve it within about a minute, at the latest within 2 minutes; browsers may show the previous version 15 seconds longer.`
             : `Saved as record version ${passport.record_version}. Publication to the resolver is delayed and retried automatically${
                 passport.publication.next_attempt_at && Date.parse(passport.publication.next_attempt_at) > Date.now()
                   ? ` at ${formatTime(passport.publication.next_attempt_at)}`
                   : " within a minute"
-              }; until then the resolver serves the previous version.`}
+              }; until then the resolver serves the previous version.`}{" "}
+          <a href={passport.publication.status_url}>Check the current state now</a> (a signed status token from the
+          resolver).
         </div>
       ) : null}
       {failure && !failedFormShown ? <ProblemMessage problem={failure.problem} id={`${failure.form}-problem`} /> : null}
