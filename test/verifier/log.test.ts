@@ -3,6 +3,7 @@ import {
   type FetchLike,
   LogClient,
   MemoryCheckpointStore,
+  PROPAGATION_WINDOW_SECONDS,
   TileCache,
   type VerifyOutcome,
 } from "../../packages/verifier/src/index.ts";
@@ -191,21 +192,33 @@ describe("freshness by checkpoint: remembered checkpoint", () => {
   /** A verifier remembering checkpoints, whose resolver the test swaps. */
   function remembering(start: LogResolver) {
     let current = start;
+    let clock = NOW;
     const store = new MemoryCheckpointStore();
-    const verifier = start.verifier({ store }, { fetch: (input, init) => current.fetch(input, init) });
-    return { verifier, store, use: (log: LogResolver) => (current = log) };
+    const verifier = start.verifier(
+      { store },
+      { fetch: (input, init) => current.fetch(input, init), now: () => clock },
+    );
+    return { verifier, store, use: (log: LogResolver) => (current = log), setClock: (ms: number) => (clock = ms) };
   }
 
-  it("accepts an extension, and refuses a rolled-back log", async () => {
+  it("accepts an extension, and refuses a rolled-back log once a lagging cache cannot explain it", async () => {
     const { log, a } = await world();
     log.serveCheckpoint({ size: 550 });
-    const { verifier, store } = remembering(log);
+    const { verifier, store, setClock } = remembering(log);
     expect(logOf(await verifier.verify(a))?.remembered).toBe("first");
     log.serveCheckpoint({});
     expect(logOf(await verifier.verify(a))?.remembered).toBe("extended");
     expect(logOf(await verifier.verify(a))?.remembered).toBe("unchanged");
     expect(await store.load(LOG_ORIGIN)).toMatchObject({ size: 600 });
     log.serveCheckpoint({ size: 590 });
+    // Within the propagation window after the remembered checkpoint was signed, another location's
+    // copy may still be the older one: not yet, rather than a rollback (docs/freshness.md).
+    expect(await verifier.verify(a)).toMatchObject({
+      outcome: "stale",
+      next_step: "re-resolve",
+      stale: [{ what: "propagation", lagging: "log" }],
+    });
+    setClock(NOW + (PROPAGATION_WINDOW_SECONDS + 1) * 1000);
     expect(await verifier.verify(a)).toMatchObject({
       outcome: "rolled_back",
       remembered_size: 600,
