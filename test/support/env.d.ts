@@ -21,5 +21,8 @@ declare namespace Cloudflare {
     TEST_MIGRATION_DB_ORIGINAL_INIT: D1Database;
     TEST_MIGRATION_DB_CURRENT: D1Database;
     TEST_MIGRATION_DB_DUPLICATES: D1Database;
+    /** Runs of the propagation property and the seed of its recorded history; empty for the defaults. */
+    TEST_PROPAGATION_RUNS: string;
+    TEST_PROPAGATION_SEED: string;
   }
 }
