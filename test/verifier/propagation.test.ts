@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { type SnapshotMetadata, snapshotKey } from "@passport/domain";
 import fc from "fast-check";
-import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import {
   type Consequence,
   MemoryCheckpointStore,
@@ -23,7 +23,7 @@ import { RESOLVER, World } from "./propagation/world.ts";
 
 const RUNS = Number(env.TEST_PROPAGATION_RUNS) || 1000;
 const SEED = Number(env.TEST_PROPAGATION_SEED) || Math.floor(Math.random() * 2 ** 31);
-const OPERATIONS = 24;
+const OPERATIONS = 18;
 const LOCATIONS = 4;
 const READERS = 3;
 
@@ -44,7 +44,9 @@ const WHILE_PROPAGATING = new Set<string>([
   "state_not_operative",
   "not_found",
   "network_failure",
-  "stale/propagation",
+  "stale/propagation(record)",
+  "stale/propagation(history)",
+  "stale/propagation(log)",
   "stale/recheck_required",
   "newest_unverified",
   "not_in_log/beyond_checkpoint",
@@ -53,7 +55,10 @@ const WHILE_PROPAGATING = new Set<string>([
 /** The outcome, with the kind that decides whether it is allowed. */
 function outcomeName(result: VerifyOutcome): string {
   if (result.outcome === "not_in_log") return `not_in_log/${result.kind}`;
-  if (result.outcome === "stale") return `stale/${[...new Set(result.stale.map((item) => item.what))].join("+")}`;
+  if (result.outcome === "stale") {
+    const items = result.stale.map((item) => (item.lagging ? `${item.what}(${item.lagging})` : item.what));
+    return `stale/${[...new Set(items)].join("+")}`;
+  }
   return result.outcome;
 }
 
@@ -75,8 +80,8 @@ interface Scenario {
   purgesRefused: 0 | 0.3 | 1;
   outages: { location: number; offset: number; length: number }[];
   reads: Read[];
-  /** Where the settled world is checked. */
-  settledLocation: number;
+  /** Where, which passport and by whom the settled world is checked. */
+  settled: { location: number; passport: number; reader: number };
 }
 
 function delays(profile: Profile, seed: number): VisibilityDelay {
@@ -125,8 +130,12 @@ function scenario(span: number, passports: number): fc.Arbitrary<Scenario> {
       }),
       { maxLength: 2 },
     ),
-    reads: fc.array(read, { minLength: 1, maxLength: 8 }),
-    settledLocation: fc.integer({ min: 0, max: LOCATIONS - 1 }),
+    reads: fc.array(read, { minLength: 1, maxLength: 6 }),
+    settled: fc.record({
+      location: fc.integer({ min: 0, max: LOCATIONS - 1 }),
+      passport: fc.integer({ min: 0, max: passports - 1 }),
+      reader: fc.integer({ min: 0, max: READERS - 1 }),
+    }),
   });
 }
 
@@ -151,7 +160,16 @@ describe("propagation across locations (docs/propagation-model.md)", () => {
   let start: number;
   let end: number;
 
+  // The modelled outages make the control plane and the resolver log every failed KV call.
+  const consoleError = console.error;
+  afterAll(() => {
+    console.error = consoleError;
+  });
+
   beforeAll(async () => {
+    console.error = (...args: unknown[]) => {
+      if (!String(args[0]).includes("modelled outage")) consoleError(...args);
+    };
     trace = await recordTrace(SEED, OPERATIONS);
     published = snapshotTimes(trace.writes);
     digests = new Map(
@@ -184,6 +202,10 @@ describe("propagation across locations (docs/propagation-model.md)", () => {
     if (state?.lifecycle !== "active") return "state_not_operative";
     return state.recheck_required ? "stale/recheck_required" : "ok";
   };
+
+  it.todo(
+    "a higher decision with a status token accepts no superseded version, and refuses a revocation once the control plane answered (status tokens: trace.answers holds the authoritative state)",
+  );
 
   it(`holds the invariants over ${RUNS} runs`, { timeout: 600_000 }, async () => {
     const jwks = JSON.parse(env.TEST_SIGNING_JWKS);
@@ -260,17 +282,15 @@ describe("propagation across locations (docs/propagation-model.md)", () => {
           }
         }
 
-        // 4. Once everything has propagated, every check passes everywhere, on the newest version.
-        const settled = end + SETTLED;
-        location = s.settledLocation;
-        for (const [index, id] of trace.passports.entries()) {
-          const newest = Math.max(...(published.get(id)?.keys() ?? []));
-          const reader = index % READERS;
-          const { result, version } = await check(reader, settled + index, id, "higher", true);
-          const what = `settled: reader ${reader} at location ${location}, ${id}`;
-          expect(outcomeName(result), describeRead(what, result)).toBe(settledOutcome(id));
-          expect(version, describeRead(what, result)).toBe(newest);
-        }
+        // 4. Once everything has propagated, every check passes, on the newest version (one
+        // passport, location and reader per run; the runs cover the combinations).
+        location = s.settled.location;
+        const id = trace.passports[s.settled.passport] as string;
+        const newest = Math.max(...(published.get(id)?.keys() ?? []));
+        const { result, version } = await check(s.settled.reader, end + SETTLED, id, "higher", true);
+        const what = `settled: reader ${s.settled.reader} at location ${location}, ${id}`;
+        expect(outcomeName(result), describeRead(what, result)).toBe(settledOutcome(id));
+        expect(version, describeRead(what, result)).toBe(newest);
       }),
       { numRuns: RUNS, endOnFailure: true },
     );
@@ -289,6 +309,7 @@ describe("propagation across locations (docs/propagation-model.md)", () => {
       ].join("\n"),
     );
     // The model must actually make locations disagree, or the invariants were never tested.
-    expect(seen.get("stale/propagation") ?? 0, "no read saw publication in progress").toBeGreaterThan(0);
+    const lagging = [...seen].filter(([name]) => name.startsWith("stale/propagation")).reduce((n, [, c]) => n + c, 0);
+    expect(lagging, "no read saw publication in progress").toBeGreaterThan(0);
   });
 });

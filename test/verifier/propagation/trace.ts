@@ -90,11 +90,13 @@ export async function recordTrace(seed: number, operations: number): Promise<Tra
       trace.passports.push(body.identity_id);
       answered(body as never);
     };
+    trace.operations.push("create", "create");
+    await create();
     await create();
     for (let step = 0; step < operations; step++) {
       const roll = random();
       const live = trace.passports.filter((id) => state.get(id) !== "revoked");
-      if (roll < 0.12 && trace.passports.length < 4) {
+      if (roll < 0.1 && trace.passports.length < 4) {
         trace.operations.push("create");
         await create();
       } else if (roll < 0.4 && live.length > 0) {
@@ -106,7 +108,7 @@ export async function recordTrace(seed: number, operations: number): Promise<Tra
         const lifecycle = state.get(id) === "active" ? "suspended" : "active";
         trace.operations.push(`${lifecycle} ${id}`);
         answered((await owner.json("PATCH", `/v1/passports/${id}/state`, { lifecycle })) as never);
-      } else if (roll < 0.63 && live.length > 0) {
+      } else if (roll < 0.6 && live.length > 1) {
         const id = pick(live);
         trace.operations.push(`revoke ${id}`);
         answered((await owner.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "revoked" })) as never);
