@@ -207,11 +207,13 @@ export default defineConfig({
         test: { name: "tooling", include: ["test/tooling/**/*.test.ts"], environment: "node" },
       },
       {
-        // The verifier CLI against `npm start`'s local service, run by Node (not workerd).
+        // The verifier CLI and the packed verifier (in Node, Bun and Deno) against `npm start`'s local
+        // service, run by Node (not workerd).
         test: {
           name: "verifier-cli",
           include: ["test/verifier/integration/**/*.test.ts"],
           environment: "node",
+          globalSetup: ["test/service-setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
@@ -223,7 +225,7 @@ export default defineConfig({
           name: "browser",
           include: ["test/browser/**/*.test.ts"],
           environment: "node",
-          globalSetup: ["test/browser/global-setup.ts"],
+          globalSetup: ["test/service-setup.ts"],
           fileParallelism: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,

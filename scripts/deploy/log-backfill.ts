@@ -1,6 +1,6 @@
 // The loop behind `npm run log-backfill` (docs/transparency-log.md, "Backfill"). The control plane's
 // scheduled handler appends every publication without a log entry, oldest first (backfillLog in
-// workers/control/src/log/append.ts); this command waits until none is left, then republishes every
+// workers/control/src/publication/log/append.ts); this command waits until none is left, then republishes every
 // passport (the republish loop, resumable by its cursor) so each snapshot's metadata carries its
 // log index. Running it again appends nothing: a logged publication keeps its index.
 import { UNLOGGED_PUBLICATIONS } from "../../workers/control/src/db/republish.ts";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { manifestIndexPrefix } from "@passport/domain";
 import { describe, expect, it } from "vitest";
-import { recheckDueBindings } from "../../workers/control/src/bindings/recheck.ts";
+import { recheckDueBindings } from "../../workers/control/src/binding-checks/recheck.ts";
 import { refusal } from "../../workers/control/src/outbound/fetch.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { json, serve, txt, uniqueHost } from "../support/hosts.ts";

@@ -1,7 +1,6 @@
 import { env } from "cloudflare:workers";
 import { mintIdentityId } from "@passport/domain";
 import { beforeEach, describe, expect, it } from "vitest";
-import { becomeFirstOwner, hasMembers } from "../../workers/control/src/db/acquisitions.ts";
 import { type Database, database } from "../../workers/control/src/db/client.ts";
 import {
   createOrganisationStatements,
@@ -36,6 +35,7 @@ import {
   type NewPassport,
   passportsWithBinding,
 } from "../../workers/control/src/db/passports.ts";
+import { becomeFirstOwner, hasMembers } from "../../workers/control/src/marketplace/queries/acquisitions.ts";
 
 // Each db/ function run directly against the local D1 with the real migrations. Every test works
 // in organisations of its own, so other test files writing to the same database cannot disturb it.

@@ -23,15 +23,15 @@ import { logBackfill } from "../../scripts/deploy/log-backfill.ts";
 import { type RepublishContext, republishAll } from "../../scripts/deploy/republish.ts";
 import { logKeyPair } from "../../scripts/dev-keys.mjs";
 import { database } from "../../workers/control/src/db/client.ts";
-import { backfillLog, maintainLog, transparencyLog } from "../../workers/control/src/log/append.ts";
-import type { LogEnv } from "../../workers/control/src/log/transparency-log.ts";
+import { backfillLog, maintainLog, transparencyLog } from "../../workers/control/src/publication/log/append.ts";
+import type { LogEnv } from "../../workers/control/src/publication/log/transparency-log.ts";
 import {
   appendLeaf,
   changedTiles,
   consistencyPath,
   rootOfEdge,
   leafHash as writerLeafHash,
-} from "../../workers/control/src/log/tree.ts";
+} from "../../workers/control/src/publication/log/tree.ts";
 import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
 import { Caller, uniqueEndpoint } from "../support/api.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";

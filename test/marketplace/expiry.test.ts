@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { database } from "../../workers/control/src/db/client.ts";
 import worker from "../../workers/control/src/index.ts";
-import { deleteExpiredAcquisitions } from "../../workers/control/src/marketplace/expiry.ts";
+import { deleteExpiredAcquisitions } from "../../workers/control/src/marketplace/queries/expiry.ts";
 import { developmentToken } from "../support/tokens.ts";
 import { claim, deliver, freshAccountId, handoff, holdingsOf, subscribe } from "./support.ts";
 

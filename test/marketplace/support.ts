@@ -1,12 +1,12 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
-import { recordAcquisition } from "../../workers/control/src/db/acquisitions.ts";
 import { database } from "../../workers/control/src/db/client.ts";
 import worker from "../../workers/control/src/index.ts";
 import { ACQUISITION_QUEUE, DEAD_LETTER_QUEUE } from "../../workers/control/src/marketplace/consumer.ts";
 import { keyedHash, randomReference, sealToken } from "../../workers/control/src/marketplace/crypto.ts";
 import type { AcquisitionMessage } from "../../workers/control/src/marketplace/messages.ts";
+import { recordAcquisition } from "../../workers/control/src/marketplace/queries/acquisitions.ts";
 
 export interface Registration {
   registration_token: string;

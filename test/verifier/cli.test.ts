@@ -1,8 +1,8 @@
 import { deriveEnvelope, mintIdentityId, type PassportRecord, parseEnvelopeTarget } from "@passport/domain";
 import { describe, expect, it } from "vitest";
-import { EXIT } from "../../packages/verifier/src/cli/args.ts";
+import { EXIT, USAGE } from "../../packages/verifier/src/cli/args.ts";
 import { run } from "../../packages/verifier/src/cli/main.ts";
-import type { FetchLike } from "../../packages/verifier/src/index.ts";
+import { type FetchLike, OUTCOME_KINDS } from "../../packages/verifier/src/index.ts";
 import { Owner, pinnedKeys, RESOLVER, resolverFetch } from "./support.ts";
 
 /** Runs the CLI; `resolve` and `verify` get the pinned key set as `--jwks keys.json` unless told otherwise. */
@@ -147,5 +147,15 @@ describe("passport CLI against the real resolver", () => {
     const result = await passport(args);
     expect(result.code).toBe(code);
     expect(code === EXIT.ok ? result.stdout : result.stderr).toContain(message);
+  });
+});
+
+describe("passport help", () => {
+  it("names under exit 4 every outcome that disproves the proof, and no other", () => {
+    const exitCodes = USAGE.slice(USAGE.indexOf("Exit codes:"));
+    const proofFailed = exitCodes.slice(exitCodes.indexOf("4 proof failed"), exitCodes.indexOf("while"));
+    for (const [outcome, kind] of Object.entries(OUTCOME_KINDS)) {
+      expect(new RegExp(`\\b${outcome}\\b`).test(proofFailed), outcome).toBe(kind === "disproved");
+    }
   });
 });

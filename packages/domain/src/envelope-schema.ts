@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ENVELOPE_TYPE } from "./envelope.ts";
+import { ENVELOPE_TYPE } from "./envelope-version.ts";
 
 const RECOMMENDED_PATHS = [
   "view_resolver_proof",

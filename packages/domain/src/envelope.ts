@@ -1,9 +1,7 @@
 import type { AgentActionEnvelope } from "./envelope-schema.ts";
+import { ENVELOPE_TYPE, ENVELOPE_VERSION } from "./envelope-version.ts";
 import { isIdentityId } from "./identity-id.ts";
 import type { PassportRecord } from "./record.ts";
-
-export const ENVELOPE_TYPE = "svc.agent_action_envelope";
-export const ENVELOPE_VERSION = "2026-10";
 
 const AUTHORITY_BOUNDARY =
   "This envelope is read-only routing information derived from the published passport record. It grants no authority, approval or permission, does not change verification or binding state, and does not establish safety. The verifier's local policy decides; re-check the resolver record before relying on it.";

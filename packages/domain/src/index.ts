@@ -3,6 +3,7 @@ export * from "./development.js";
 export * from "./encoding.ts";
 export * from "./envelope.ts";
 export * from "./envelope-schema.ts";
+export * from "./envelope-version.ts";
 export * from "./history.ts";
 export * from "./identity-id.ts";
 export * from "./json-schema.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { ENVELOPE_VERSION } from "./envelope.ts";
 import { AgentActionEnvelope } from "./envelope-schema.ts";
+import { ENVELOPE_VERSION } from "./envelope-version.ts";
 import { IdentityId, PassportRecord, RECORD_FORMAT_VERSION } from "./record.ts";
 
 /** Stable identifier of the published record schema; it names the format version, not a host. */

@@ -183,11 +183,14 @@ function redactForReport(value: string): string {
 
 /**
  * Reads a body, at most `maxBytes` of it: a declared `Content-Length` over the cap is refused
- * unread, and the stream is cancelled once it passes the cap.
+ * unread, and the stream is cancelled once it passes the cap, so a host can never make the reader
+ * hold more than `maxBytes` plus one chunk. `signal`, when given, stops the wait for the next chunk
+ * (a slow host): the read rejects with its reason.
  */
 export async function readCappedBytes(
   response: Response,
   maxBytes: number,
+  signal?: AbortSignal,
 ): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; problem: string }> {
   const tooLong = { ok: false as const, problem: `the answer is larger than ${maxBytes} bytes` };
   const declared = Number(response.headers.get("content-length"));
@@ -197,10 +200,16 @@ export async function readCappedBytes(
   }
   if (!response.body) return { ok: true, bytes: new Uint8Array(0) };
   const reader = response.body.getReader();
+  const aborted = new Promise<never>((_, reject) => {
+    if (!signal) return;
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+  aborted.catch(() => undefined);
   const chunks: Uint8Array[] = [];
   let length = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await Promise.race([reader.read(), aborted]);
     if (done) break;
     length += value.byteLength;
     if (length > maxBytes) {

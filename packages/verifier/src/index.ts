@@ -11,7 +11,7 @@ export {
   type Expectation,
 } from "./expectation.ts";
 export { fetchHistory, type HistoryAnswer } from "./history.ts";
-export { cacheDirectives, type FetchLike } from "./http.ts";
+export { cacheDirectives, type FetchLike, readCappedBytes } from "./http.ts";
 export { describeIdentityIdDefect, type IdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 export { base64urlDecode, base64urlEncode, canonicalDigest, type SignatureCheck, verifyDetachedJws } from "./jws.ts";
 export { type JwkSet, KeyRing, type PublicJwk } from "./keys.ts";

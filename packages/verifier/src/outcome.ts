@@ -1,36 +1,48 @@
 import type { IdentityIdDefect } from "./identity-id.ts";
 import type { PassportRecordView, RecordBinding, RecordOrganisation, RecordState } from "./record.ts";
 
-/** Every outcome class; each keeps one failure class of spec 7 distinct from the others. */
-export const OUTCOME_CLASSES = [
-  "ok",
-  "ok_signature_skipped",
-  "not_found",
-  "malformed_id",
-  "family_mismatch",
-  "organisation_mismatch",
-  "environment_or_version_mismatch",
-  "binding_mismatch",
-  "binding_unverified",
-  "missing_evidence",
-  "stale",
-  "state_not_operative",
-  "network_failure",
-  "signature_invalid",
-  "unknown_key",
-  "history_broken",
-  "checkpoint_invalid",
-  "witness_quorum_unmet",
-  "rolled_back",
-  "split_view",
-  "inconsistent",
-  "log_tampered",
-  "checkpoint_stale",
-  "not_in_log",
-  "not_newest",
-  "newest_unverified",
-] as const;
-export type OutcomeClass = (typeof OUTCOME_CLASSES)[number];
+/**
+ * What an outcome says of the identity and its proof (the CLI's exit code follows it): `passed`;
+ * `unsigned`, every check held but the signature was not checked; `failed`, a check failed or
+ * freshness could not be established now; `unreachable`, the proof could not be fetched (no
+ * evidence against the identity); `disproved`, the record's signature, history or place in the
+ * transparency log does not hold.
+ */
+export type OutcomeKind = "passed" | "unsigned" | "failed" | "unreachable" | "disproved";
+
+/** Every outcome class and its kind; each class keeps one failure class of spec 7 distinct from the others. */
+export const OUTCOME_KINDS = {
+  ok: "passed",
+  ok_signature_skipped: "unsigned",
+  not_found: "failed",
+  malformed_id: "failed",
+  family_mismatch: "failed",
+  organisation_mismatch: "failed",
+  environment_or_version_mismatch: "failed",
+  binding_mismatch: "failed",
+  binding_unverified: "failed",
+  missing_evidence: "failed",
+  stale: "failed",
+  state_not_operative: "failed",
+  network_failure: "unreachable",
+  signature_invalid: "disproved",
+  unknown_key: "disproved",
+  history_broken: "disproved",
+  checkpoint_invalid: "disproved",
+  witness_quorum_unmet: "disproved",
+  rolled_back: "disproved",
+  split_view: "disproved",
+  inconsistent: "disproved",
+  log_tampered: "disproved",
+  // Like `stale`, the log could not establish freshness now: no evidence against the record.
+  checkpoint_stale: "failed",
+  not_in_log: "disproved",
+  not_newest: "disproved",
+  newest_unverified: "failed",
+} as const satisfies Record<string, OutcomeKind>;
+export type OutcomeClass = keyof typeof OUTCOME_KINDS;
+/** Every outcome class. */
+export const OUTCOME_CLASSES = Object.keys(OUTCOME_KINDS) as readonly OutcomeClass[];
 
 /**
  * What to do next (spec 4.6, spec 7 fail-safe principle). `proceed` means only that the identity

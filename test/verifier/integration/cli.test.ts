@@ -1,29 +1,20 @@
 // The issue's second "Done when": the local service started exactly as `npm start` starts it,
 // then the `passport` CLI, run by Node as a user runs it, against its demo data.
-import { type ChildProcess, execFile } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { mintIdentityId } from "../../../packages/domain/src/identity-id.ts";
 import { formatVerifierKey } from "../../../packages/verifier/src/log/note.ts";
 
-import { freePort, root, type ServiceInfo, startService, stopService } from "../../local-service.ts";
+import { freePort, root } from "../../local-service.ts";
 
 const bin = join(root, "packages", "verifier", "src", "cli", "bin.ts");
 const run = promisify(execFile);
 
-let service: ServiceInfo;
-let child: ChildProcess | undefined;
-
-beforeAll(async () => {
-  ({ info: service, child } = await startService());
-});
-
-afterAll(async () => {
-  if (child) await stopService(child);
-});
+const service = inject("service");
 
 /** The key set a consumer pins; here read from the local resolver (plain http is allowed to loopback only). */
 const keys = () => `${service.resolver}/.well-known/jwks.json`;

@@ -2,14 +2,14 @@ import { problem, problemResponse } from "@passport/domain";
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { authenticate } from "./access/authenticate.ts";
-import { isRole } from "./access/membership.ts";
+import { isRole } from "./access/roles.ts";
 import { problemFromHttpException } from "./api/problem.ts";
-import { limitChecks, limitClaims, limitEvents, limitFulfill, limitSignIn, limitWrites } from "./api/rate-limit.ts";
+import { limitSignIn, limitWrites } from "./api/rate-limit.ts";
+import { bindingChecksApi } from "./binding-checks/index.ts";
 import type { AppEnv } from "./context.ts";
 import { database } from "./db/client.ts";
 import { ensureDevelopmentMembership } from "./db/organisations.ts";
-import { marketplace } from "./marketplace/routes.ts";
-import { acquisitionsApi } from "./routes/acquisitions.ts";
+import { marketplace, marketplaceApi } from "./marketplace/index.ts";
 import { me } from "./routes/me.ts";
 import { organisations } from "./routes/organisations.ts";
 import { passports } from "./routes/passports.ts";
@@ -21,8 +21,6 @@ export const app = new Hono<AppEnv>();
 app.get("/health", (c) => c.json({ status: "ok" }));
 // Rate limits (docs/limits.md), registered before the routes they guard.
 app.use("/dashboard/sign-in", limitSignIn);
-app.use("/marketplace/fulfill", limitFulfill);
-app.use("/marketplace/events", limitEvents);
 app.route("/", reference);
 // The Dashboard's web pages; they call this same app's /v1 API in-process (docs/dashboard.md).
 app.route(
@@ -44,13 +42,12 @@ app.use("/v1/*", async (c, next) => {
   await next();
 });
 app.use("/v1/*", limitWrites);
-app.use("/v1/acquisitions/:id/claim", limitClaims);
-app.use("/v1/passports/:id/bindings/:bindingId/verify", limitChecks);
 
 app.route("/v1/me", me);
 app.route("/v1/passports", passports);
+app.route("/v1/passports", bindingChecksApi);
 app.route("/v1/organisations", organisations);
-app.route("/v1/acquisitions", acquisitionsApi);
+app.route("/v1", marketplaceApi);
 
 app.notFound((c) =>
   problemResponse(problem("route-not-found", { detail: `Nothing is served at ${new URL(c.req.url).pathname}.` })),

@@ -1,13 +1,10 @@
 import { app } from "./app.ts";
-import { recheckDueBindings } from "./bindings/recheck.ts";
+import { recheckDueBindings } from "./binding-checks/index.ts";
 import { database } from "./db/client.ts";
-import { maintainLog } from "./log/append.ts";
-import { consumeAcquisitions } from "./marketplace/consumer.ts";
-import { deleteExpiredAcquisitions } from "./marketplace/expiry.ts";
-import { drainOutbox } from "./publication/publish.ts";
+import { consumeAcquisitions, deleteExpiredAcquisitions } from "./marketplace/index.ts";
+import { drainOutbox, maintainLog } from "./publication/index.ts";
 
-export { TransparencyLog } from "./log/transparency-log.ts";
-export { PublicationSequencer } from "./publication/sequencer.ts";
+export { PublicationSequencer, TransparencyLog } from "./publication/index.ts";
 
 export default {
   fetch: app.fetch,

@@ -2,14 +2,14 @@
 // with `PUT /witness/{host}` (the admin host). It checks the log's signature, that `old` is the
 // size it last cosigned (409 with its size otherwise) and the consistency proof from there, then
 // answers its own Ed25519 note signature line over the checkpoint. State lives in memory.
-import { verifyConsistency } from "../../../packages/verifier/src/log/merkle.ts";
 import {
   formatVerifierKey,
   parseCheckpoint,
   parseVerifierKey,
   signatureLine,
+  verifyConsistency,
   verifyNote,
-} from "../../../packages/verifier/src/log/note.ts";
+} from "@passport/verifier/log";
 
 /** What `PUT /witness/{host}` takes: the witness's name and private Ed25519 JWK, and the log it witnesses. */
 export interface WitnessFixture {

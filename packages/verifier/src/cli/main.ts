@@ -5,7 +5,7 @@ import { LogClient } from "../log/client.ts";
 import { type AuditReport, auditLog } from "../log-audit.ts";
 import type { LogOptions } from "../log-check.ts";
 import type { CheckpointStore, StoredCheckpoint } from "../log-checkpoint.ts";
-import type { OutcomeClass } from "../outcome.ts";
+import { OUTCOME_KINDS, type OutcomeClass, type OutcomeKind } from "../outcome.ts";
 import { Verifier } from "../verifier.ts";
 import { EXIT, type LogFlags, parseCommand, USAGE, UsageError } from "./args.ts";
 import { formatAudit, formatEnvelope, formatResolve, formatVerify } from "./format.ts";
@@ -23,18 +23,13 @@ export interface Io {
   now?: () => number;
 }
 
-/** Outcomes that say the log could not establish freshness now, as `stale` does: exit 1, not 4. */
-const LOG_NOT_ESTABLISHED: readonly string[] = ["checkpoint_stale", "newest_unverified"];
-const LOG_PROOF_FAILED: readonly string[] = [
-  "checkpoint_invalid",
-  "witness_quorum_unmet",
-  "rolled_back",
-  "split_view",
-  "inconsistent",
-  "log_tampered",
-  "not_in_log",
-  "not_newest",
-];
+const EXIT_FOR: Readonly<Record<OutcomeKind, number>> = {
+  passed: EXIT.ok,
+  unsigned: EXIT.unsigned,
+  failed: EXIT.failed,
+  unreachable: EXIT.network,
+  disproved: EXIT.proof,
+};
 
 /**
  * A record published after the newest checkpoint cannot be proved in the log yet, which is no
@@ -46,13 +41,9 @@ function exitForResult(result: { outcome: OutcomeClass | "resolved" }): number {
 }
 
 function exitFor(outcome: OutcomeClass | "resolved" | "envelope" | "envelope_unavailable"): number {
-  if (outcome === "ok" || outcome === "resolved" || outcome === "envelope") return EXIT.ok;
-  if (outcome === "network_failure" || outcome === "envelope_unavailable") return EXIT.network;
-  if (outcome === "signature_invalid" || outcome === "unknown_key" || outcome === "history_broken") return EXIT.proof;
-  if (LOG_PROOF_FAILED.includes(outcome)) return EXIT.proof;
-  if (LOG_NOT_ESTABLISHED.includes(outcome)) return EXIT.failed;
-  if (outcome === "ok_signature_skipped") return EXIT.unsigned;
-  return EXIT.failed;
+  if (outcome === "resolved" || outcome === "envelope") return EXIT.ok;
+  if (outcome === "envelope_unavailable") return EXIT.network;
+  return EXIT_FOR[OUTCOME_KINDS[outcome]];
 }
 
 /** `--jwks`: a URL is handed to the verifier as is (it must be https, or http to loopback); anything else is a JWK Set file. */

@@ -9,16 +9,13 @@ import {
   jwtVerify,
 } from "jose";
 import { HttpProblem } from "../api/problem.ts";
+import type { Principal } from "../context.ts";
 import { type VerifiedToken, VerifiedTokens } from "./verified-tokens.ts";
 
 const ALGORITHMS = ["RS256", "ES256", "EdDSA"];
 const CLOCK_TOLERANCE_SECONDS = 30;
 
-export interface Principal {
-  subject: string;
-  /** Membership a development token asks for; ignored outside development. */
-  developmentMembership?: { organisationId: string; role: string };
-}
+export type { Principal };
 
 type AuthEnv = Pick<Env, "ENVIRONMENT" | "AUTH_ISSUER" | "AUTH_AUDIENCE" | "AUTH_JWKS_URL"> & {
   DEV_AUTH_PUBLIC_JWK?: string;

@@ -1,20 +1,8 @@
-import type { Context } from "hono";
 import { HttpProblem } from "../api/problem.ts";
-import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/client.ts";
 import { type Membership, membershipIn, membershipsOf, type Role } from "../db/organisations.ts";
 import { type PassportRow, passportWithMembership } from "../db/passports.ts";
-
-/** Roles from least to most powerful; each may do everything the ones before it may. See docs/roles.md. */
-const RANK: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
-
-function roleAtLeast(role: Role, minimum: Role): boolean {
-  return RANK[role] >= RANK[minimum];
-}
-
-export function isRole(value: string): value is Role {
-  return value in RANK;
-}
+import { roleAtLeast } from "./roles.ts";
 
 export function requireRole(membership: Membership, minimum: Role): void {
   if (!roleAtLeast(membership.role, minimum)) {
@@ -57,10 +45,11 @@ export async function requireMembership(
  * caller's organisations is reported exactly like one that does not exist.
  */
 export async function visiblePassport(
-  c: Context<AppEnv>,
+  db: Database,
+  subject: string,
   id: string,
 ): Promise<{ passport: PassportRow; membership: Membership }> {
-  const found = await passportWithMembership(c.get("db"), c.get("principal").subject, id);
+  const found = await passportWithMembership(db, subject, id);
   if (!found)
     throw new HttpProblem("identity-not-found", { detail: "No passport with this id in your organisations." });
   return found;

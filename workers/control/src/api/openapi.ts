@@ -52,44 +52,6 @@ export const Organisation = z.object({
   ),
 });
 
-/** An organisation's marketplace subscriptions with their events, and its acquisitions with their stages. */
-export const SubscriptionHistory = z.object({
-  subscriptions: z.array(
-    z.object({
-      product_code: z.string().nullable(),
-      license_arn: z.string().nullable(),
-      aws_account_id: z.string().nullable(),
-      agreement_id: z.string().nullable(),
-      status: z.string(),
-      status_at: z.string(),
-      last_event: z.string().nullable(),
-      since: z.string(),
-      events: z
-        .array(z.object({ kind: z.string(), occurred_at: z.string(), received_at: z.string(), outcome: z.string() }))
-        .describe("Subscription events from the marketplace, newest first (up to 200 per organisation)."),
-    }),
-  ),
-  acquisitions: z
-    .array(
-      z.object({
-        acquisition_id: z.string(),
-        status: z.enum(["received", "processing", "completed", "failed"]),
-        product_code: z.string().nullable(),
-        created_at: z.string(),
-        stages: z.array(
-          z.object({
-            stage: z.string(),
-            label: z.string(),
-            status: z.enum(["running", "retrying", "succeeded", "failed"]),
-            attempts: z.int(),
-            at: z.string(),
-          }),
-        ),
-      }),
-    )
-    .describe("Marketplace handoffs for this organisation's cloud account, newest first (up to 20)."),
-});
-
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const problemResponse = (description: string) => ({
   description,

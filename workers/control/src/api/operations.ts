@@ -53,7 +53,8 @@ type Validated<B, Q> = (B extends z.ZodType ? { in: { json: z.input<B> }; out: {
 /**
  * Declares a route's operation and returns the middleware that validates its body and query with
  * the declared schemas, so the document and the validation cannot disagree. Failures are our
- * problem documents (see validation.ts).
+ * problem documents (see validation.ts). The declared role is what the route enforces: the
+ * middleware sets it as `declaredRole` for the membership checks.
  * @example
  * passports.post("/", operation({ method: "post", path: "/v1/passports", body: { CreatePassportRequest }, ... }), handler);
  */
@@ -65,7 +66,9 @@ export function operation<B extends z.ZodType | undefined = undefined, Q extends
     declaration.query ? queryParams(declaration.query) : undefined,
     declaration.body ? jsonBody(only(declaration.body as Named)) : undefined,
   ].filter((validator) => validator !== undefined) as MiddlewareHandler<AppEnv>[];
+  const declaredRole = declaration.role === "any member" ? "viewer" : declaration.role;
   const validate: MiddlewareHandler<AppEnv> = async (c, next) => {
+    c.set("declaredRole", declaredRole);
     for (const validator of validators) await validator(c, async () => {});
     await next();
   };

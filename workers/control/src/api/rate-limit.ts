@@ -1,17 +1,16 @@
 import { problem, problemResponse } from "@passport/domain";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../context.ts";
-import { handoffErrorResponse } from "../marketplace/handoff-error.ts";
 
 /**
  * The window of every limiter in workers/control/wrangler.toml (`period = 60`); a refused caller
  * is told to wait one window. The binding does not say when its window rolls over.
  */
-const RATE_LIMIT_PERIOD_SECONDS = 60;
+export const RATE_LIMIT_PERIOD_SECONDS = 60;
 
 type LimiterName = { [K in keyof Env]-?: Env[K] extends RateLimit ? K : never }[keyof Env];
 
-interface Limit {
+export interface Limit {
   limiter: LimiterName;
   /** The counter to charge; `undefined` skips this limit for the request. */
   key: (c: Context<AppEnv>) => string | undefined;
@@ -22,13 +21,13 @@ interface Limit {
  * absent only on requests that never crossed the edge, such as tests calling the Worker directly;
  * those skip the per-client limits, and the ceilings still apply.
  */
-const byClient = (c: Context<AppEnv>) => {
+export const byClient = (c: Context<AppEnv>) => {
   const address = c.req.header("cf-connecting-ip");
   return address ? `client:${address}` : undefined;
 };
-const bySubject = (c: Context<AppEnv>) => `subject:${c.get("principal").subject}`;
+export const bySubject = (c: Context<AppEnv>) => `subject:${c.get("principal").subject}`;
 
-const RETRY_DETAIL = `Too many requests. Wait ${RATE_LIMIT_PERIOD_SECONDS} seconds before trying again.`;
+export const RETRY_DETAIL = `Too many requests. Wait ${RATE_LIMIT_PERIOD_SECONDS} seconds before trying again.`;
 
 /** The default refusal: a 429 problem document with `Retry-After`. */
 async function refusedProblem(_c: Context<AppEnv>): Promise<Response> {
@@ -38,28 +37,11 @@ async function refusedProblem(_c: Context<AppEnv>): Promise<Response> {
 }
 
 /**
- * The set-up form post's refusal: the marketplace sends the buyer's browser there, so a browser
- * gets the same page as any other handoff that could not start (stage, time, next step), and
- * anything else the problem document; both with `Retry-After`.
- */
-async function refusedHandoff(c: Context<AppEnv>): Promise<Response> {
-  const response = await handoffErrorResponse(c.req.header("accept") ?? null, {
-    kind: "rate-limited",
-    detail: RETRY_DETAIL,
-    stage: "registration_token_handoff",
-    occurredAt: new Date().toISOString(),
-    next: "retry",
-  });
-  response.headers.set("retry-after", String(RATE_LIMIT_PERIOD_SECONDS));
-  return response;
-}
-
-/**
  * Charges each limit in order for requests whose method is in `methods`, and answers 429
  * `rate-limited` with `Retry-After` at the first one that refuses; later limits are not charged,
  * so a caller over its own limit does not use up a shared ceiling.
  */
-function limitRequests(
+export function limitRequests(
   methods: readonly string[],
   limits: Limit[],
   refuse: (c: Context<AppEnv>) => Promise<Response> = refusedProblem,
@@ -80,27 +62,8 @@ function limitRequests(
   };
 }
 
-const POST = ["POST"];
+export const POST = ["POST"];
 const WRITES = ["POST", "PUT", "PATCH", "DELETE"];
-
-/**
- * `POST /marketplace/fulfill`: each accepted post costs a queue message and a ResolveCustomer call
- * on the seller's credentials, so one client is limited, and all clients together are held under
- * a ceiling that keeps the seller's marketplace quota for real buyers.
- * @example
- * app.use("/marketplace/fulfill", limitFulfill);
- */
-export const limitFulfill = limitRequests(
-  POST,
-  [
-    { limiter: "FULFILL_PER_CLIENT", key: byClient },
-    { limiter: "FULFILL_CEILING", key: () => "all" },
-  ],
-  refusedHandoff,
-);
-
-/** `POST /marketplace/events`, per client: it also slows guessing of the events secret. */
-export const limitEvents = limitRequests(POST, [{ limiter: "EVENTS_PER_CLIENT", key: byClient }]);
 
 /** The Dashboard's sign-in form post, per client: it slows guessing of tokens. */
 export const limitSignIn = limitRequests(POST, [{ limiter: "SIGN_IN_PER_CLIENT", key: byClient }]);
@@ -111,16 +74,6 @@ export const limitSignIn = limitRequests(POST, [{ limiter: "SIGN_IN_PER_CLIENT",
  * app.use("/v1/*", limitWrites);
  */
 export const limitWrites = limitRequests(WRITES, [{ limiter: "WRITES_PER_SUBJECT", key: bySubject }]);
-
-/**
- * `POST /v1/passports/{id}/bindings/{bindingId}/verify`, per authenticated subject: each check
- * fetches a tenant-named host, so a tenant cannot turn the service into a traffic source against
- * a third party. Mount it after authentication.
- */
-export const limitChecks = limitRequests(POST, [{ limiter: "CHECKS_PER_SUBJECT", key: bySubject }]);
-
-/** `POST /v1/acquisitions/{id}/claim`, per authenticated subject; mount it after authentication. */
-export const limitClaims = limitRequests(POST, [{ limiter: "CLAIMS_PER_SUBJECT", key: bySubject }]);
 
 /**
  * Charges one more write to the caller's `WRITES_PER_SUBJECT` counter: each item of a batch after

@@ -1,7 +1,7 @@
 import type { SQL } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { changeablePassportsIn } from "../db/organisation-changes.ts";
-import { inGroupsOf, type PublishEnv, publishOrDefer } from "../publication/publish.ts";
+import { inGroupsOf, type PublishEnv, publishOrDefer } from "../publication/index.ts";
 
 /**
  * How many passports an organisation change publishes in its own request. The change is already

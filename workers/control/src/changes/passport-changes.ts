@@ -30,15 +30,10 @@ import {
   setAuthorityExpiry,
   withdrawEvidence,
 } from "../db/passport-entries.ts";
-import {
-  type PassportChange,
-  type PassportRow,
-  passportsWithBinding,
-  verifiedHoldersElsewhere,
-} from "../db/passports.ts";
+import { type PassportChange, type PassportRow, primaryBindingHolders } from "../db/passports.ts";
 
 // The rules of each material change to a passport. Each function takes the passport as it is now
-// and the validated input, and returns the change to commit (see `applyChange`) or throws the
+// and the validated input, and returns the change to commit (see `commitChange`) or throws the
 // problem that refuses it. Routes validate and authorize; they decide nothing here.
 
 /**
@@ -60,11 +55,14 @@ export async function refuseDuplicates(
   const primary = PRIMARY_BINDING_CLASS[family];
   const values = candidates.filter((b) => b.class === primary).map((b) => b.value);
   if (values.length === 0) return;
-  // Both questions in one round trip.
-  const [inOrganisation, elsewhere] = await db.batch([
-    passportsWithBinding(db, organisationId, family, primary, values),
-    verifiedHoldersElsewhere(db, organisationId, primary, values, new Date().toISOString()),
-  ]);
+  const { inOrganisation, elsewhere } = await primaryBindingHolders(
+    db,
+    organisationId,
+    family,
+    primary,
+    values,
+    new Date().toISOString(),
+  );
   const [clash] = inOrganisation.filter((p) => p.id !== exceptId);
   if (clash) {
     throw new HttpProblem("duplicate-identity", {

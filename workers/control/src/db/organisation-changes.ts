@@ -6,7 +6,7 @@ import { events, organisationEvents, organisations, outbox, passports } from "./
 export type OrganisationEventRow = typeof organisationEvents.$inferSelect;
 
 /** The statement recording one entry of an organisation's own history. */
-export function organisationEventStatement(
+function organisationEventStatement(
   db: Database,
   organisationId: string,
   event: { actor: string; at: string; kind: string; detail: Record<string, unknown> },
@@ -25,7 +25,7 @@ export function organisationHistory(db: Database, organisationId: string, limit 
 }
 
 /** The statement renaming an organisation. */
-export function renameStatement(db: Database, organisationId: string, name: string) {
+function renameStatement(db: Database, organisationId: string, name: string) {
   return db.update(organisations).set({ name }).where(eq(organisations.id, organisationId));
 }
 
@@ -86,7 +86,7 @@ function changeableIn(scope: SQL): SQL {
  * marked `bulk`, so the scheduled drain publishes the rest after any other due publication
  * (docs/publication.md, "Organisation changes").
  */
-export function passportVersionStatements(
+function passportVersionStatements(
   db: Database,
   scope: SQL,
   change: { actor: string; at: string; kind: string; detail: Record<string, unknown> },
@@ -187,4 +187,25 @@ export async function subscriptionsOf(db: Database, organisationId: string) {
     .innerJoin(marketplaceAccounts, eq(marketplaceCustomers.marketplaceAccountId, marketplaceAccounts.id))
     .where(eq(marketplaceAccounts.organisationId, organisationId))
     .orderBy(asc(marketplaceCustomers.createdAt), asc(marketplaceCustomers.id));
+}
+
+/**
+ * Renames an organisation, records `event` in its history and gives every record in `scope` (its
+ * passports and its children's, which name it as parent) a new version, in one batch.
+ */
+export async function renameOrganisation(
+  db: Database,
+  organisationId: string,
+  name: string,
+  event: { actor: string; at: string; kind: string; detail: Record<string, unknown> },
+  scope: SQL,
+) {
+  await db.batch([
+    renameStatement(db, organisationId, name),
+    organisationEventStatement(db, organisationId, event),
+    ...passportVersionStatements(db, scope, {
+      ...event,
+      detail: { organisation_id: organisationId, ...event.detail },
+    }),
+  ]);
 }

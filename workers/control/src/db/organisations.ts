@@ -83,6 +83,14 @@ export function createOrganisationStatements(
   ] as const;
 }
 
+/** Creates an organisation with `ownerSubject` as its owner, in one batch. */
+export async function createOrganisation(
+  db: Database,
+  input: { id: string; name: string; parentId?: string; ownerSubject: string },
+) {
+  await db.batch(createOrganisationStatements(db, input));
+}
+
 /** True when another member of the organisation than `subject` holds the owner role. */
 const anotherOwnerThan = (organisationId: string, subject: string) =>
   sql`EXISTS (SELECT 1 FROM members AS other WHERE other.organisation_id = ${organisationId} AND other.role = 'owner' AND other.subject <> ${subject})`;

@@ -1,6 +1,5 @@
 import { and, asc, eq, getTableName, gt, inArray, isNull, ne, sql } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import type { BindingInput } from "../api/requests.ts";
 import type { Database } from "./client.ts";
 import { authority, bindings, events, evidence, members, organisations, outbox, passports } from "./schema.ts";
 
@@ -13,7 +12,7 @@ export interface NewPassport {
   displayName?: string;
   environment?: string;
   version?: string;
-  bindings: BindingInput[];
+  bindings: Pick<typeof bindings.$inferInsert, "class" | "value" | "label">[];
   distinctReason?: string;
   actor: string;
   at: string;
@@ -77,6 +76,12 @@ function pendingPublicationQuery(db: Database, passportId: string) {
     .select({ recordVersion: outbox.recordVersion, nextAttemptAt: outbox.nextAttemptAt })
     .from(outbox)
     .where(eq(outbox.passportId, passportId));
+}
+
+/** The publication a passport still owes the resolver, if any. */
+export async function pendingPublication(db: Database, passportId: string) {
+  const [pending] = await pendingPublicationQuery(db, passportId);
+  return pending;
 }
 
 export async function findPassport(db: Database, id: string): Promise<PassportRow | undefined> {
@@ -262,6 +267,25 @@ export function passportsWithBinding(
         inArray(bindings.value, values),
       ),
     );
+}
+
+/**
+ * Who holds a primary binding value already, in one round trip: operative passports of the family
+ * in the organisation (`passportsWithBinding`), and verified holders elsewhere (`verifiedHoldersElsewhere`).
+ */
+export async function primaryBindingHolders(
+  db: Database,
+  organisationId: string,
+  family: PassportRow["family"],
+  bindingClass: string,
+  values: string[],
+  now: string,
+) {
+  const [inOrganisation, elsewhere] = await db.batch([
+    passportsWithBinding(db, organisationId, family, bindingClass, values),
+    verifiedHoldersElsewhere(db, organisationId, bindingClass, values, now),
+  ]);
+  return { inOrganisation, elsewhere };
 }
 
 /**

@@ -1,18 +1,16 @@
-import { eq } from "drizzle-orm";
-import { type AcquisitionRow, firstTimeWins, recordStage } from "../db/acquisitions.ts";
-import { acquisitions } from "../db/acquisitions-schema.ts";
 import type { Database } from "../db/client.ts";
-import { outbox } from "../db/schema.ts";
-import { publishOrDefer } from "../publication/publish.ts";
+import { pendingPublication } from "../db/passports.ts";
+import { publishOrDefer } from "../publication/index.ts";
+import type { ResolvedCustomer } from "./adapter.ts";
+import type { MarketplaceEnv } from "./config.ts";
 import {
   type AccountOutcome,
   type ExistingOrganisation,
   ensureAccount,
   ensurePassport,
   type MarketplaceAccount,
-} from "./accounts.ts";
-import type { ResolvedCustomer } from "./adapter.ts";
-import type { MarketplaceEnv } from "./config.ts";
+} from "./queries/accounts.ts";
+import { type AcquisitionRow, recordAccount, recordPassport, recordStage } from "./queries/acquisitions.ts";
 
 const ACCOUNT_OUTCOMES: Record<AccountOutcome, string> = {
   created: "account and parent organisation created",
@@ -59,19 +57,13 @@ export async function setUpAccountAndPassport(
     input.marketplaceCustomerId,
     input.existing,
   );
-  await db
-    .update(acquisitions)
-    .set({
-      marketplaceCustomerId: input.marketplaceCustomerId,
-      marketplaceAccountId: account.id,
-      accountOutcome: firstTimeWins(
-        acquisitions.accountOutcome,
-        accountOutcome,
-        accountOutcome === "reused" ? "" : accountOutcome,
-      ),
-      updatedAt: now(),
-    })
-    .where(eq(acquisitions.id, row.id));
+  await recordAccount(db, row.id, {
+    marketplaceCustomerId: input.marketplaceCustomerId,
+    marketplaceAccountId: account.id,
+    outcome: accountOutcome,
+    firstTime: accountOutcome === "reused" ? "" : accountOutcome,
+    at: now(),
+  });
   await recordStage(db, row.id, "account", {
     status: "succeeded",
     outcome: ACCOUNT_OUTCOMES[accountOutcome],
@@ -80,14 +72,7 @@ export async function setUpAccountAndPassport(
   });
 
   const { passportId, outcome: passportOutcome } = await ensurePassport(db, account, input.family, now());
-  await db
-    .update(acquisitions)
-    .set({
-      passportId,
-      passportOutcome: firstTimeWins(acquisitions.passportOutcome, passportOutcome, "issued"),
-      updatedAt: now(),
-    })
-    .where(eq(acquisitions.id, row.id));
+  await recordPassport(db, row.id, { passportId, outcome: passportOutcome, at: now() });
   await recordStage(db, row.id, "passport", {
     status: "succeeded",
     outcome: passportOutcome === "issued" ? "new API passport issued" : "existing passport reused",
@@ -96,7 +81,7 @@ export async function setUpAccountAndPassport(
   });
 
   await publishOrDefer(env, passportId);
-  const [pending] = await db.select().from(outbox).where(eq(outbox.passportId, passportId));
+  const pending = await pendingPublication(db, passportId);
   await recordStage(db, row.id, "publication", {
     status: "succeeded",
     outcome: pending ? "queued; the publication retry will publish it" : "published",

@@ -1,20 +1,19 @@
-import { eq } from "drizzle-orm";
-import {
-  failAcquisition,
-  findAcquisition,
-  recordStage,
-  resolvedAt,
-  stagesOf,
-  updateAcquisition,
-} from "../db/acquisitions.ts";
-import { marketplaceCustomers } from "../db/acquisitions-schema.ts";
 import { database } from "../db/client.ts";
-import { customerKey, findAccount, upsertCustomer } from "./accounts.ts";
 import { MarketplaceError, marketplaceClient } from "./adapter.ts";
 import { customerOf, setUpAccountAndPassport } from "./claim-set-up.ts";
 import { entitlementCheck, familyForProduct, type MarketplaceEnv, retryBaseSeconds, secret } from "./config.ts";
 import { openToken } from "./crypto.ts";
 import { AcquisitionMessage } from "./messages.ts";
+import { customerKey, findAccount, upsertCustomer } from "./queries/accounts.ts";
+import {
+  failAcquisition,
+  findAcquisition,
+  recordedSubscription,
+  recordStage,
+  resolvedAt,
+  stagesOf,
+  updateAcquisition,
+} from "./queries/acquisitions.ts";
 import { type Stage, visibleError } from "./stages.ts";
 
 export const ACQUISITION_QUEUE = "passport-acquisitions";
@@ -93,10 +92,7 @@ async function runAcquisition(env: MarketplaceEnv, message: AcquisitionMessage, 
       confirmedAt = now();
       if (!(await marketplaceClient(env).hasEntitlement(customer))) throw new StageFailure("NotEntitled", false);
     }
-    const [recorded] = await db
-      .select({ status: marketplaceCustomers.status, statusAt: marketplaceCustomers.statusAt })
-      .from(marketplaceCustomers)
-      .where(eq(marketplaceCustomers.customerKey, customerKey(customer)));
+    const recorded = await recordedSubscription(db, customerKey(customer));
     if (recorded && ENDED_STATUSES.has(recorded.status) && recorded.statusAt > confirmedAt) {
       throw new StageFailure("NotEntitled", false);
     }

@@ -1,10 +1,10 @@
 import { bodyLimit } from "hono/body-limit";
-import { recordAcquisition } from "../db/acquisitions.ts";
 import { database } from "../db/client.ts";
 import { type MarketplaceEnv, secret } from "./config.ts";
 import { keyedHash, randomReference, sealToken } from "./crypto.ts";
 import { type HandoffFailure, handoffErrorResponse } from "./handoff-error.ts";
 import type { AcquisitionMessage } from "./messages.ts";
+import { recordAcquisition } from "./queries/acquisitions.ts";
 
 const TOKEN_FIELD = "x-amzn-marketplace-token";
 const OFFER_TYPE_FIELD = "x-amzn-marketplace-offer-type";

@@ -7,14 +7,19 @@ import { type MarketplaceEnv, secret } from "./config.ts";
 import { sameSecret } from "./crypto.ts";
 import { EventRejected, parseSubscriptionChange } from "./events.ts";
 import { fulfill, limitFulfillForm } from "./fulfill.ts";
+import { limitEvents, limitFulfill } from "./limits.ts";
+import { applySubscriptionChange } from "./queries/subscriptions.ts";
 import { snsSigningCertificates } from "./sns-certificates.ts";
 import { SnsUnverified, verifySnsNotification } from "./sns-signature.ts";
-import { applySubscriptionChange } from "./subscriptions.ts";
 
 /** The marketplace-facing routes. They sit outside /v1: the buyer's browser and the event relay carry no Dashboard token. */
 export const marketplace = new Hono<AppEnv>();
 
 const MAX_EVENT_BYTES = 256 * 1024;
+
+// Rate limits (docs/limits.md), registered before the routes they guard.
+marketplace.use("/fulfill", limitFulfill);
+marketplace.use("/events", limitEvents);
 
 marketplace.post("/fulfill", limitFulfillForm, (c) => fulfill(c.req.raw, c.env as MarketplaceEnv));
 

@@ -12,19 +12,20 @@ import {
   sealRecord,
   snapshotKey,
 } from "@passport/domain";
-import { and, asc, eq, lte } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type Database, database } from "../db/client.ts";
 import { loadAggregateWith } from "../db/passports.ts";
+import { logIndexOf, logPublication } from "./log/append.ts";
 import {
+  deferOutboxRow,
+  dueOutboxRows,
+  manifestKeyStatement,
   markWritten,
   type PublicationRow,
   publicationReads,
   recordPublication,
-  setLogIndex,
-} from "../db/publications.ts";
-import { outbox, publishedManifests } from "../db/schema.ts";
-import { logIndexOf, logPublication } from "../log/append.ts";
+  recordWritten,
+} from "./queries.ts";
 import { signDetached } from "./signing.ts";
 
 export type PublishEnv = Env & { SIGNING_KEY?: string; LOG_SIGNING_KEY?: string };
@@ -100,12 +101,7 @@ export async function writePublication(env: PublishEnv, identityId: string): Pro
   // One round trip: the log index and the entries are recorded, the manifest keys as published, and
   // the outbox row cleared. Should it fail, the retry writes the same entries and keys again, and
   // the log answers the same index.
-  await db.batch([
-    markWritten(db, publication.seq, new Date().toISOString()),
-    setLogIndex(db, publication.seq, logIndex),
-    ...indexChanges,
-    db.delete(outbox).where(and(eq(outbox.passportId, identityId), lte(outbox.recordVersion, version))),
-  ]);
+  await recordWritten(db, publication, logIndex, indexChanges, new Date().toISOString());
   return record;
 }
 
@@ -164,18 +160,12 @@ async function syncManifestIndex(
   for (const key of wanted) {
     if (current.has(key)) continue;
     await env.SNAPSHOTS.put(key, record.identity_id);
-    statements.push(
-      db.insert(publishedManifests).values({ passportId: record.identity_id, manifestKey: key }).onConflictDoNothing(),
-    );
+    statements.push(manifestKeyStatement(db, record.identity_id, key, true));
   }
   for (const key of current) {
     if (wanted.has(key)) continue;
     await env.SNAPSHOTS.delete(key);
-    statements.push(
-      db
-        .delete(publishedManifests)
-        .where(and(eq(publishedManifests.passportId, record.identity_id), eq(publishedManifests.manifestKey, key))),
-    );
+    statements.push(manifestKeyStatement(db, record.identity_id, key, false));
   }
   return statements;
 }
@@ -225,12 +215,7 @@ export async function drainOutbox(
   limit = DRAIN_LIMIT,
 ): Promise<{ published: number; failed: number }> {
   const db = database(env.DB);
-  const due = await db
-    .select()
-    .from(outbox)
-    .where(lte(outbox.nextAttemptAt, now.toISOString()))
-    .orderBy(asc(outbox.bulk), asc(outbox.nextAttemptAt))
-    .limit(limit);
+  const due = await dueOutboxRows(db, now.toISOString(), limit);
   let published = 0;
   let failed = 0;
   await inGroupsOf(DRAINING_AT_ONCE, due, async (row) => {
@@ -240,14 +225,11 @@ export async function drainOutbox(
     } catch (error) {
       failed++;
       const delay = Math.min(10 * 2 ** row.attempts, MAX_BACKOFF_SECONDS);
-      await db
-        .update(outbox)
-        .set({
-          attempts: row.attempts + 1,
-          nextAttemptAt: new Date(now.getTime() + delay * 1000).toISOString(),
-          lastError: String(error).slice(0, 500),
-        })
-        .where(eq(outbox.passportId, row.passportId));
+      await deferOutboxRow(db, row.passportId, {
+        attempts: row.attempts + 1,
+        nextAttemptAt: new Date(now.getTime() + delay * 1000).toISOString(),
+        error: String(error),
+      });
     }
   });
   if (due.length > 0) console.log(JSON.stringify({ level: "info", event: "outbox_drained", published, failed }));

@@ -17,21 +17,9 @@ import {
   TransferRequest,
   UpdatePassportRequest,
 } from "../api/requests.ts";
-import {
-  BatchResults,
-  BindingCheckView,
-  HistoryPage,
-  historyEvent,
-  PassportPage,
-  PassportView,
-  passportSummary,
-  passportView,
-} from "../api/views.ts";
-import { instructionsFor } from "../bindings/checks.ts";
-import { trustedSources } from "../bindings/trusted-sources.ts";
-import { runBindingCheck } from "../bindings/verify.ts";
-import { applyChange, commitCreation, publishAndRespond, respondWithPassport } from "../changes/apply.ts";
-import { runBatch } from "../changes/batch.ts";
+import { BatchResults, HistoryPage, historyEvent, PassportPage, PassportView, passportSummary } from "../api/views.ts";
+import { trustedSources } from "../binding-checks/index.ts";
+import { commitCreation } from "../changes/apply.ts";
 import {
   authorityAddition,
   authorityExpiry,
@@ -48,9 +36,10 @@ import {
 } from "../changes/passport-changes.ts";
 import type { AppEnv } from "../context.ts";
 import { membershipIn, membershipsOf } from "../db/organisations.ts";
-import { bindingOf } from "../db/passport-entries.ts";
-import { historyOf, listPassports, loadAggregate } from "../db/passports.ts";
+import { historyOf, listPassports } from "../db/passports.ts";
 import { searchPassports, searchWords } from "../db/search.ts";
+import { runBatch } from "./batch.ts";
+import { applyChange, publishAndRespond, respondWithPassport } from "./passport-answers.ts";
 
 export const passports = new Hono<AppEnv>();
 
@@ -66,7 +55,12 @@ passports.post(
     status: 201,
   }),
   async (c) => {
-    const stored = await commitCreation(c.get("db"), c.get("principal").subject, c.req.valid("json"));
+    const stored = await commitCreation(
+      c.get("db"),
+      c.get("principal").subject,
+      c.get("declaredRole"),
+      c.req.valid("json"),
+    );
     const id = stored.passport.id;
     c.header("location", `/v1/passports/${id}`);
     return publishAndRespond(c, stored, 201);
@@ -144,7 +138,7 @@ passports.get(
     response: { PassportView },
   }),
   async (c) => {
-    await visiblePassport(c, c.req.param("id"));
+    await visiblePassport(c.get("db"), c.get("principal").subject, c.req.param("id"));
     return respondWithPassport(c, c.req.param("id"));
   },
 );
@@ -160,7 +154,7 @@ passports.patch(
     response: { PassportView },
     ifMatch: true,
   }),
-  (c) => applyChange(c, c.req.param("id"), "editor", () => displayUpdate(c.req.valid("json"))),
+  (c) => applyChange(c, c.req.param("id"), () => displayUpdate(c.req.valid("json"))),
 );
 
 passports.post(
@@ -174,45 +168,7 @@ passports.post(
     response: { PassportView },
     ifMatch: true,
   }),
-  (c) =>
-    applyChange(c, c.req.param("id"), "editor", (passport) =>
-      bindingAddition(c.get("db"), passport, c.req.valid("json")),
-    ),
-);
-
-passports.post(
-  "/:id/bindings/:bindingId/verify",
-  operation({
-    method: "post",
-    path: "/v1/passports/{id}/bindings/{bindingId}/verify",
-    summary: "Check control of a binding now (answers what to publish when it is not proven)",
-    role: "editor",
-    response: { BindingCheckView },
-  }),
-  async (c) => {
-    const id = c.req.param("id");
-    const { passport, membership } = await visiblePassport(c, id);
-    requireRole(membership, "editor");
-    if (passport.lifecycle === "retired") {
-      throw new HttpProblem("invalid-transition", {
-        detail: "Retired passports are kept exactly as they were; their bindings are not checked.",
-        allowed: [],
-      });
-    }
-    const db = c.get("db");
-    const binding = await bindingOf(db, id, c.req.param("bindingId"));
-    if (!binding) throw new HttpProblem("route-not-found", { detail: "This passport has no binding with that id." });
-    const outcome = await runBindingCheck(c.env, db, passport, binding, c.get("principal").subject);
-    const stored = await loadAggregate(db, id);
-    if (!stored) throw new Error(`passport ${id} vanished`);
-    return c.json({
-      binding_id: binding.id,
-      result: outcome.result,
-      reason: outcome.reason,
-      instructions: instructionsFor(outcome.target),
-      passport: passportView(stored, c.env, stored.pending),
-    });
-  },
+  (c) => applyChange(c, c.req.param("id"), (passport) => bindingAddition(c.get("db"), passport, c.req.valid("json"))),
 );
 
 passports.delete(
@@ -226,9 +182,7 @@ passports.delete(
     ifMatch: true,
   }),
   (c) =>
-    applyChange(c, c.req.param("id"), "editor", (passport) =>
-      bindingRemoval(c.get("db"), passport, c.req.param("bindingId")),
-    ),
+    applyChange(c, c.req.param("id"), (passport) => bindingRemoval(c.get("db"), passport, c.req.param("bindingId"))),
 );
 
 passports.post(
@@ -243,7 +197,7 @@ passports.post(
     ifMatch: true,
   }),
   (c) =>
-    applyChange(c, c.req.param("id"), "editor", (passport) =>
+    applyChange(c, c.req.param("id"), (passport) =>
       evidenceAddition(c.get("db"), passport, c.req.valid("json"), trustedSources(c.env)),
     ),
 );
@@ -259,7 +213,7 @@ passports.delete(
     ifMatch: true,
   }),
   (c) =>
-    applyChange(c, c.req.param("id"), "editor", (passport) =>
+    applyChange(c, c.req.param("id"), (passport) =>
       evidenceWithdrawal(c.get("db"), passport, c.req.param("evidenceId")),
     ),
 );
@@ -277,7 +231,7 @@ passports.patch(
   }),
   (c) => {
     const body = c.req.valid("json");
-    return applyChange(c, c.req.param("id"), roleForStateChange(body), (passport) => stateChange(passport, body));
+    return applyChange(c, c.req.param("id"), (passport) => stateChange(passport, body), roleForStateChange(body));
   },
 );
 
@@ -292,10 +246,7 @@ passports.post(
     response: { PassportView },
     ifMatch: true,
   }),
-  (c) =>
-    applyChange(c, c.req.param("id"), "editor", (passport) =>
-      authorityAddition(c.get("db"), passport, c.req.valid("json")),
-    ),
+  (c) => applyChange(c, c.req.param("id"), (passport) => authorityAddition(c.get("db"), passport, c.req.valid("json"))),
 );
 
 passports.post(
@@ -310,7 +261,7 @@ passports.post(
     ifMatch: true,
   }),
   (c) =>
-    applyChange(c, c.req.param("id"), "editor", (passport) =>
+    applyChange(c, c.req.param("id"), (passport) =>
       authorityExpiry(c.get("db"), passport, c.req.param("authorityId"), c.req.valid("json")),
     ),
 );
@@ -326,7 +277,7 @@ passports.delete(
     ifMatch: true,
   }),
   (c) =>
-    applyChange(c, c.req.param("id"), "editor", (passport) =>
+    applyChange(c, c.req.param("id"), (passport) =>
       authorityRemoval(c.get("db"), passport, c.req.param("authorityId")),
     ),
 );
@@ -346,8 +297,8 @@ passports.post(
     const { survivor_id, reason } = c.req.valid("json");
     const id = c.req.param("id");
     if (survivor_id === id) throw new HttpProblem("invalid-request", { detail: "A passport cannot duplicate itself." });
-    const { passport: survivor } = await visiblePassport(c, survivor_id);
-    return applyChange(c, id, "admin", (duplicate) => duplicateRetirement(duplicate, survivor, reason));
+    const { passport: survivor } = await visiblePassport(c.get("db"), c.get("principal").subject, survivor_id);
+    return applyChange(c, id, (duplicate) => duplicateRetirement(duplicate, survivor, reason));
   },
 );
 
@@ -366,8 +317,9 @@ passports.post(
     const { organisation_id, reason } = c.req.valid("json");
     const target = await membershipIn(c.get("db"), c.get("principal").subject, organisation_id);
     if (!target) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
-    requireRole(target, "owner");
-    return applyChange(c, c.req.param("id"), "owner", (passport) => transfer(passport, organisation_id, reason));
+    // Owner of both: the declared role in the organisation the passport moves to as well.
+    requireRole(target, c.get("declaredRole"));
+    return applyChange(c, c.req.param("id"), (passport) => transfer(passport, organisation_id, reason));
   },
 );
 
@@ -382,7 +334,7 @@ passports.get(
   }),
   async (c) => {
     const id = c.req.param("id");
-    await visiblePassport(c, id);
+    await visiblePassport(c.get("db"), c.get("principal").subject, id);
     const after = Number(c.req.query("after") ?? "0");
     const limit = Math.min(Number(c.req.query("limit") ?? "100"), 500);
     if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1) {

@@ -1,8 +1,9 @@
 import { PROBLEM_TYPE_BASE, type Problem } from "@passport/domain";
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { roleAtLeast } from "../access/roles.ts";
 import type { PassportView } from "../api/views.ts";
-import { STAGE_LABELS, STAGES, type Stage } from "../marketplace/stages.ts";
+import { STAGE_LABELS, STAGES, type Stage } from "../marketplace/index.ts";
 import type { ApiFetch, ApiResult } from "./api.ts";
 import type { UiEnv } from "./context.ts";
 import { signedIn, signInLocation } from "./guard.tsx";
@@ -207,14 +208,12 @@ interface OrganisationItem {
   role: string;
 }
 
-const LINKING_ROLES = new Set(["owner", "admin"]);
-
 /**
  * For a cloud account seen for the first time: the organisations the viewer owns or administers,
  * offered to hold the subscription (their API passport is reused), or a new one.
  */
 function OrganisationChoice(props: { organisations: OrganisationItem[] }) {
-  const choices = props.organisations.filter((o) => LINKING_ROLES.has(o.role));
+  const choices = props.organisations.filter((o) => roleAtLeast(o.role, "admin"));
   if (choices.length === 0) {
     return <p>A new organisation will hold this subscription, with you as its owner.</p>;
   }

@@ -1,7 +1,8 @@
 import { PROBLEM_TYPE_BASE, type Problem } from "@passport/domain";
 import { type Context, Hono } from "hono";
 import type { z } from "zod";
-import type { SubscriptionHistory as SubscriptionHistorySchema } from "../api/openapi.ts";
+import { roleAtLeast } from "../access/roles.ts";
+import type { SubscriptionHistory as SubscriptionHistorySchema } from "../marketplace/index.ts";
 import type { UiEnv } from "./context.ts";
 import { historyLabel, historySummary } from "./labels.ts";
 import { Layout, ProblemMessage, Time } from "./layout.tsx";
@@ -40,7 +41,6 @@ interface OrganisationItem {
 
 /** The names marketplace set-up gives the organisations it makes; public, so the customer should replace them. */
 const NEUTRAL_NAMES = new Set(["Marketplace account", "Marketplace customer"]);
-const ADMINISTERS = new Set(["owner", "admin"]);
 
 function organisationPath(id: string, query = ""): string {
   return `/dashboard/organisations/${encodeURIComponent(id)}${query}`;
@@ -71,10 +71,11 @@ async function organisationPage(
   }
   const organisation = found.body;
   const products = await api.call<SubscriptionHistory>(`/v1/organisations/${encodeURIComponent(id)}/subscriptions`);
-  const canEdit = ADMINISTERS.has(organisation.role);
+  const canEdit = roleAtLeast(organisation.role, "admin");
   const mine = canEdit ? await api.call<{ items: OrganisationItem[] }>("/v1/organisations") : undefined;
   const parents = (mine?.ok ? mine.body.items : []).filter(
-    (o) => ADMINISTERS.has(o.role) && o.id !== organisation.id && !organisation.children.some((ch) => ch.id === o.id),
+    (o) =>
+      roleAtLeast(o.role, "admin") && o.id !== organisation.id && !organisation.children.some((ch) => ch.id === o.id),
   );
   const done = c.req.query("done");
   const prompt = canEdit && NEUTRAL_NAMES.has(organisation.name);
@@ -169,7 +170,7 @@ async function organisationPage(
           <a href={`/dashboard/passports?organisation=${encodeURIComponent(organisation.id)}`}>
             This organisation's passports
           </a>
-          {organisation.role !== "viewer" ? (
+          {roleAtLeast(organisation.role, "editor") ? (
             <>
               {" · "}
               <a href={`/dashboard/passports/new?organisation=${encodeURIComponent(organisation.id)}`}>
@@ -338,7 +339,7 @@ function MembersSection(props: {
   failure?: { problem: Problem; values: Record<string, string>; form?: string };
 }) {
   const { organisation, csrf, failure } = props;
-  const canManage = ADMINISTERS.has(organisation.role);
+  const canManage = roleAtLeast(organisation.role, "admin");
   const grantable = ROLES.filter((r) => r !== "owner" || organisation.role === "owner");
   const base = organisationPath(organisation.id);
   const problemFor = (form: string) =>

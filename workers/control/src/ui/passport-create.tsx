@@ -7,18 +7,18 @@ import {
   type Problem,
 } from "@passport/domain";
 import { type Context, Hono } from "hono";
+import { roleAtLeast } from "../access/roles.ts";
 import type { PassportView } from "../api/views.ts";
 import { problemSlug } from "./api.ts";
 import type { UiEnv } from "./context.ts";
 import { BINDING_LABELS } from "./labels.ts";
 import { fieldError, Layout, ProblemMessage } from "./layout.tsx";
-import { type Failure, Field } from "./passport-forms.tsx";
+import { type Failure, Field } from "./passport-forms/parts.tsx";
 import type { OrganisationItem } from "./passport-list.tsx";
 import { refuseForgedPost } from "./session.ts";
 
 type UiContext = Context<UiEnv>;
 const FORM = "create";
-const CAN_EDIT = new Set(["owner", "admin", "editor"]);
 const FAMILY_LABELS: Record<Family, string> = { api: "API passport", agent: "Agent passport" };
 
 /** The duplicate refusal's pointer to the passport that already identifies the object. */
@@ -46,7 +46,7 @@ function ExistingPassport(props: { problem: Problem; resolverBase: string }) {
 async function createPage(c: UiContext, failure?: Failure) {
   const viewer = c.get("viewer");
   const organisations = await c.get("api").call<{ items: OrganisationItem[] }>("/v1/organisations");
-  const editable = organisations.ok ? organisations.body.items.filter((o) => CAN_EDIT.has(o.role)) : [];
+  const editable = organisations.ok ? organisations.body.items.filter((o) => roleAtLeast(o.role, "editor")) : [];
   const values = failure?.values ?? { organisation_id: c.req.query("organisation") ?? "" };
   const duplicate = failure && problemSlug(failure.problem) === "duplicate-identity";
   const distinctOffered = duplicate || Boolean(values.distinct_object_reason);

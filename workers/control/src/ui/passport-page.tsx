@@ -1,29 +1,19 @@
 import { BINDING_CLASSES } from "@passport/domain";
 import type { Context } from "hono";
 import type { z } from "zod";
+import { type Role, roleAtLeast } from "../access/roles.ts";
 import type { HistoryEvent, PassportSummary, PassportView } from "../api/views.ts";
 import { BindingProof, type CheckShown, VerifyNow } from "./binding-proof.tsx";
 import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
 import { BINDING_LABELS, historyLabel, historySummary } from "./labels.ts";
 import { formatTime, Layout, ProblemMessage, Time } from "./layout.tsx";
-import {
-  AddAuthorityForm,
-  AddBindingForm,
-  AddEvidenceForm,
-  AuthorityControls,
-  authorityExpired,
-  authorityTime,
-  BindingControls,
-  DuplicateForm,
-  type Failure,
-  type FormContext,
-  LifecycleForm,
-  RecheckForm,
-  StateContextForm,
-  TransferForm,
-  WithdrawEvidenceForm,
-} from "./passport-forms.tsx";
+import { AddAuthorityForm, AuthorityControls, authorityExpired, authorityTime } from "./passport-forms/authority.tsx";
+import { AddBindingForm, BindingControls } from "./passport-forms/bindings.tsx";
+import { AddEvidenceForm, WithdrawEvidenceForm } from "./passport-forms/evidence.tsx";
+import { DuplicateForm, LifecycleForm, RecheckForm, StateContextForm } from "./passport-forms/lifecycle.tsx";
+import { TransferForm } from "./passport-forms/organisation.tsx";
+import type { Failure, FormContext } from "./passport-forms/parts.tsx";
 import type { OrganisationItem } from "./passport-list.tsx";
 import { ShareSection } from "./share-section.tsx";
 
@@ -31,7 +21,6 @@ type History = z.infer<typeof HistoryEvent>;
 type Summary = z.infer<typeof PassportSummary>;
 /** How many possible survivors "Mark as a duplicate" suggests; any other id can still be typed. */
 const DUPLICATE_SUGGESTIONS = 50;
-const RANK = { viewer: 0, editor: 1, admin: 2, owner: 3 } as const;
 
 /** Messages after a successful form, keyed by the `done` query parameter of the redirect. */
 const DONE_MESSAGES: Record<string, string> = {
@@ -53,7 +42,7 @@ const DONE_MESSAGES: Record<string, string> = {
 };
 
 /** Which role each form needs; a refused post from someone not shown the form gets its message at the top. */
-const FORM_ROLES: [prefix: string, role: keyof typeof RANK][] = [
+const FORM_ROLES: [prefix: string, role: Role][] = [
   ["lifecycle", "admin"],
   ["duplicate", "admin"],
   ["transfer", "owner"],
@@ -98,12 +87,12 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
     ? organisations.body.items.find((o) => o.id === passport.organisation.id)?.role
     : undefined;
   const retired = passport.state.lifecycle === "retired";
-  const canEdit = !retired && role !== undefined && RANK[role] >= RANK.editor;
-  const canAdmin = !retired && role !== undefined && RANK[role] >= RANK.admin;
+  const canEdit = !retired && roleAtLeast(role, "editor");
+  const canAdmin = !retired && roleAtLeast(role, "admin");
   // A refused post from someone who is not shown that form (a viewer's forged post) gets its
   // message at the top, since there is no form to put it beside.
   const needed = FORM_ROLES.find(([prefix]) => failure?.form === prefix)?.[1] ?? "editor";
-  const failedFormShown = failure !== undefined && !retired && role !== undefined && RANK[role] >= RANK[needed];
+  const failedFormShown = failure !== undefined && !retired && roleAtLeast(role, needed);
   const isOwner = !retired && role === "owner";
   const transferTargets = (organisations.ok ? organisations.body.items : []).filter(
     (o) => o.role === "owner" && o.id !== passport.organisation.id,

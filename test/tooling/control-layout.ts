@@ -1,0 +1,119 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+
+/**
+ * The adapter wings of workers/control/src (docs/control-layout.md): each owns its routes, rules,
+ * queries and limits in its folder, and the rest of the code reaches it only through its face,
+ * `<wing>/index.ts`.
+ */
+const WINGS = ["marketplace", "publication", "binding-checks"] as const;
+
+/** Where drizzle queries may be written: the core's `db/` and each wing's query module. */
+function mayQuery(file: string): boolean {
+  if (file.startsWith("db/")) return true;
+  return WINGS.some((wing) => file === `${wing}/queries.ts` || file.startsWith(`${wing}/queries/`));
+}
+
+/** A file's folder: the first path segment under src (a file at the top is its own folder). */
+function folderOf(file: string): string {
+  return file.split("/")[0] as string;
+}
+
+function sourceFiles(dir: string, base = dir): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path, base);
+    return /\.(ts|tsx)$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [relative(base, path)] : [];
+  });
+}
+
+const IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"']+)["']/g;
+/**
+ * A query call on a drizzle database (`db.select(`, `tx.insert(`, `database(env.DB).batch(`,
+ * `db.query.passports.findFirst(` ... also chained over lines) or a `sql` template: what docs/control-layout.md keeps in the query modules.
+ */
+const QUERY =
+  /\b(?:db|tx|database\([^)]*\))\s*\.\s*(?:(?:select|selectDistinct|insert|update|delete|batch|run|all|get|values)\s*\(|query\s*\.)|\bsql`/g;
+
+export interface Layout {
+  /** `from -> to` for each pair of folders one imports the other. */
+  edges: Map<string, Set<string>>;
+  /** Import cycles between folders, each as its sorted folder names. */
+  cycles: string[][];
+  /** Imports from db/ into another folder: `db/file.ts -> folder/file.ts`. */
+  dbImports: string[];
+  /** Imports of a wing's internals from outside the wing: `file -> wing/file.ts`. */
+  wingInternals: string[];
+  /** Drizzle calls outside db/ and wing query modules: `file:line`. */
+  strayQueries: string[];
+}
+
+/** Reads the imports and query calls of every source file under `src`. */
+export function controlLayout(src: string): Layout {
+  const files = sourceFiles(src).sort();
+  const edges = new Map<string, Set<string>>();
+  const dbImports: string[] = [];
+  const wingInternals: string[] = [];
+  const strayQueries: string[] = [];
+  for (const file of files) {
+    const text = readFileSync(join(src, file), "utf8");
+    const from = folderOf(file);
+    for (const [, specifier] of text.matchAll(IMPORT)) {
+      if (!specifier?.startsWith(".")) continue;
+      const target = relative(src, resolve(dirname(join(src, file)), specifier));
+      if (target.startsWith("..")) continue;
+      const to = folderOf(target);
+      if (to === from) continue;
+      if (!edges.has(from)) edges.set(from, new Set());
+      edges.get(from)?.add(to);
+      if (from === "db") dbImports.push(`${file} -> ${target}`);
+      if ((WINGS as readonly string[]).includes(to) && target !== `${to}/index.ts`) {
+        wingInternals.push(`${file} -> ${target}`);
+      }
+    }
+    if (!mayQuery(file)) {
+      for (const match of text.matchAll(QUERY)) {
+        const line = text.slice(0, match.index).split("\n").length;
+        strayQueries.push(`${file}:${line}`);
+      }
+    }
+  }
+  return { edges, cycles: cyclesOf(edges), dbImports, wingInternals, strayQueries };
+}
+
+/** Strongly connected components of more than one folder (Tarjan). */
+function cyclesOf(edges: Map<string, Set<string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  let next = 0;
+  const visit = (node: string) => {
+    index.set(node, next);
+    low.set(node, next);
+    next += 1;
+    stack.push(node);
+    onStack.add(node);
+    for (const to of edges.get(node) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node) as number, low.get(to) as number));
+      } else if (onStack.has(to)) {
+        low.set(node, Math.min(low.get(node) as number, index.get(to) as number));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string | undefined;
+      do {
+        member = stack.pop() as string;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) cycles.push(component.sort());
+    }
+  };
+  for (const node of edges.keys()) if (!index.has(node)) visit(node);
+  return cycles;
+}

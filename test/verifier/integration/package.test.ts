@@ -1,0 +1,84 @@
+// The published @passport/verifier as consumers get it: `npm pack`'s tarball installed into a
+// scratch project, then a real verify against the local service (`npm start`) in Node (ESM,
+// CommonJS and the `passport` bin), Bun and Deno. Chromium: test/browser/verifier-package.test.ts.
+import { execFile } from "node:child_process";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, inject, it, type TestContext } from "vitest";
+import { RUNTIMES, runtime, scratchProject } from "../../verifier-package.ts";
+
+const service = inject("service");
+const exec = promisify(execFile);
+let project: string;
+
+beforeAll(() => {
+  project = scratchProject();
+});
+
+afterAll(() => {
+  if (project) rmSync(project, { recursive: true, force: true });
+});
+
+function payments(): string {
+  const found = service.demo.find((p) => p.name === "Demo Payments API");
+  if (!found) throw new Error("the demo payments passport is missing from the start output");
+  return found.id;
+}
+
+/** Runs a command in the scratch project with the resolver and passport in its environment. */
+async function inProject(command: string, args: string[]): Promise<string> {
+  const env = { ...process.env, PASSPORT_RESOLVER: service.resolver, PASSPORT_ID: payments() };
+  const { stdout } = await exec(command, args, { cwd: project, env });
+  return stdout;
+}
+
+const verified = { outcome: "ok", ok: true, signature: "verified" };
+
+/** Runs the consumer script in a runtime from .tools/runtimes/, or skips, saying why. */
+async function inRuntime(context: TestContext, name: keyof typeof RUNTIMES, args: (file: string) => string[]) {
+  const found = runtime(name);
+  if ("skipped" in found) {
+    console.log(`skipped: ${found.skipped}`);
+    context.skip();
+    return;
+  }
+  const result = JSON.parse(await inProject(found.bin, args("verify.mjs")));
+  expect(result).toMatchObject(verified);
+  expect(result.log).toMatch(/\S/);
+}
+
+describe("the packed @passport/verifier in a scratch project, against the local service", () => {
+  it("Node, ESM: import verifies the demo passport with its signature checked, and /log parses the log key", async () => {
+    const result = JSON.parse(await inProject(process.execPath, ["verify.mjs"]));
+    expect(result).toMatchObject(verified);
+    const key = (await (await fetch(`${service.resolver}/log/key`)).text()).trim();
+    expect(key.startsWith(`${result.log}+`)).toBe(true);
+  });
+
+  it("Node, CommonJS: require gives the same verdict", async () => {
+    expect(JSON.parse(await inProject(process.execPath, ["verify.cjs"]))).toMatchObject(verified);
+  });
+
+  it("the passport bin the package installs verifies (exit 0)", async () => {
+    const bin = join(project, "node_modules", ".bin", "passport");
+    const args = ["verify", payments(), "--jwks", `${service.resolver}/.well-known/jwks.json`];
+    const stdout = await inProject(bin, [...args, "--resolver", service.resolver, "--family", "api"]);
+    expect(stdout).toMatch(/^OK\s+ok\s+psp_/);
+  });
+
+  it(`Bun ${RUNTIMES.bun}`, async (context) => {
+    await inRuntime(context, "bun", (file) => [file]);
+  });
+
+  it(`Deno ${RUNTIMES.deno}`, async (context) => {
+    const url = new URL(service.resolver);
+    await inRuntime(context, "deno", (file) => [
+      "run",
+      `--allow-net=${url.host}`,
+      "--allow-env=PASSPORT_RESOLVER,PASSPORT_ID",
+      "--allow-read=.",
+      file,
+    ]);
+  });
+});

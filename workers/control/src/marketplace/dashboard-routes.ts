@@ -1,0 +1,240 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { requireMembership } from "../access/membership.ts";
+import { roleAtLeast } from "../access/roles.ts";
+import { operation } from "../api/operations.ts";
+import { HttpProblem } from "../api/problem.ts";
+import type { AppEnv } from "../context.ts";
+import type { Database } from "../db/client.ts";
+import { membershipIn, organisationWithParent } from "../db/organisations.ts";
+import { customerOf, setUpAccountAndPassport } from "./claim-set-up.ts";
+import { type MarketplaceEnv, secret } from "./config.ts";
+import { keyedHash } from "./crypto.ts";
+import { limitClaims } from "./limits.ts";
+import { type ExistingOrganisation, OrganisationAlreadyLinked } from "./queries/accounts.ts";
+import {
+  type AcquisitionRow,
+  accountOf,
+  becomeFirstOwner,
+  consumeClaim,
+  findAcquisition,
+  hasMembers,
+  recordStage,
+} from "./queries/acquisitions.ts";
+import { subscriptionHistory } from "./queries/history.ts";
+import { AcquisitionView, acquisitionView, SubscriptionHistory } from "./views.ts";
+
+/** The Dashboard API's side of the marketplace, mounted at /v1 (signed-in callers only). */
+export const marketplaceApi = new Hono<AppEnv>();
+
+marketplaceApi.use("/acquisitions/:id/claim", limitClaims);
+
+const CLAIM_HEADER = "x-claim-reference";
+const ClaimRequest = z
+  .object({
+    claim_reference: z.string().min(1).max(128),
+    /** An organisation you own or administer to hold a first-time subscription; omitted: a new one. */
+    organisation_id: z.string().min(1).max(128).optional(),
+  })
+  .strict();
+
+async function claimHash(env: MarketplaceEnv, reference: string): Promise<string> {
+  return keyedHash(secret(env, "MARKETPLACE_TOKEN_HASH_KEY"), "claim-reference", reference);
+}
+
+function claimUsable(row: AcquisitionRow, hash: string, now: string): boolean {
+  return row.claimHash === hash && !!row.claimExpiresAt && row.claimExpiresAt > now;
+}
+
+const notFound = () =>
+  new HttpProblem("acquisition-not-found", { detail: "No acquisition with this id is visible to you." });
+
+/**
+ * Progress, stage by stage. Visible to members of the acquisition's account organisation, and,
+ * before the claim, to whoever presents its claim reference in the X-Claim-Reference header.
+ */
+marketplaceApi.get(
+  "/acquisitions/:id",
+  operation({
+    method: "get",
+    path: "/v1/acquisitions/{id}",
+    summary: "A marketplace acquisition's progress, stage by stage (before the claim: send X-Claim-Reference)",
+    role: "any member",
+    response: { AcquisitionView },
+  }),
+  async (c) => {
+    const db = c.get("db");
+    const { subject } = c.get("principal");
+    const row = await findAcquisition(db, c.req.param("id"));
+    if (!row) throw notFound();
+    const account = await accountOf(db, row);
+    const member = account ? await membershipIn(db, subject, account.organisationId) : undefined;
+    const reference = c.req.header(CLAIM_HEADER);
+    const holdsReference =
+      !!reference && claimUsable(row, await claimHash(c.env as MarketplaceEnv, reference), new Date().toISOString());
+    if (!member && !holdsReference) throw notFound();
+    return c.json(await acquisitionView(db, c.env, row, subject), 200, { "cache-control": "no-store" });
+  },
+);
+
+/** The organisation the claimant chose, checked: they must be its owner or admin. */
+async function chosenOrganisation(db: Database, subject: string, organisationId: string | undefined) {
+  if (!organisationId) return undefined;
+  const membership = await membershipIn(db, subject, organisationId);
+  // An admin or owner may let a marketplace subscription be held by an existing organisation.
+  if (!membership || !roleAtLeast(membership.role, "admin")) {
+    throw new HttpProblem("forbidden", {
+      detail: "You can link a subscription only to an organisation where you are an owner or admin.",
+    });
+  }
+  const organisation = await organisationWithParent(db, organisationId);
+  return { organisationId, parentOrganisationId: organisation?.organisation.parentId ?? organisationId };
+}
+
+/**
+ * Sets up the account and passport of a cloud account seen for the first time, where the claimant
+ * chose (spec 4.3 steps 6, 8, 1.6): their existing organisation (its API passport is reused) or a new
+ * one they then own. Racing claims converge on the one account the unique keys let through.
+ */
+async function setUpForClaimant(
+  env: MarketplaceEnv,
+  db: Database,
+  row: AcquisitionRow,
+  subject: string,
+  existing: ExistingOrganisation | undefined,
+) {
+  const customer = customerOf(row);
+  if (!customer || !row.marketplaceCustomerId || (row.family !== "api" && row.family !== "agent")) {
+    throw new Error("acquisition completed without its resolved customer");
+  }
+  let result: Awaited<ReturnType<typeof setUpAccountAndPassport>>;
+  try {
+    result = await setUpAccountAndPassport(env, db, row, {
+      customer,
+      marketplaceCustomerId: row.marketplaceCustomerId,
+      family: row.family,
+      existing,
+      attempts: 1,
+      now: () => new Date().toISOString(),
+    });
+  } catch (error) {
+    if (!(error instanceof OrganisationAlreadyLinked)) throw error;
+    throw new HttpProblem("organisation-already-linked", {
+      detail:
+        "That organisation already holds another cloud account's marketplace subscriptions. Choose another organisation or a new one.",
+    });
+  }
+  const { organisationId, parentOrganisationId } = result.account;
+  const member = await membershipIn(db, subject, organisationId);
+  if (!member && !(await becomeFirstOwner(db, organisationId, subject))) {
+    throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
+  }
+  // A parent made by set-up is nobody's yet: its first owner is the account's, so they can name it.
+  if (result.accountOutcome !== "linked" && parentOrganisationId !== organisationId) {
+    await becomeFirstOwner(db, parentOrganisationId, subject);
+  }
+  return { accountOutcome: result.accountOutcome };
+}
+
+const CLAIM_OUTCOMES = {
+  created: "claimed; you are the account's owner",
+  linked: "linked to your organisation",
+  reused: "existing account recognised",
+} as const;
+
+/**
+ * The signed-in customer claims the acquisition with the single-use reference from the redirect
+ * (spec 4.3 step 9). For a cloud account seen for the first time, the claimant chooses where the
+ * subscription belongs: `organisation_id` names an organisation they own or administer (its API
+ * passport is reused), and without it a new account organisation is made with them as its owner.
+ * For a known cloud account, an existing member is recognised and nothing is added; anyone else is
+ * refused. Retrying a claim that was used but not finished (same user) finishes it.
+ */
+marketplaceApi.post(
+  "/acquisitions/:id/claim",
+  operation({
+    method: "post",
+    path: "/v1/acquisitions/{id}/claim",
+    summary: "Claim a completed marketplace acquisition with its single-use claim reference (docs/acquisition.md)",
+    role: "any member",
+    body: { ClaimRequest },
+    response: { AcquisitionView },
+  }),
+  async (c) => {
+    const db = c.get("db");
+    const env = c.env as MarketplaceEnv;
+    const { subject } = c.get("principal");
+    const now = new Date().toISOString();
+    const row = await findAcquisition(db, c.req.param("id"));
+    if (!row) throw notFound();
+    const body = c.req.valid("json");
+    const hash = await claimHash(env, body.claim_reference);
+    const account = await accountOf(db, row);
+    const alreadyMember = account ? await membershipIn(db, subject, account.organisationId) : undefined;
+    const unfinishedByYou = row.claimedBy === subject && !row.passportId;
+
+    if (!claimUsable(row, hash, now) && !unfinishedByYou) {
+      // Claiming twice with a used reference is fine for the one who used it.
+      if (row.claimedBy === subject && alreadyMember) {
+        return c.json({ ...(await acquisitionView(db, c.env, row, subject)), existing_account: true });
+      }
+      throw new HttpProblem("claim-reference-invalid", {
+        detail:
+          "This claim reference is wrong, has expired or was already used. Open the link from your latest set-up.",
+      });
+    }
+    if (row.status !== "completed") {
+      const failed = row.status === "failed";
+      throw new HttpProblem(
+        "acquisition-not-ready",
+        {
+          detail: failed
+            ? `Set-up failed at ${row.failedStage}: ${row.errorMessage}`
+            : "Set-up is still running; claim again in a few seconds.",
+          stage: row.failedStage ?? undefined,
+        },
+        failed ? {} : { "retry-after": "2" },
+      );
+    }
+    if (account && !alreadyMember && (await hasMembers(db, account.organisationId))) {
+      throw new HttpProblem("forbidden", {
+        detail: "This marketplace account is already held by other users. Ask one of its owners to add you.",
+      });
+    }
+    const existing = account ? undefined : await chosenOrganisation(db, subject, body.organisation_id);
+    if (!unfinishedByYou && !(await consumeClaim(db, row.id, hash, subject, now))) {
+      throw new HttpProblem("claim-reference-invalid", { detail: "This claim reference was just used." });
+    }
+    let outcome: keyof typeof CLAIM_OUTCOMES = alreadyMember ? "reused" : "created";
+    if (!account || !row.passportId) {
+      outcome = (await setUpForClaimant(env, db, row, subject, existing)).accountOutcome;
+    } else if (!alreadyMember && !(await becomeFirstOwner(db, account.organisationId, subject))) {
+      throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
+    }
+    await recordStage(db, row.id, "claim", { status: "succeeded", outcome: CLAIM_OUTCOMES[outcome], at: now });
+    const claimed = await findAcquisition(db, row.id);
+    if (!claimed) throw new Error("claimed acquisition vanished");
+    return c.json({ ...(await acquisitionView(db, c.env, claimed, subject)), existing_account: outcome !== "created" });
+  },
+);
+
+/**
+ * Products and entitlements (spec 4.4): the marketplace subscriptions held through this
+ * organisation, each with its subscription events, and the acquisitions that set them up with
+ * each stage (activation among them). Members only; to anyone else the organisation does not exist.
+ */
+marketplaceApi.get(
+  "/organisations/:id/subscriptions",
+  operation({
+    method: "get",
+    path: "/v1/organisations/{id}/subscriptions",
+    summary: "Marketplace subscriptions with their events, and the acquisitions with their stages",
+    role: "viewer",
+    response: { SubscriptionHistory },
+  }),
+  async (c) => {
+    const id = c.req.param("id");
+    await requireMembership(c.get("db"), c.get("principal").subject, id, c.get("declaredRole"));
+    return c.json(await subscriptionHistory(c.get("db"), id));
+  },
+);

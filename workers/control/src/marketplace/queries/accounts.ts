@@ -1,0 +1,236 @@
+import { mintIdentityId } from "@passport/domain";
+import { and, asc, eq, isNull, ne, sql } from "drizzle-orm";
+import {
+  marketplaceAccountPassports,
+  marketplaceAccounts,
+  marketplaceCustomers,
+} from "../../db/acquisitions-schema.ts";
+import type { Database } from "../../db/client.ts";
+import { createPassportStatements } from "../../db/passports.ts";
+import { organisations, passports } from "../../db/schema.ts";
+import type { ResolvedCustomer } from "../adapter.ts";
+import { randomReference } from "../crypto.ts";
+
+export type MarketplaceAccount = typeof marketplaceAccounts.$inferSelect;
+
+/** Names given to the organisations made for a marketplace customer; they are public, so neutral. */
+const ACCOUNT_ORGANISATION_NAME = "Marketplace account";
+const PARENT_ORGANISATION_NAME = "Marketplace customer";
+const MARKETPLACE_ACTOR = "marketplace-acquisition";
+
+/**
+ * The key of one agreement: `CustomerAWSAccountId` + `LicenseArn` for current integrations,
+ * `CustomerIdentifier` + `ProductCode` for legacy ones (platform facts, "Concurrent Agreements").
+ * @example
+ * customerKey({ CustomerAWSAccountId: "111122223333", LicenseArn: "arn:…", ProductCode: "p" }); // "license:111122223333:arn:…"
+ */
+export function customerKey(customer: ResolvedCustomer): string {
+  if (customer.CustomerAWSAccountId && customer.LicenseArn) {
+    return `license:${customer.CustomerAWSAccountId}:${customer.LicenseArn}`;
+  }
+  if (customer.CustomerIdentifier) return `legacy:${customer.CustomerIdentifier}:${customer.ProductCode}`;
+  return `account-product:${customer.CustomerAWSAccountId}:${customer.ProductCode}`;
+}
+
+/** The key of the cloud account behind an agreement: one account may hold several agreements. */
+function accountKey(customer: Pick<ResolvedCustomer, "CustomerAWSAccountId" | "CustomerIdentifier">): string {
+  return customer.CustomerAWSAccountId
+    ? `aws-account:${customer.CustomerAWSAccountId}`
+    : `legacy-customer:${customer.CustomerIdentifier}`;
+}
+
+function organisationId(): string {
+  return `org_mp_${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+/**
+ * Records (or refreshes) the agreement a registration token resolved to, as active from `at` (when
+ * the marketplace last confirmed it) unless a later marketplace event already said otherwise.
+ * Returns its id.
+ */
+export async function upsertCustomer(db: Database, customer: ResolvedCustomer, at: string): Promise<string> {
+  const [row] = await db
+    .insert(marketplaceCustomers)
+    .values({
+      id: randomReference("mpc_"),
+      customerKey: customerKey(customer),
+      awsAccountId: customer.CustomerAWSAccountId,
+      licenseArn: customer.LicenseArn,
+      customerIdentifier: customer.CustomerIdentifier,
+      productCode: customer.ProductCode,
+      status: "active",
+      statusAt: at,
+      lastEvent: "resolved",
+      updatedAt: at,
+    })
+    .onConflictDoUpdate({
+      target: marketplaceCustomers.customerKey,
+      set: {
+        productCode: customer.ProductCode,
+        status: sql`CASE WHEN ${marketplaceCustomers.statusAt} <= ${at} THEN 'active' ELSE ${marketplaceCustomers.status} END`,
+        lastEvent: sql`CASE WHEN ${marketplaceCustomers.statusAt} <= ${at} THEN 'resolved' ELSE ${marketplaceCustomers.lastEvent} END`,
+        statusAt: sql`max(${marketplaceCustomers.statusAt}, ${at})`,
+        updatedAt: at,
+      },
+    })
+    .returning({ id: marketplaceCustomers.id });
+  if (!row) throw new Error("marketplace customer upsert returned nothing");
+  return row.id;
+}
+
+async function findAccountByKey(db: Database, key: string): Promise<MarketplaceAccount | undefined> {
+  const [row] = await db.select().from(marketplaceAccounts).where(eq(marketplaceAccounts.customerKey, key));
+  return row;
+}
+
+/** The account this cloud account already has, if any subscription of it was ever claimed. */
+export function findAccount(
+  db: Database,
+  customer: Pick<ResolvedCustomer, "CustomerAWSAccountId" | "CustomerIdentifier">,
+): Promise<MarketplaceAccount | undefined> {
+  return findAccountByKey(db, accountKey(customer));
+}
+
+/** An organisation the claimant already administers, to hold the subscription instead of a new one. */
+export interface ExistingOrganisation {
+  organisationId: string;
+  /** Its parent, or the organisation itself when it has none. */
+  parentOrganisationId: string;
+}
+
+/** The chosen organisation already holds another cloud account's subscriptions (its unique key). */
+export class OrganisationAlreadyLinked extends Error {}
+
+export type AccountOutcome = "created" | "linked" | "reused";
+
+/**
+ * Reuses the account organisation and parent organisation of this cloud account, or sets them up
+ * once (spec 4.3 step 6, 1.6): linked to `existing` (an organisation the claimant administers), or
+ * else created. The account row is written in the same transaction as any new organisations, and
+ * its unique keys (the cloud account; the organisation) abort every racing writer but one: the
+ * losers' organisations roll back with it, so racing claims or deliveries leave neither a second
+ * account nor an orphaned organisation.
+ */
+export async function ensureAccount(
+  db: Database,
+  customer: ResolvedCustomer,
+  marketplaceCustomerId: string,
+  existing?: ExistingOrganisation,
+): Promise<{ account: MarketplaceAccount; outcome: AccountOutcome }> {
+  const key = accountKey(customer);
+  let account = await findAccountByKey(db, key);
+  let outcome: AccountOutcome = "reused";
+  if (!account) {
+    const organisation = existing?.organisationId ?? organisationId();
+    const parent = existing?.parentOrganisationId ?? organisationId();
+    const accountRow = db.insert(marketplaceAccounts).values({
+      id: randomReference("mpa_"),
+      customerKey: key,
+      awsAccountId: customer.CustomerAWSAccountId,
+      organisationId: organisation,
+      parentOrganisationId: parent,
+    });
+    try {
+      if (existing) {
+        await accountRow;
+        outcome = "linked";
+      } else {
+        await db.batch([
+          db.insert(organisations).values({ id: parent, name: PARENT_ORGANISATION_NAME }),
+          db.insert(organisations).values({ id: organisation, name: ACCOUNT_ORGANISATION_NAME, parentId: parent }),
+          accountRow,
+        ]);
+        outcome = "created";
+      }
+    } catch (error) {
+      if (!isConstraintViolation(error)) throw error;
+    }
+    account = await findAccountByKey(db, key);
+    if (!account && existing) throw new OrganisationAlreadyLinked();
+    if (!account) throw new Error("marketplace account vanished after insert");
+  }
+  await db
+    .update(marketplaceCustomers)
+    .set({ marketplaceAccountId: account.id })
+    .where(and(eq(marketplaceCustomers.id, marketplaceCustomerId), isNull(marketplaceCustomers.marketplaceAccountId)));
+  return { account, outcome };
+}
+
+async function passportSlot(db: Database, accountId: string, family: "api" | "agent") {
+  const [row] = await db
+    .select()
+    .from(marketplaceAccountPassports)
+    .where(
+      and(
+        eq(marketplaceAccountPassports.marketplaceAccountId, accountId),
+        eq(marketplaceAccountPassports.family, family),
+      ),
+    );
+  return row;
+}
+
+/** A UNIQUE or PRIMARY KEY violation, possibly wrapped by drizzle. */
+function isConstraintViolation(error: unknown): boolean {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return /constraint failed/i.test(`${String(error)} ${String(cause ?? "")}`);
+}
+
+/**
+ * Reuses the account's passport of this family or issues one (spec 4.3 step 8). An existing,
+ * non-retired passport of the account organisation is adopted before a new id is minted. A new
+ * passport is created in the same transaction as the account's passport slot, whose primary key
+ * (account, family) aborts every racing writer but one, so no second identity survives.
+ */
+export async function ensurePassport(
+  db: Database,
+  account: MarketplaceAccount,
+  family: "api" | "agent",
+  at: string,
+): Promise<{ passportId: string; outcome: "issued" | "reused" }> {
+  const existing = await passportSlot(db, account.id, family);
+  if (existing) return { passportId: existing.passportId, outcome: "reused" };
+
+  const [adoptable] = await db
+    .select({ id: passports.id })
+    .from(passports)
+    .where(
+      and(
+        eq(passports.organisationId, account.organisationId),
+        eq(passports.family, family),
+        ne(passports.lifecycle, "retired"),
+        isNull(passports.duplicateOf),
+      ),
+    )
+    .orderBy(asc(passports.createdAt), asc(passports.id))
+    .limit(1);
+  if (adoptable) {
+    await db
+      .insert(marketplaceAccountPassports)
+      .values({ marketplaceAccountId: account.id, family, passportId: adoptable.id })
+      .onConflictDoNothing();
+    const slot = await passportSlot(db, account.id, family);
+    if (!slot) throw new Error("passport slot vanished after upsert");
+    return { passportId: slot.passportId, outcome: "reused" };
+  }
+
+  const id = mintIdentityId();
+  try {
+    await db.batch([
+      ...createPassportStatements(db, {
+        id,
+        organisationId: account.organisationId,
+        family,
+        displayName: family === "api" ? "API passport" : "Agent passport",
+        bindings: [],
+        actor: MARKETPLACE_ACTOR,
+        at,
+      }),
+      db.insert(marketplaceAccountPassports).values({ marketplaceAccountId: account.id, family, passportId: id }),
+    ]);
+    return { passportId: id, outcome: "issued" };
+  } catch (error) {
+    const winner = isConstraintViolation(error) ? await passportSlot(db, account.id, family) : undefined;
+    if (winner) return { passportId: winner.passportId, outcome: "reused" };
+    throw error;
+  }
+}

@@ -1,0 +1,274 @@
+import { and, asc, eq, gt, notInArray, sql } from "drizzle-orm";
+import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
+import {
+  type AcquisitionStatus,
+  acquisitionStages,
+  acquisitions,
+  marketplaceAccounts,
+  marketplaceCustomers,
+  type StageStatus,
+} from "../../db/acquisitions-schema.ts";
+import type { Database } from "../../db/client.ts";
+import { members } from "../../db/schema.ts";
+import { randomReference } from "../crypto.ts";
+import { STAGES, type Stage } from "../stages.ts";
+
+export type AcquisitionRow = typeof acquisitions.$inferSelect;
+export type StageRow = typeof acquisitionStages.$inferSelect;
+
+export interface NewAcquisition {
+  tokenHash: string;
+  claimHash: string;
+  claimExpiresAt: string;
+  offerType?: string;
+  at: string;
+}
+
+/**
+ * Records the handoff of one registration token, keyed on the token's hash: posting the same
+ * token again finds the same acquisition (the unique index decides, not this code) and replaces
+ * its claim reference with the new one. Returns the acquisition and whether this call created it.
+ * @example
+ * const { acquisition, created } = await recordAcquisition(db, { tokenHash, claimHash, claimExpiresAt, at });
+ */
+export async function recordAcquisition(db: Database, input: NewAcquisition) {
+  const proposedId = randomReference("acq_");
+  const [row] = await db
+    .insert(acquisitions)
+    .values({
+      id: proposedId,
+      tokenHash: input.tokenHash,
+      status: "received",
+      offerType: input.offerType,
+      claimHash: input.claimHash,
+      claimExpiresAt: input.claimExpiresAt,
+      createdAt: input.at,
+      updatedAt: input.at,
+    })
+    .onConflictDoUpdate({
+      target: acquisitions.tokenHash,
+      set: { claimHash: input.claimHash, claimExpiresAt: input.claimExpiresAt, updatedAt: input.at },
+    })
+    .returning();
+  if (!row) throw new Error("acquisition upsert returned nothing");
+  const created = row.id === proposedId;
+  await recordStage(db, row.id, "registration_token_handoff", {
+    status: "succeeded",
+    outcome: created ? "received" : "received again (same token)",
+    at: input.at,
+  });
+  return { acquisition: row, created };
+}
+
+export async function findAcquisition(db: Database, id: string): Promise<AcquisitionRow | undefined> {
+  const [row] = await db.select().from(acquisitions).where(eq(acquisitions.id, id));
+  return row;
+}
+
+/** The acquisition's stages in the order they run. */
+export async function stagesOf(db: Database, id: string): Promise<StageRow[]> {
+  const rows = await db
+    .select()
+    .from(acquisitionStages)
+    .where(eq(acquisitionStages.acquisitionId, id))
+    .orderBy(asc(acquisitionStages.startedAt));
+  return rows.sort((a, b) => STAGES.indexOf(a.stage as Stage) - STAGES.indexOf(b.stage as Stage));
+}
+
+export interface StageUpdate {
+  status: StageStatus;
+  outcome?: string;
+  errorCode?: string;
+  errorMessage?: string;
+  attempts?: number;
+  at: string;
+}
+
+/**
+ * Upserts one stage's progress. A stage that already succeeded stays succeeded, so a duplicate
+ * or late delivery never makes finished progress look undone.
+ */
+export async function recordStage(db: Database, acquisitionId: string, stage: Stage, update: StageUpdate) {
+  await db
+    .insert(acquisitionStages)
+    .values({
+      acquisitionId,
+      stage,
+      status: update.status,
+      attempts: update.attempts ?? 1,
+      outcome: update.outcome ?? null,
+      errorCode: update.errorCode ?? null,
+      errorMessage: update.errorMessage ?? null,
+      startedAt: update.at,
+      updatedAt: update.at,
+    })
+    .onConflictDoUpdate({
+      target: [acquisitionStages.acquisitionId, acquisitionStages.stage],
+      set: {
+        status: update.status,
+        attempts: sql`max(${acquisitionStages.attempts}, ${update.attempts ?? 1})`,
+        outcome: update.outcome ?? null,
+        errorCode: update.errorCode ?? null,
+        errorMessage: update.errorMessage ?? null,
+        updatedAt: update.at,
+      },
+      setWhere: sql`${acquisitionStages.status} <> 'succeeded'`,
+    });
+}
+
+const FINAL: AcquisitionStatus[] = ["completed", "failed"];
+
+/** Updates an acquisition that is still in progress; a finished one is left as it is. */
+export async function updateAcquisition(db: Database, id: string, patch: SQLiteUpdateSetSource<typeof acquisitions>) {
+  await db
+    .update(acquisitions)
+    .set(patch)
+    .where(and(eq(acquisitions.id, id), notInArray(acquisitions.status, FINAL)));
+}
+
+/**
+ * An outcome column where the first-time outcome wins: of two racing deliveries, the one that
+ * created the account (or issued the passport) is what the acquisition reports, not the duplicate.
+ */
+function firstTimeWins(
+  column: typeof acquisitions.accountOutcome | typeof acquisitions.passportOutcome,
+  value: string,
+  firstTime: string,
+) {
+  return value === firstTime ? sql`${value}` : sql`coalesce(${column}, ${value})`;
+}
+
+/**
+ * Records the account an acquisition set up (or reused); a reused account never overwrites the
+ * outcome of the delivery that created or linked it.
+ */
+export async function recordAccount(
+  db: Database,
+  id: string,
+  input: {
+    marketplaceCustomerId: string;
+    marketplaceAccountId: string;
+    outcome: string;
+    firstTime: string;
+    at: string;
+  },
+) {
+  await db
+    .update(acquisitions)
+    .set({
+      marketplaceCustomerId: input.marketplaceCustomerId,
+      marketplaceAccountId: input.marketplaceAccountId,
+      accountOutcome: firstTimeWins(acquisitions.accountOutcome, input.outcome, input.firstTime),
+      updatedAt: input.at,
+    })
+    .where(eq(acquisitions.id, id));
+}
+
+/** Records the passport an acquisition issued or reused; `issued` wins over a racing `reused`. */
+export async function recordPassport(
+  db: Database,
+  id: string,
+  input: { passportId: string; outcome: string; at: string },
+) {
+  await db
+    .update(acquisitions)
+    .set({
+      passportId: input.passportId,
+      passportOutcome: firstTimeWins(acquisitions.passportOutcome, input.outcome, "issued"),
+      updatedAt: input.at,
+    })
+    .where(eq(acquisitions.id, id));
+}
+
+/** The subscription status the marketplace last reported for a customer, and when. */
+export async function recordedSubscription(db: Database, customerKey: string) {
+  const [recorded] = await db
+    .select({ status: marketplaceCustomers.status, statusAt: marketplaceCustomers.statusAt })
+    .from(marketplaceCustomers)
+    .where(eq(marketplaceCustomers.customerKey, customerKey));
+  return recorded;
+}
+
+/** Marks the acquisition failed at `stage`, unless it already completed or failed. */
+export async function failAcquisition(
+  db: Database,
+  id: string,
+  stage: Stage,
+  failure: { code: string; message: string; attempts?: number; at: string },
+) {
+  await recordStage(db, id, stage, {
+    status: "failed",
+    errorCode: failure.code,
+    errorMessage: failure.message,
+    attempts: failure.attempts,
+    at: failure.at,
+  });
+  await updateAcquisition(db, id, {
+    status: "failed",
+    failedStage: stage,
+    errorCode: failure.code,
+    errorMessage: failure.message,
+    updatedAt: failure.at,
+  });
+}
+
+/**
+ * Uses up the claim reference: succeeds only for the current, unexpired hash, and only once.
+ * Returns whether this call was the one that used it.
+ */
+export async function consumeClaim(db: Database, id: string, claimHash: string, subject: string, at: string) {
+  const rows = await db
+    .update(acquisitions)
+    .set({ claimHash: null, claimExpiresAt: null, claimedBy: subject, claimedAt: at, updatedAt: at })
+    .where(and(eq(acquisitions.id, id), eq(acquisitions.claimHash, claimHash), gt(acquisitions.claimExpiresAt, at)))
+    .returning({ id: acquisitions.id });
+  return rows.length === 1;
+}
+
+/** The marketplace account an acquisition set up, once it has one. */
+export async function accountOf(db: Database, row: AcquisitionRow) {
+  if (!row.marketplaceAccountId) return undefined;
+  const [account] = await db
+    .select()
+    .from(marketplaceAccounts)
+    .where(eq(marketplaceAccounts.id, row.marketplaceAccountId));
+  return account;
+}
+
+export async function hasMembers(db: Database, organisationId: string): Promise<boolean> {
+  const [someone] = await db
+    .select({ subject: members.subject })
+    .from(members)
+    .where(eq(members.organisationId, organisationId))
+    .limit(1);
+  return someone !== undefined;
+}
+
+/**
+ * Makes `subject` the owner of an organisation nobody holds yet. The insert itself checks that the
+ * organisation has no members, so two claimants racing for one account cannot both win. True when
+ * `subject` is now a member.
+ */
+export async function becomeFirstOwner(db: Database, organisationId: string, subject: string): Promise<boolean> {
+  await db.run(
+    sql`INSERT INTO ${members} (organisation_id, subject, role) SELECT ${organisationId}, ${subject}, 'owner'
+        WHERE NOT EXISTS (SELECT 1 FROM ${members} WHERE ${members.organisationId} = ${organisationId})
+        ON CONFLICT DO NOTHING`,
+  );
+  const [became] = await db
+    .select({ role: members.role })
+    .from(members)
+    .where(and(eq(members.organisationId, organisationId), eq(members.subject, subject)));
+  return became !== undefined;
+}
+
+/** When an earlier attempt's ResolveCustomer succeeded (the stage row is frozen once succeeded). */
+export async function resolvedAt(db: Database, acquisition: AcquisitionRow): Promise<string> {
+  const [row] = await db
+    .select({ at: acquisitionStages.updatedAt })
+    .from(acquisitionStages)
+    .where(
+      and(eq(acquisitionStages.acquisitionId, acquisition.id), eq(acquisitionStages.stage, "customer_identification")),
+    );
+  return row?.at ?? acquisition.createdAt;
+}

@@ -1,0 +1,91 @@
+import type { Context } from "hono";
+import { roleAtLeast } from "../access/roles.ts";
+import { HttpProblem } from "../api/problem.ts";
+import { passportEtag, passportView } from "../api/views.ts";
+import { type ChangeRequest, commitChange, StaleVersion } from "../changes/apply.ts";
+import type { AppEnv } from "../context.ts";
+import type { Role } from "../db/organisations.ts";
+import { loadAggregate, type PassportChange, type PassportRow, type StoredPassport } from "../db/passports.ts";
+import { publishOrDefer } from "../publication/index.ts";
+
+// How the passport routes answer: the passport's view with its ETag, `If-Match` read as the record
+// versions the caller expects, and a stale version answered as 412. The rules are in changes/.
+
+type AppContext = Context<AppEnv>;
+
+/**
+ * The record versions an `If-Match` header accepts (strong comparison against `"v{record_version}"`);
+ * none for no header or `*`. A tag in any other form matches no version.
+ */
+export function expectedVersions(header: string | undefined): number[] | undefined {
+  if (!header) return undefined;
+  const tags = header.split(",").map((tag) => tag.trim());
+  if (tags.includes("*")) return undefined;
+  return tags.map((tag) => Number(/^"v(\d+)"$/.exec(tag)?.[1] ?? Number.NaN));
+}
+
+/** The 412 answer to a change refused for a stale version, naming the current ETag when known. */
+function staleVersionProblem(error: StaleVersion): HttpProblem {
+  return new HttpProblem("precondition-failed", {
+    detail: error.message,
+    ...(error.current !== undefined ? { current_etag: passportEtag(error.current) } : {}),
+  });
+}
+
+/** Responds with the passport's full view and its ETag. */
+export async function respondWithPassport(c: AppContext, id: string, status: 200 | 201 = 200) {
+  const stored = await loadAggregate(c.get("db"), id);
+  if (!stored) throw new Error(`passport ${id} vanished`);
+  return respondWithStored(c, stored, status);
+}
+
+/** Responds with a passport read in the batch that changed it (`commitAndLoad`). */
+function respondWithStored(c: AppContext, stored: StoredPassport, status: 200 | 201 = 200) {
+  c.header("etag", passportEtag(stored.passport.recordVersion));
+  return c.json(passportView(stored, c.env, stored.pending), status);
+}
+
+/**
+ * Publishes the version just committed and answers with the passport as that commit left it: the
+ * publication is `published` when the sequencer wrote this version or a newer one, otherwise the
+ * outbox row committed with the change is still owed.
+ */
+export async function publishAndRespond(c: AppContext, stored: StoredPassport, status: 200 | 201 = 200) {
+  const published = await publishOrDefer(c.env, stored.passport.id);
+  const settled = published !== undefined && published >= stored.passport.recordVersion;
+  return respondWithStored(c, { ...stored, pending: settled ? undefined : stored.pending }, status);
+}
+
+/** Commits one change (`commitChange`), answering a stale version as 412. */
+export async function commitOrAnswer(
+  request: ChangeRequest,
+  id: string,
+  build: (passport: PassportRow) => PassportChange | Promise<PassportChange>,
+): Promise<StoredPassport> {
+  try {
+    return await commitChange(request, id, build);
+  } catch (error) {
+    throw error instanceof StaleVersion ? staleVersionProblem(error) : error;
+  }
+}
+
+/**
+ * Applies one material change with the role the route declared (`operation({ role })`), or the
+ * higher one a rule asks for (`needs`, e.g. admin for a lifecycle change), publishes it and responds
+ * with the updated passport.
+ */
+export async function applyChange(
+  c: AppContext,
+  id: string,
+  build: (passport: PassportRow) => PassportChange | Promise<PassportChange>,
+  needs?: Role,
+) {
+  const declared = c.get("declaredRole");
+  const request: ChangeRequest = {
+    db: c.get("db"),
+    subject: c.get("principal").subject,
+    minimum: needs && !roleAtLeast(declared, needs) ? needs : declared,
+    expectedVersions: expectedVersions(c.req.header("if-match")),
+  };
+  return publishAndRespond(c, await commitOrAnswer(request, id, build));
+}

@@ -1,0 +1,94 @@
+// The forms that change a passport's bindings.
+import { BINDING_CLASSES_BY_FAMILY } from "@passport/domain";
+import type { PassportView } from "../../api/views.ts";
+import { BINDING_LABELS } from "../labels.ts";
+import { fieldError } from "../layout.tsx";
+import { Field, type FormContext, FormProblem, failureFor, Hidden } from "./parts.tsx";
+
+export function AddBindingForm(props: { ctx: FormContext }) {
+  const { ctx } = props;
+  const form = "binding-add";
+  const failure = failureFor(ctx, form);
+  const classes = BINDING_CLASSES_BY_FAMILY[ctx.passport.family];
+  const chosen = failure?.values?.class;
+  const classError = fieldError(failure?.problem, "class");
+  return (
+    <form method="post" action={`/dashboard/passports/${ctx.passport.identity_id}/bindings`} id={form}>
+      <fieldset>
+        <legend>Add a binding</legend>
+        <Hidden ctx={ctx} />
+        <div class="row">
+          <Field form={form} name="class" label="Class" failure={failure}>
+            <select
+              id={`${form}-class`}
+              name="class"
+              aria-invalid={classError ? "true" : undefined}
+              aria-describedby={classError ? `${form}-class-error` : undefined}
+            >
+              {classes.map((cls) => (
+                <option value={cls} selected={chosen === cls}>
+                  {BINDING_LABELS[cls]}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <div class="grow">
+            <Field
+              form={form}
+              name="value"
+              label="Value"
+              failure={failure}
+              required
+              hint="A URL, id or name; never a secret."
+            />
+          </div>
+          <Field form={form} name="label" label="Label (optional)" failure={failure} />
+        </div>
+        <FormProblem failure={failure} id={`${form}-problem`} />
+        <p>
+          <button type="submit">Add binding</button>
+        </p>
+      </fieldset>
+    </form>
+  );
+}
+
+export function BindingControls(props: { ctx: FormContext; binding: PassportView["bindings"][number] }) {
+  const { ctx, binding } = props;
+  const replace = `binding-replace-${binding.id}`;
+  const remove = `binding-remove-${binding.id}`;
+  const replaceFailure = failureFor(ctx, replace);
+  const removeFailure = failureFor(ctx, remove);
+  const base = `/dashboard/passports/${ctx.passport.identity_id}/bindings/${binding.id}`;
+  return (
+    <div class="actions">
+      <details open={Boolean(replaceFailure)}>
+        <summary>Edit</summary>
+        <form method="post" action={`${base}/replace`} id={replace}>
+          <Hidden ctx={ctx} />
+          <Field
+            form={replace}
+            name="value"
+            label={`New value for this ${BINDING_LABELS[binding.class].toLowerCase()} binding`}
+            value={binding.value}
+            failure={replaceFailure}
+            required
+          />
+          <FormProblem failure={replaceFailure} id={`${replace}-problem`} />
+          <p>
+            <button type="submit" class="small">
+              Save binding
+            </button>
+          </p>
+        </form>
+      </details>
+      <form method="post" action={`${base}/remove`} class="inline-form" id={remove}>
+        <Hidden ctx={ctx} />
+        <button type="submit" class="danger small" aria-label={`Remove binding ${binding.value}`}>
+          Remove
+        </button>
+        <FormProblem failure={removeFailure} id={`${remove}-problem`} />
+      </form>
+    </div>
+  );
+}
