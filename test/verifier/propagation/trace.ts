@@ -7,7 +7,7 @@
  */
 import { env } from "cloudflare:workers";
 import type { FeedEntry } from "@passport/domain";
-import { transparencyLog } from "../../../workers/control/src/log/append.ts";
+import { transparencyLog } from "../../../workers/control/src/publication/log/append.ts";
 import { drainOutbox } from "../../../workers/control/src/publication/publish.ts";
 import { Caller } from "../../support/api.ts";
 import type { KvWrite } from "./kv-model.ts";
