@@ -219,6 +219,16 @@ export default defineConfig({
         },
       },
       {
+        // `npm start`'s local service behaving like the edge (client addresses, rate limits), run by Node.
+        test: {
+          name: "local",
+          include: ["test/local/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         // The Dashboard in Debian's Chromium against `npm start`'s local service, run by Node.
         // `npm test` runs it on its own, before the other suites, through test/browser/run.mjs (skipped without Chromium).
         test: {

@@ -295,7 +295,7 @@ Try:
 
   curl -s -X POST ${controlUrl}/v1/passports \\
     -H "authorization: Bearer ${token}" -H "content-type: application/json" \\
-    -d '{"family":"api","display_name":"My API","bindings":[{"class":"endpoint","value":"https://my-api-${exampleSuffix}.example.com"}]}'
+    -d '{"organisation_id":"${DEMO_ORGANISATION}","family":"api","display_name":"My API","bindings":[{"class":"endpoint","value":"https://my-api-${exampleSuffix}.example.com"}]}'
 
   curl -s ${controlUrl}/v1/me -H "authorization: Bearer ${token}"
 

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
+import { startEdgeProxy } from "./edge-proxy.mjs";
 
 /** Runs the project's wrangler with Node directly (no package manager in between); resolves to its output. */
 export function runWrangler(root, args) {
@@ -35,13 +36,16 @@ async function bundle(root, worker, outdir) {
  * Starts the Workers and resolves once every port answers. The runtime opens the persist directory
  * only after `beforeStart` (e.g. the migrations) has settled; bundling runs meanwhile. Each worker is
  * `{ config, env?, port, vars }`: its wrangler config (bindings, queues, assets come from there),
- * the port it listens on at 127.0.0.1, and vars that override the config's.
+ * the port it is served on at 127.0.0.1, and vars that override the config's. The runtime listens
+ * on a port of its own choosing; the public port is an edge proxy (scripts/edge-proxy.mjs), which
+ * sets `cf-connecting-ip` from the connecting socket as Cloudflare's edge does.
  */
 export async function startLocalWorkers({ root, persistTo, workers, beforeStart, onOutput }) {
   const buildDir = mkdtempSync(join(tmpdir(), "passport-dev-build-"));
   // wrangler's API takes seconds to load; it loads while the Workers are bundled.
   const wrangler = import("wrangler");
   let mf;
+  const proxies = [];
   try {
     const outdirs = await Promise.all(workers.map((worker, i) => bundle(root, worker, join(buildDir, String(i)))));
     await beforeStart;
@@ -60,7 +64,7 @@ export async function startLocalWorkers({ root, persistTo, workers, beforeStart,
         modules: true,
         scriptPath: join(outdirs[i], "index.js"),
         bindings: { ...workerOptions.bindings, ...worker.vars },
-        unsafeDirectSockets: [{ host: "127.0.0.1", port: worker.port }],
+        unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
       };
     });
     mf = new Miniflare(
@@ -79,8 +83,17 @@ export async function startLocalWorkers({ root, persistTo, workers, beforeStart,
       }),
     );
     await mf.ready;
-    return { mf, stop: () => mf.dispose() };
+    for (const worker of workers) {
+      const upstream = await mf.unsafeGetDirectURL(worker.name);
+      proxies.push(await startEdgeProxy({ host: "127.0.0.1", port: worker.port, upstream }));
+    }
+    const stop = async () => {
+      await Promise.all(proxies.map((close) => close()));
+      await mf.dispose();
+    };
+    return { mf, stop };
   } catch (error) {
+    await Promise.all(proxies.map((close) => close()));
     await mf?.dispose().catch(() => {});
     throw error;
   } finally {

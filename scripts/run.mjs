@@ -66,7 +66,14 @@ function toolchainEnv() {
   if (wanted.length > 0) installTools(wanted);
   const usesLocalNode = !atLeast(process.version, minimumNode);
   const path = usesLocalNode ? pathWithTools : [dirname(process.execPath), pathWithTools].join(delimiter);
-  return { ...process.env, PATH: path, COREPACK_ENABLE_STRICT: "0", npm_config_update_notifier: "false" };
+  return {
+    ...process.env,
+    PATH: path,
+    COREPACK_ENABLE_STRICT: "0",
+    npm_config_update_notifier: "false",
+    // pnpm run resets INIT_CWD to the root: scripts that take a relative path resolve it from here.
+    PASSPORT_CALLER_DIR: process.env.PASSPORT_CALLER_DIR || process.env.INIT_CWD || process.cwd(),
+  };
 }
 
 function installWorkspace(env) {

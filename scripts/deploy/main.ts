@@ -16,8 +16,9 @@ import {
   resourceNames,
   writeConfigs,
 } from "./config.ts";
+import { exampleValues, fieldsToFill } from "./examples.ts";
 import { preflight } from "./preflight.ts";
-import { readSettings, SettingsError } from "./settings.ts";
+import { callerDir, DEFAULT_SETTINGS, locateSettings, readSettings, SettingsError } from "./settings.ts";
 import { deploy, type Runner } from "./steps.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -25,13 +26,14 @@ const RESOLVER_GZIP_BUDGET = 60 * 1024;
 const { values } = parseArgs({
   options: {
     env: { type: "string", default: "production" },
-    settings: { type: "string", default: process.env.DEPLOY_SETTINGS ?? "deploy/settings.json" },
+    settings: { type: "string", default: process.env.DEPLOY_SETTINGS || undefined },
     "dry-run": { type: "boolean", default: false },
     "allow-subscription-only": { type: "boolean", default: false },
   },
 });
 const environment = values.env;
-const settingsFile = join(root, values.settings);
+const { file: settingsFile, lookedAt } = locateSettings(values.settings, { root, callerDir: callerDir() });
+const settingsName = values.settings ?? DEFAULT_SETTINGS;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 function fail(lines: string[]): never {
   for (const line of lines) process.stderr.write(`preflight: ${line}\n`);
@@ -55,9 +57,12 @@ const wrangler: Runner = (args) =>
 
 const developmentControlName = committedDevelopmentName(root);
 if (!existsSync(settingsFile)) {
-  // Without settings, the committed defaults are what would be deployed: show why they cannot be.
-  log(`no settings file at ${values.settings}; checking the committed configuration instead`);
-  fail(preflight({ environment, configs: committedConfigs(root), developmentControlName }));
+  // Without settings nothing can be deployed: name every field the operator's file must hold.
+  log(`no settings file ${settingsName} (looked at ${lookedAt.join(" and ")})`);
+  log(
+    `copy deploy/settings.example.json to ${DEFAULT_SETTINGS} (or name your file with --settings or DEPLOY_SETTINGS) and fill in, for each environment:`,
+  );
+  fail(fieldsToFill(environment));
 }
 
 let settings: ReturnType<typeof readSettings>;
@@ -68,7 +73,7 @@ try {
   throw error;
 }
 const envSettings = settings.environments[environment];
-if (!envSettings) fail([`${values.settings} has no environment "${environment}"`]);
+if (!envSettings) fail([`${settingsName} has no environment "${environment}"`]);
 const allowSubscriptionOnly = values["allow-subscription-only"] || envSettings.marketplace.allowSubscriptionOnly;
 const committed = committedConfigs(root);
 const dir = generatedDir(root, environment);
@@ -79,8 +84,16 @@ const dry = generateConfigs(committed, environment, envSettings);
 const offsets = Object.values(settings.environments).map((env) => env.rateLimitNamespaceOffset);
 const shared = offsets.length !== new Set(offsets).size ? ["two environments share a rateLimitNamespaceOffset"] : [];
 const problems = [
+  ...exampleValues(environment, envSettings),
   ...shared,
-  ...preflight({ environment, configs: dry, developmentControlName, allowSubscriptionOnly }),
+  // The deploy makes a missing signing key and adds its public half before deploying anything.
+  ...preflight({
+    environment,
+    configs: dry,
+    developmentControlName,
+    allowSubscriptionOnly,
+    signingKeyMadeIfMissing: true,
+  }),
 ];
 if (problems.length) fail(problems);
 
@@ -133,14 +146,14 @@ if (values["dry-run"]) {
       const raw = JSON.parse(readFileSync(settingsFile, "utf8"));
       raw.environments[environment].signingJwks = jwks;
       writeFileSync(settingsFile, `${JSON.stringify(raw, null, 2)}\n`);
-      log(`added a new signing key's public half to ${values.settings}; keep it with your settings`);
+      log(`added a new signing key's public half to ${settingsName}; keep it with your settings`);
     },
     logVerifierKey: envSettings.logVerifierKey,
     keepLogVerifierKey: (verifierKey) => {
       const raw = JSON.parse(readFileSync(settingsFile, "utf8"));
       raw.environments[environment].logVerifierKey = verifierKey;
       writeFileSync(settingsFile, `${JSON.stringify(raw, null, 2)}\n`);
-      log(`added the new transparency log key's verifier key to ${values.settings}; keep it with your settings`);
+      log(`added the new transparency log key's verifier key to ${settingsName}; keep it with your settings`);
     },
     log,
   });

@@ -13,6 +13,10 @@ export type PreflightInput = {
   developmentControlName?: string | undefined;
   /** Set when the operator passed the explicit flag allowing entitlementCheck "subscription". */
   allowSubscriptionOnly?: boolean;
+  /** Set when the deploy makes a missing SIGNING_KEY and adds its public half to SIGNING_JWKS
+   * before deploying (scripts/deploy/steps.ts): an empty key set is then refused only when the
+   * secret is known to exist already. */
+  signingKeyMadeIfMissing?: boolean;
   /** Secret names already set on the control plane plus the ones this deploy will set; omit to skip. */
   secretsAvailable?: ReadonlySet<string>;
 };
@@ -48,7 +52,9 @@ export function preflight(input: PreflightInput): string[] {
   }
 
   const jwks = parseJson(resolver.vars?.SIGNING_JWKS) as { keys?: unknown[] } | undefined;
-  if (!jwks?.keys?.length) problems.push("resolver: SIGNING_JWKS is an empty key set; records could not be verified");
+  const keyWillBeMade = input.signingKeyMadeIfMissing && !input.secretsAvailable?.has("SIGNING_KEY");
+  if (!jwks?.keys?.length && !keyWillBeMade)
+    problems.push("resolver: SIGNING_JWKS is an empty key set; records could not be verified");
 
   const logKey = resolver.vars?.LOG_VERIFIER_KEY ?? "";
   const logName = logKey.split("+")[0];

@@ -10,20 +10,22 @@ import { parseArgs } from "node:util";
 import { generatedDir, resourceNames } from "./config.ts";
 import { logBackfill } from "./log-backfill.ts";
 import { republishAll } from "./republish.ts";
-import { readSettings } from "./settings.ts";
+import { callerDir, DEFAULT_SETTINGS, locateSettings, readSettings } from "./settings.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const { values } = parseArgs({
   options: {
     env: { type: "string" },
-    settings: { type: "string", default: process.env.DEPLOY_SETTINGS ?? "deploy/settings.json" },
+    settings: { type: "string", default: process.env.DEPLOY_SETTINGS || undefined },
     "log-backfill": { type: "boolean", default: false },
   },
 });
 if (!values.env) throw new Error("usage: npm run republish -- --env <name>");
 const environment = values.env;
-const settings = readSettings(join(root, values.settings)).environments[environment];
-if (!settings) throw new Error(`${values.settings} has no environment "${environment}"`);
+const settings = readSettings(locateSettings(values.settings, { root, callerDir: callerDir() }).file).environments[
+  environment
+];
+if (!settings) throw new Error(`${values.settings ?? DEFAULT_SETTINGS} has no environment "${environment}"`);
 const database = resourceNames(environment).d1;
 const backfill = values["log-backfill"];
 const cursorFile = join(generatedDir(root, environment), backfill ? "log-backfill-cursor" : "republish-cursor");

@@ -1,7 +1,8 @@
 // The operator's deploy settings (docs/deploy.md): one JSON file, validated here. Secrets never
 // live in it; the values the service cannot make itself come from environment variables at deploy
 // time (MARKETPLACE_AWS_ACCESS_KEY_ID, MARKETPLACE_AWS_SECRET_ACCESS_KEY).
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 
 const hostname = z
@@ -68,3 +69,24 @@ export class SettingsError extends Error {
     this.lines = lines;
   }
 }
+
+/** The settings file when neither --settings nor DEPLOY_SETTINGS names one. */
+export const DEFAULT_SETTINGS = "deploy/settings.json";
+
+/**
+ * The settings file a command reads, and every place it looked. An absolute path is taken as is; a
+ * relative one is looked up from the directory the command was started in (`callerDir`: `npm
+ * run` starts scripts in the repository root), then from the repository root.
+ */
+export function locateSettings(
+  given: string | undefined,
+  { root, callerDir }: { root: string; callerDir: string },
+): { file: string; lookedAt: string[] } {
+  if (!given) return { file: join(root, DEFAULT_SETTINGS), lookedAt: [join(root, DEFAULT_SETTINGS)] };
+  if (isAbsolute(given)) return { file: given, lookedAt: [given] };
+  const lookedAt = [...new Set([resolve(callerDir, given), resolve(root, given)])];
+  return { file: lookedAt.find((file) => existsSync(file)) ?? (lookedAt[0] as string), lookedAt };
+}
+
+/** Where the person ran the command: scripts/run.mjs passes it on, as pnpm resets INIT_CWD. */
+export const callerDir = (): string => process.env.PASSPORT_CALLER_DIR || process.env.INIT_CWD || process.cwd();

@@ -91,6 +91,11 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
   const ids = await findOrCreateResources(ctx);
   let files = ctx.writeConfigs(ids, ctx.signingJwks, ctx.logVerifierKey);
   const have = await existingSecrets(ctx, files.control);
+  if (have.has("SIGNING_KEY") && ctx.signingJwks.keys.length === 0) {
+    throw new Error(
+      "secret SIGNING_KEY is set but the settings' signingJwks has no key: put its public half in the settings (docs/signing.md)",
+    );
+  }
   if (have.has("LOG_SIGNING_KEY") && !ctx.logVerifierKey) {
     throw new Error(
       "secret LOG_SIGNING_KEY is set but the settings have no logVerifierKey: put the log's verifier key in the settings (docs/transparency-log.md)",

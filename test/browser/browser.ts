@@ -1,7 +1,10 @@
 // Debian's Chromium driven by playwright-core (no downloaded browsers), headless, with a fresh
 // profile per launch.
 import { execFile } from "node:child_process";
+import { once } from "node:events";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -29,18 +32,61 @@ export interface Browser {
   close(): Promise<void>;
 }
 
+/**
+ * Each test file's browser is a client machine of its own: its requests leave from an address of
+ * their own in 127.0.0.0/8, through a forward proxy bound to it. The local service keys the
+ * per-client limits on the connecting address, as the edge does (docs/limits.md), and one
+ * address for the whole suite would sign in more often in a minute than SIGN_IN_PER_CLIENT lets
+ * any one client.
+ */
+async function clientMachine(): Promise<{ proxy: string; close: () => Promise<void> }> {
+  const address = `127.${1 + Math.floor(Math.random() * 254)}.${Math.floor(Math.random() * 256)}.${2 + Math.floor(Math.random() * 253)}`;
+  const server = createServer((req, res) => {
+    const target = new URL(req.url ?? "/");
+    const { "proxy-connection": _hop, ...headers } = req.headers;
+    const outgoing = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method: req.method,
+        headers,
+        localAddress: address,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.rawHeaders);
+        answer.pipe(res);
+      },
+    );
+    outgoing.on("error", () => res.destroy());
+    req.pipe(outgoing);
+  }).listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    proxy: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
 async function launch(): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), "passport-chromium-"));
+  const machine = await clientMachine();
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: FLAGS,
+    // `<-loopback>`: Chromium otherwise never sends loopback requests through a proxy.
+    args: [...FLAGS, `--proxy-server=${machine.proxy}`, "--proxy-bypass-list=<-loopback>"],
     viewport: { width: 1280, height: 900 },
   });
   return {
     context,
     async close() {
       await context.close();
+      await machine.close();
       rmSync(profile, { recursive: true, force: true });
     },
   };

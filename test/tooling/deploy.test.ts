@@ -1,7 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import {
   CONTROL_SECRETS,
   type Configs,
@@ -9,15 +12,22 @@ import {
   committedDevelopmentName,
   generateConfigs,
 } from "../../scripts/deploy/config.ts";
+import { exampleValues, fieldsToFill, madeUpHex } from "../../scripts/deploy/examples.ts";
 import { preflight } from "../../scripts/deploy/preflight.ts";
-import { parseSettings, SettingsError } from "../../scripts/deploy/settings.ts";
+import { EnvironmentSettings, parseSettings, SettingsError } from "../../scripts/deploy/settings.ts";
 import { type DeployContext, deploy } from "../../scripts/deploy/steps.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const example = parseSettings(readFileSync(join(root, "deploy", "settings.example.json"), "utf8"), "example");
-function environment(name: string) {
-  const settings = example.environments[name];
-  if (!settings) throw new Error(`the example settings have no ${name} environment`);
+// A settings file as an operator fills it in (test/tooling/fixtures/settings.realistic.json): its
+// production environment after the first deploy, its staging environment before one.
+const realistic = parseSettings(
+  readFileSync(join(root, "test", "tooling", "fixtures", "settings.realistic.json"), "utf8"),
+  "realistic",
+);
+function environment(name: string, from = example) {
+  const settings = from.environments[name];
+  if (!settings) throw new Error(`the settings have no ${name} environment`);
   return settings;
 }
 const production = environment("production");
@@ -43,11 +53,27 @@ describe("preflight", () => {
     );
   });
 
-  it("passes the example settings' generated configuration", () => {
-    const configs = generateConfigs(committed, "production", production);
+  it("passes a realistic settings file's generated configuration", () => {
+    const configs = generateConfigs(committed, "production", environment("production", realistic));
     expect(
       preflight({ environment: "production", configs, developmentControlName: committedDevelopmentName(root) }),
     ).toEqual([]);
+  });
+
+  it("lets the first deploy make the signing key, unless the key already exists", () => {
+    const configs = generateConfigs(committed, "staging", environment("staging", realistic));
+    expect(JSON.parse(configs.resolver.vars?.SIGNING_JWKS ?? "")).toEqual({ keys: [] });
+    const empty = "resolver: SIGNING_JWKS is an empty key set; records could not be verified";
+    expect(preflight({ environment: "staging", configs, signingKeyMadeIfMissing: true })).toEqual([]);
+    expect(preflight({ environment: "staging", configs })).toEqual([empty]);
+    expect(
+      preflight({
+        environment: "staging",
+        configs,
+        signingKeyMadeIfMissing: true,
+        secretsAvailable: new Set(CONTROL_SECRETS),
+      }),
+    ).toEqual([empty, "resolver: LOG_VERIFIER_KEY is empty; the transparency log's checkpoints could not be verified"]);
   });
 
   it("refuses what would break a deploy that the settings schema cannot see", () => {
@@ -103,6 +129,73 @@ describe("preflight", () => {
 
   it("the committed development environment does not reuse the production Worker name", () => {
     expect(committedDevelopmentName(root)).not.toBe(committed.control.name);
+  });
+});
+
+describe("example values", () => {
+  it("refuses every example value of the example settings by its field, with where to find the right one", () => {
+    expect(exampleValues("production", production)).toEqual([
+      "environments.production.accountId: \"0123456789abcdef0123456789abcdef\" is made up (a run of consecutive hex digits); put your Cloudflare account id: dashboard, Workers & Pages overview, 'Account ID' (or `npx wrangler whoami`)",
+      'environments.production.resolverDomain: "id.example.com" is a reserved example domain; put the resolver\'s public host, on a domain (zone) of this Cloudflare account, e.g. id.<your domain>',
+      'environments.production.controlDomain: "passport.example.com" is a reserved example domain; put the Dashboard\'s host, on a domain (zone) of this Cloudflare account and behind Access, e.g. passport.<your domain>',
+      "environments.production.access.teamDomain: \"https://example.cloudflareaccess.com\" is an example team; put https://<your team>.cloudflareaccess.com: Zero Trust dashboard, Settings, 'Team domain'",
+      "environments.production.access.audience: \"8f3a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f90123456789abcdef0123456789\" is made up (a run of consecutive hex digits); put the Access application's AUD tag: Zero Trust dashboard, Access, Applications, the Dashboard's application, 'Application Audience (AUD) Tag'",
+      "environments.production.marketplace.productFamilies: \"prod-a1b2c3d4e5f6g\" is a made-up product code; put your listing's product codes, each to its passport family: AWS Marketplace Management Portal, Products, SaaS, 'Product code'",
+      'environments.production.signingJwks.keys[0]: "rec-2026-11-23-example" is the example key, whose private half is published (RFC 7515, A.3): anyone could sign records the resolver trusts; keep no example key: the first deploy makes the signing key and adds its public half here (or add your own public key: `npm run keys -- rotate`)',
+    ]);
+    expect(exampleValues("staging", staging).map((line) => line.split(":")[0])).toEqual([
+      "environments.staging.accountId",
+      "environments.staging.resolverDomain",
+      "environments.staging.controlDomain",
+      "environments.staging.access.teamDomain",
+      "environments.staging.access.audience",
+      "environments.staging.marketplace.productFamilies",
+      "environments.staging.signingJwks.keys[0]",
+    ]);
+  });
+
+  it("passes a realistic settings file", () => {
+    expect(exampleValues("production", environment("production", realistic))).toEqual([]);
+    expect(exampleValues("staging", environment("staging", realistic))).toEqual([]);
+  });
+
+  it("refuses reserved domains and made-up identifiers in any shape, not only the example's", () => {
+    const realProduction = environment("production", realistic);
+    const fields = (settings: EnvironmentSettings) =>
+      exampleValues("production", settings).map((line) => line.split(": ")[0]?.replace("environments.production.", ""));
+    expect(
+      fields({
+        ...realProduction,
+        resolverDomain: "id.acme.test",
+        controlDomain: "passport.localhost",
+        access: { teamDomain: "https://your-team.cloudflareaccess.com", audience: "ab".repeat(32) },
+        accountId: "0".repeat(32),
+      }),
+    ).toEqual(["accountId", "resolverDomain", "controlDomain", "access.teamDomain", "access.audience"]);
+    expect(fields({ ...realProduction, resolverDomain: "id.example.org", controlDomain: "dashboard.example" })).toEqual(
+      ["resolverDomain", "controlDomain"],
+    );
+    expect(madeUpHex("fedcba9876543210aa17c3e590b2d4f1")).toBe("a run of consecutive hex digits");
+    expect(madeUpHex("deadbeef".repeat(4))).toBe("a 8-digit pattern repeated");
+    expect(madeUpHex("aabbaabbaabbaabbaabbaabbaabbabab")).toBe("too few distinct digits");
+    // Issued ids are random: a thousand random-looking ones (fixed, so the test cannot flake) pass.
+    for (let i = 0; i < 1000; i++) {
+      const id = createHash("sha256").update(String(i)).digest("hex");
+      expect(madeUpHex(id)).toBeUndefined();
+      expect(madeUpHex(id.slice(0, 32))).toBeUndefined();
+    }
+  });
+
+  it("without a settings file, names every field the settings must hold", () => {
+    const required = (schema: z.ZodObject, prefix = ""): string[] =>
+      Object.entries(schema.shape).flatMap(([key, field]) => {
+        if (field instanceof z.ZodObject) return required(field, `${prefix}${key}.`);
+        return field.safeParse(undefined).success ? [] : [`${prefix}${key}`];
+      });
+    const named = fieldsToFill("production").map((line) => line.split(": ")[0]);
+    expect(named).toEqual(
+      expect.arrayContaining(required(EnvironmentSettings).map((field) => `environments.production.${field}`)),
+    );
   });
 });
 
@@ -237,7 +330,8 @@ function fakeAccount() {
       MARKETPLACE_AWS_SECRET_ACCESS_KEY: "aws-secret",
       MARKETPLACE_EVENTS_SECRET: "events-secret-the-operator-chose",
     },
-    signingJwks: { keys: [] },
+    // What the settings hold: the key set kept by the previous run, as main.ts writes it back.
+    signingJwks: kept.at(-1) ?? { keys: [] },
     keepSigningJwks: (jwks) => kept.push(jwks),
     logVerifierKey: state.logVerifierKey,
     keepLogVerifierKey: (verifierKey) => {
@@ -310,6 +404,17 @@ describe("deploy steps", () => {
     expect(account.calls.filter((call) => call.startsWith("deploy"))).toEqual([]);
   });
 
+  it("stops before any deploy when SIGNING_KEY is set but the settings trust no key", async () => {
+    const account = fakeAccount();
+    await deploy(account.context());
+    account.calls.length = 0;
+    const context = { ...account.context(), signingJwks: { keys: [] } };
+    await expect(deploy(context)).rejects.toThrow(
+      "secret SIGNING_KEY is set but the settings' signingJwks has no key: put its public half in the settings (docs/signing.md)",
+    );
+    expect(account.calls.filter((call) => call.startsWith("deploy"))).toEqual([]);
+  });
+
   it("fails the smoke check on an empty JWKS", async () => {
     const account = fakeAccount();
     const context = { ...account.context(), fetch: async () => Response.json({ keys: [] }) };
@@ -318,25 +423,58 @@ describe("deploy steps", () => {
 });
 
 describe("npm run deploy -- --dry-run", () => {
-  it("refuses the committed defaults with the preflight's lines and exits 1, before building anything", () => {
-    const result = spawnSync(
+  const dryRun = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync(
       process.execPath,
       [
         "--experimental-strip-types",
         "--disable-warning=ExperimentalWarning",
         "scripts/deploy/main.ts",
         "--dry-run",
-        "--settings",
-        "deploy/no-such-settings.json",
+        ...args,
       ],
-      { cwd: root, encoding: "utf8" },
+      // PASSPORT_CALLER_DIR as scripts/run.mjs sets it: the directory `npm run deploy` was run in.
+      { cwd: root, encoding: "utf8", env: { ...process.env, DEPLOY_SETTINGS: "", PASSPORT_CALLER_DIR: root, ...env } },
     );
+
+  it("without a settings file, names every field to fill in and exits 1, before building anything", () => {
+    const result = dryRun(["--settings", "deploy/no-such-settings.json"]);
     expect(result.status).toBe(1);
-    expect(result.stdout).toContain("checking the committed configuration instead");
+    expect(result.stdout).toContain("no settings file deploy/no-such-settings.json");
+    expect(result.stdout).toContain("copy deploy/settings.example.json to deploy/settings.json");
     expect(result.stdout).not.toContain("wrangler deploy --dry-run");
     const lines = result.stderr.trim().split("\n");
-    expect(lines.length).toBeGreaterThan(5);
-    expect(lines.every((line) => line.startsWith("preflight: "))).toBe(true);
-    expect(lines).toContain("preflight: resolver: SIGNING_JWKS is an empty key set; records could not be verified");
+    expect(lines).toEqual(fieldsToFill("production").map((line) => `preflight: ${line}`));
+    expect(lines).toContain(
+      "preflight: environments.production.accountId: put your Cloudflare account id: dashboard, Workers & Pages overview, 'Account ID' (or `npx wrangler whoami`)",
+    );
+  });
+
+  describe("with an unchanged copy of the example settings", () => {
+    let folder = "";
+    let copy = "";
+    beforeAll(() => {
+      folder = mkdtempSync(join(tmpdir(), "passport-settings-"));
+      copy = join(folder, "settings.json");
+      copyFileSync(join(root, "deploy", "settings.example.json"), copy);
+    });
+    afterAll(() => rmSync(folder, { recursive: true, force: true }));
+    const refusal = (environment: string) =>
+      exampleValues(environment, environment === "staging" ? staging : production).map((line) => `preflight: ${line}`);
+
+    it("refuses it by an absolute path, listing every example value by its settings field", () => {
+      const result = dryRun(["--env", "production", "--settings", copy]);
+      expect(result.status).toBe(1);
+      expect(result.stdout).not.toContain("wrangler deploy --dry-run");
+      expect(result.stderr.trim().split("\n")).toEqual(refusal("production"));
+    });
+
+    it("finds it by DEPLOY_SETTINGS, and by a path relative to where the command was run", () => {
+      const byEnvironment = dryRun(["--env", "staging"], { DEPLOY_SETTINGS: copy });
+      expect(byEnvironment.stderr.trim().split("\n")).toEqual(refusal("staging"));
+      const relative = dryRun(["--settings", "settings.json"], { PASSPORT_CALLER_DIR: folder });
+      expect(relative.status).toBe(1);
+      expect(relative.stderr.trim().split("\n")).toEqual(refusal("production"));
+    });
   });
 });

@@ -1,0 +1,137 @@
+// The local runtime behaves like the edge (docs/limits.md, "Keys"): `npm start` sets
+// `cf-connecting-ip` from the connecting socket and ignores what a client sends under that name,
+// so the per-client rate limits apply locally exactly as deployed.
+import type { ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startEdgeProxy } from "../../scripts/edge-proxy.mjs";
+import { freePort, type ServiceInfo, startService, stopService } from "../local-service.ts";
+
+type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
+
+/** One request as curl sends it: node:http, a fresh connection, raw headers as given. */
+function send(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+  return new Promise<Answer>((resolve, reject) => {
+    const req = request(url, { method: init.method ?? "GET", headers: init.headers, agent: false }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk) => {
+        body += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on("error", reject);
+    req.end(init.body);
+  });
+}
+
+describe("the edge proxy in front of each local Worker", () => {
+  let upstream: ReturnType<typeof createServer>;
+  let seen: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
+  let close: () => Promise<void>;
+  let port = 0;
+
+  beforeAll(async () => {
+    upstream = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => {
+        body += chunk;
+      });
+      req.on("end", () => {
+        seen.push({ headers: req.headers, body });
+        res.writeHead(
+          201,
+          [
+            ["set-cookie", "a=1"],
+            ["set-cookie", "b=2"],
+            ["content-type", "text/plain"],
+          ].flat(),
+        );
+        res.end("made");
+      });
+    }).listen(0, "127.0.0.1");
+    await once(upstream, "listening");
+    port = await freePort();
+    close = await startEdgeProxy({
+      host: "127.0.0.1",
+      port,
+      upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+    });
+  });
+  afterAll(async () => {
+    await close();
+    upstream.close();
+  });
+
+  it("replaces a client's cf-connecting-ip with the socket's address and appends it to x-forwarded-for", async () => {
+    seen = [];
+    const answer = await send(`http://127.0.0.1:${port}/marketplace/fulfill?x=1`, {
+      method: "POST",
+      headers: {
+        "cf-connecting-ip": "198.51.100.7",
+        "CF-Connecting-IP": "198.51.100.8",
+        "x-forwarded-for": "203.0.113.9",
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: "x-amzn-marketplace-token=t",
+    });
+    expect(answer).toMatchObject({ status: 201, body: "made", headers: { "set-cookie": ["a=1", "b=2"] } });
+    expect(seen).toEqual([
+      {
+        headers: expect.objectContaining({
+          "cf-connecting-ip": "127.0.0.1",
+          "x-forwarded-for": "203.0.113.9, 127.0.0.1",
+          host: `127.0.0.1:${port}`,
+          "content-type": "application/x-www-form-urlencoded",
+        }),
+        body: "x-amzn-marketplace-token=t",
+      },
+    ]);
+  });
+
+  it("sets the address on a request that sent none", async () => {
+    seen = [];
+    await send(`http://127.0.0.1:${port}/health`);
+    expect(seen[0]?.headers).toMatchObject({ "cf-connecting-ip": "127.0.0.1", "x-forwarded-for": "127.0.0.1" });
+  });
+});
+
+describe("npm start's per-client limits", () => {
+  let service: ServiceInfo;
+  let child: ChildProcess | undefined;
+  beforeAll(async () => {
+    ({ info: service, child } = await startService());
+  });
+  afterAll(async () => {
+    if (child) await stopService(child);
+  });
+
+  it("60 rapid posts to /marketplace/fulfill from one client get 10 through, whatever cf-connecting-ip they forge", async () => {
+    // The local binding's windows are whole wall-clock minutes: start early in one, so all 60 land in it.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 40_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 100));
+    const post = (forged?: string) =>
+      send(`${service.control}/marketplace/fulfill`, {
+        method: "POST",
+        headers: {
+          accept: "application/json",
+          "content-type": "application/x-www-form-urlencoded",
+          ...(forged ? { "cf-connecting-ip": forged, "x-forwarded-for": forged } : {}),
+        },
+        body: "x-amzn-marketplace-token=not-a-real-token",
+      });
+    // Two forged addresses, half the posts each: were either honoured, 20 would get through.
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => post(i % 2 === 0 ? "198.51.100.1" : "198.51.100.2")),
+    );
+    const refused = answers.filter((answer) => answer.status === 429);
+    expect(answers.length - refused.length).toBe(10);
+    expect(refused).toHaveLength(50);
+    expect(refused[0]?.headers["retry-after"]).toBe("60");
+    expect(JSON.parse(refused[0]?.body ?? "{}")).toMatchObject({ type: "urn:svc:passport:problem:rate-limited" });
+    // The same client without any forged header is in the same bucket.
+    expect((await post()).status).toBe(429);
+  });
+});
