@@ -24,16 +24,22 @@ function marketplaceSecrets() {
 }
 
 /**
- * The keys a control-plane test run signs with: development tokens, and records (the resolver
- * serves the public half as SIGNING_JWKS).
+ * The keys a control-plane test run signs with: development tokens, records (the resolver serves
+ * the public half as SIGNING_JWKS), and the trusted evidence source's attestations.
  */
 async function controlPlaneKeys() {
   const devKeys = await signingKeyPair("ES256");
   const recordSigningKeys = await signingKeyPair("ES256");
   // LOG_ORIGIN of the control plane's development environment (workers/control/wrangler.toml).
   const logKeys = await logKeyPair("passport.localhost/log");
+  // The one trusted evidence source of the tests, and the key it attests with.
+  const auditorKeys = await signingKeyPair("ES256", "auditor-1");
   return {
     bindings: {
+      TRUSTED_EVIDENCE_ATTESTERS: JSON.stringify({
+        "Demo trusted auditor": { keys: [JSON.parse(auditorKeys.publicJwk)] },
+      }),
+      TEST_AUDITOR_PRIVATE_JWK: auditorKeys.privateJwk,
       DEV_AUTH_PUBLIC_JWK: devKeys.publicJwk,
       TEST_DEV_PRIVATE_JWK: devKeys.privateJwk,
       SIGNING_KEY: recordSigningKeys.privateJwk,
@@ -75,6 +81,11 @@ function hostsSimulator() {
 
 const controlPlaneConfig = { configPath: "./workers/control/wrangler.toml", environment: "development" };
 
+// The workerd suites share two cores with each other in `npm test`; a test that does real D1, KV
+// and Durable Object work (a rename of 60 passports, 60 rate-limited requests) can take several
+// seconds under that load. The timeout only catches a hung test: nothing here asserts a duration.
+const WORKERD_TEST_TIMEOUT = 30_000;
+
 export default defineConfig({
   test: {
     projects: [
@@ -99,7 +110,11 @@ export default defineConfig({
             },
           }),
         ],
-        test: { name: "resolver", include: ["test/resolver/**/*.test.ts", "test/domain/**/*.test.ts"] },
+        test: {
+          name: "resolver",
+          include: ["test/resolver/**/*.test.ts", "test/domain/**/*.test.ts"],
+          testTimeout: WORKERD_TEST_TIMEOUT,
+        },
       },
       {
         plugins: [
@@ -150,6 +165,7 @@ export default defineConfig({
         ],
         test: {
           name: "control",
+          testTimeout: WORKERD_TEST_TIMEOUT,
           include: ["test/control/**/*.test.ts", "test/e2e/**/*.test.ts", "test/marketplace/**/*.test.ts"],
           setupFiles: ["test/support/apply-migrations.ts"],
         },
@@ -181,6 +197,7 @@ export default defineConfig({
         ],
         test: {
           name: "verifier",
+          testTimeout: WORKERD_TEST_TIMEOUT,
           include: ["test/verifier/*.test.ts"],
           setupFiles: ["test/support/apply-migrations.ts"],
         },
@@ -195,12 +212,13 @@ export default defineConfig({
                 "TEST_MIGRATION_DB_ORIGINAL_INIT",
                 "TEST_MIGRATION_DB_CURRENT",
                 "TEST_MIGRATION_DB_DUPLICATES",
+                "TEST_MIGRATION_DB_ATTESTATION",
               ],
               bindings: { TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
             },
           })),
         ],
-        test: { name: "migrations", include: ["test/migrations/**/*.test.ts"] },
+        test: { name: "migrations", include: ["test/migrations/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT },
       },
       {
         // Checks on the repository itself (landed migrations, the compatibility date), run by Node.

@@ -4,6 +4,7 @@ export * from "./encoding.ts";
 export * from "./envelope.ts";
 export * from "./envelope-schema.ts";
 export * from "./envelope-version.ts";
+export * from "./evidence-attestation.ts";
 export * from "./history.ts";
 export * from "./identity-id.ts";
 export * from "./json-schema.ts";

@@ -352,11 +352,14 @@ function evidence(record: PassportRecordView, expectation: Expectation, now: num
 
 /**
  * Why an evidence item cannot establish a required claim, or undefined when it can: it must be
- * observed by the service, or asserted from a source the operator trusts; and when its scope names
- * an address and the decision names targets, the scope must cover one of them.
+ * observed by the service, or asserted and attested by a source the operator trusts
+ * (`trusted_source` with `attested_by`; trust without an attester was a typed name, and records
+ * published before attestation still carry it); and when its scope names an address and the
+ * decision names targets, the scope must cover one of them.
  */
 function uncounted(e: RecordEvidence, targets: string[]): UncountedEvidence["why"] | undefined {
-  const trusted = e.basis === "observed" || (e.basis === "asserted" && e.trusted_source === true);
+  const trusted =
+    e.basis === "observed" || (e.basis === "asserted" && e.trusted_source === true && e.attested_by !== undefined);
   if (!trusted) return "not_observed";
   if (targets.length === 0 || e.scope === undefined || !isAddressScope(e.scope)) return undefined;
   return targets.some((t) => scopeCovers(e.scope as string, t)) ? undefined : "out_of_scope";

@@ -163,7 +163,7 @@ function record(r: PassportRecordView): string[] {
     `  Evidence:     ${r.evidence.length === 0 ? "(none)" : ""}`,
     ...r.evidence.map(
       (e) =>
-        `    ${e.claim} (${e.basis ?? "basis not stated"}${e.basis === "asserted" ? `${e.trusted_source ? ", trusted source" : ""}${e.source ? ` by ${e.source}` : ""}` : ""})${e.observed_at ? ` observed ${e.observed_at}` : ""}${e.fresh_until ? `, fresh until ${e.fresh_until}` : ""}`,
+        `    ${e.claim} (${e.basis ?? "basis not stated"}${e.basis === "asserted" ? `${e.trusted_source && e.attested_by ? `, attested by ${e.attested_by.source} (key ${e.attested_by.key_id})` : ""}${e.source ? ` by ${e.source}` : ""}` : ""})${e.observed_at ? ` observed ${e.observed_at}` : ""}${e.fresh_until ? `, fresh until ${e.fresh_until}` : ""}`,
     ),
     `  Record:       version ${r.record_version ?? "?"}, published ${r.published_at ?? "?"}`,
   ];
