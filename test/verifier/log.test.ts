@@ -159,6 +159,26 @@ describe("freshness by checkpoint: newest version", () => {
     });
   });
 
+  it("calls the older record stale, not a replay, within the propagation window after the newer version", async () => {
+    const { log, a } = await world();
+    log.serving.set(a, 2);
+    log.historyUpTo.set(a, 2);
+    // Version 3's record may not have reached this location yet, while the log already has it.
+    const newer = Date.parse(log.version(a, 3).record.published_at as string);
+    log.serveCheckpoint({ time: newer + 10_000 });
+    const at = (ms: number) => log.verifier({}, { now: () => ms }).verify(a, { family: "api" });
+    expect(await at(newer + 10_000)).toMatchObject({
+      outcome: "stale",
+      next_step: "re-resolve",
+      stale: [{ what: "propagation", lagging: "record", newer_version: 3 }],
+      relied_on: { identity_id: a, record_version: 2 },
+    });
+    expect(await at(newer + (PROPAGATION_WINDOW_SECONDS + 1) * 1000)).toMatchObject({
+      outcome: "not_newest",
+      newer_version: 3,
+    });
+  });
+
   it("catches the replay by reading the bundles when the hint lies or is missing", async () => {
     const { log, a } = await world();
     log.serving.set(a, 1);
