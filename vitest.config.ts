@@ -9,7 +9,15 @@ const runtime = { compatibilityDate: compatibilityDate(root), compatibilityFlags
 /** The resolver's `[[ratelimits]]` of wrangler.toml, for the bundles run beside the Worker under test. */
 const RESOLVER_RATELIMITS = {
   QUERIES_PER_CLIENT: { namespace_id: "1101", simple: { limit: 300, period: 60 as const } },
+  STATUS_PER_CLIENT: { namespace_id: "1102", simple: { limit: 120, period: 60 as const } },
 };
+
+/**
+ * The name @cloudflare/vitest-plugin gives a project's Worker under test ("vitest-plugin-runner-"
+ * and the project name): a resolver bundle beside the control plane binds its publication
+ * sequencers there, as the deployed resolver binds them in the control plane's script.
+ */
+const runnerOf = (project: string) => `vitest-plugin-runner-${project}`;
 
 /** Fresh marketplace handoff secrets per run (see workers/control/src/marketplace/config.ts). */
 function marketplaceSecrets() {
@@ -50,8 +58,11 @@ async function controlPlaneKeys() {
   };
 }
 
-/** The deployable resolver bundle under the name the control plane's RESOLVER binding uses. */
-function resolverBundle(signingJwks: string, logVerifierKey: string) {
+/**
+ * The deployable resolver bundle under the name the control plane's RESOLVER binding uses; its
+ * status route reaches the publication sequencers of the control plane under test (`project`).
+ */
+function resolverBundle(signingJwks: string, logVerifierKey: string, project: string) {
   return {
     name: "passport-resolver",
     modules: true,
@@ -59,6 +70,9 @@ function resolverBundle(signingJwks: string, logVerifierKey: string) {
     ...runtime,
     kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
     ratelimits: RESOLVER_RATELIMITS,
+    durableObjects: {
+      PUBLICATION_SEQUENCER: { className: "PublicationSequencer", scriptName: runnerOf(project) },
+    },
     bindings: {
       PUBLIC_BASE_URL: "http://resolver.test",
       SIGNING_JWKS: signingJwks,
@@ -98,6 +112,14 @@ export default defineConfig({
             miniflare: {
               serviceBindings: { TEST_RESOLVER_ADMIN: { name: "resolver-bundle", entrypoint: "ResolverAdmin" } },
               workers: [
+                // The status route's binding (script_name passport-control) needs a script of that name.
+                {
+                  name: "passport-control",
+                  modules: true,
+                  scriptPath: `${root}/test/simulators/status-authority.js`,
+                  compatibilityDate: runtime.compatibilityDate,
+                  durableObjects: { PUBLICATION_SEQUENCER: "PublicationSequencer" },
+                },
                 {
                   name: "resolver-bundle",
                   modules: true,
@@ -157,7 +179,7 @@ export default defineConfig({
                     bindings: { FULFILLMENT_URL: "http://control.test/marketplace/fulfill" } as Record<string, string>,
                   },
                   hostsSimulator(),
-                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY),
+                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY, "control"),
                 ],
               },
             };
@@ -189,7 +211,7 @@ export default defineConfig({
                 serviceBindings: { TEST_RESOLVER: "passport-resolver" },
                 workers: [
                   hostsSimulator(),
-                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY),
+                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY, "verifier"),
                 ],
               },
             };

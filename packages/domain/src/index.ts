@@ -16,4 +16,5 @@ export * from "./projection.ts";
 export * from "./record.ts";
 export * from "./resolver-admin.ts";
 export * from "./seal.ts";
+export * from "./status.ts";
 export * from "./storage-keys.ts";

@@ -365,8 +365,21 @@ function uncounted(e: RecordEvidence, targets: string[]): UncountedEvidence["why
   return targets.some((t) => scopeCovers(e.scope as string, t)) ? undefined : "out_of_scope";
 }
 
+const CURRENT_PROOF: Record<string, string> = {
+  unavailable: "no status token could be had to show the record is current",
+  record_superseded: "the status token states a newer record than the one relied on",
+  record_mismatch: "the status token states another record than the one relied on",
+  publication_pending: "a newer committed version is still being published",
+};
+
 function describeStale(item: StaleItem): string {
   if (item.what === "recheck_required") return "the passport was reactivated or changed and is awaiting a re-check";
+  if (item.what === "propagation") return `the ${item.lagging ?? "proof"} has not caught up with a publication yet`;
+  if (item.what === "status") {
+    const problem = item.problem ?? "unavailable";
+    const why = CURRENT_PROOF[problem] ?? `the status token is not usable (${problem})`;
+    return item.detail ? `${why}: ${item.detail}` : why;
+  }
   const age = item.age_seconds === undefined ? "of unknown age" : `${formatAge(item.age_seconds)} old`;
   const limit = item.max_age_seconds === undefined ? "" : ` (maximum ${formatAge(item.max_age_seconds)})`;
   if (item.what === "record") return `the copy of the record is ${age}${limit}`;
@@ -416,10 +429,13 @@ export function evaluate(
   expectation: Expectation,
   source: ProofSource,
   now: number,
+  current?: StaleItem,
 ): VerifyOutcome {
   const maxAge = expectation.maxAge === undefined ? undefined : requireDuration(expectation.maxAge, "maxAge");
   const ev = evidence(record, expectation, now);
   const stale = [...ev.stale];
+  // At higher consequence: the status token did not establish this record as current.
+  if (current) stale.push(current);
   if (record.state.recheck_required) stale.push({ what: "recheck_required" });
   if (maxAge !== undefined && source.age_seconds > maxAge) {
     stale.push({ what: "record", age_seconds: Math.round(source.age_seconds), max_age_seconds: maxAge });
@@ -439,7 +455,9 @@ export function evaluate(
       relied_on,
       finding: {
         outcome: "stale",
-        next_step: stale.every((s) => s.what === "recheck_required") ? "delay" : "re-resolve",
+        next_step: stale.every((s) => s.what === "recheck_required" || s.problem === "publication_pending")
+          ? "delay"
+          : "re-resolve",
         reason: `The proof is too old for this decision: ${stale.map(describeStale).join("; ")}.`,
         relied_on,
         stale,

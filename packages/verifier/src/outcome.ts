@@ -67,8 +67,10 @@ export interface ProofSource {
   from_cache: boolean;
   /** True when the resolver confirmed the cached copy with 304 Not Modified. */
   revalidated: boolean;
-  /** HTTP attempts made (0 when served from the cache). */
+  /** HTTP attempts made (0 when served from the cache or supplied). */
   attempts: number;
+  /** True when the caller supplied the record (`record`) instead of the verifier fetching it. */
+  supplied?: boolean;
 }
 
 /** The record members a decision relied on; a subset of the record, shaped like it. */
@@ -99,6 +101,22 @@ export interface Proof {
   compared_with?: SeenVersion;
   /** Present when the verifier was given `log`: the record's entry, the checkpoint, and how "newest" was established. */
   log?: LogProof;
+  /** Present at `higher` consequence when a valid status token was checked (docs/verifier.md, Current proof). */
+  status?: StatusProof;
+}
+
+/** The status token a `higher` decision was checked against. */
+export interface StatusProof {
+  /** `stapled`: given by the caller (an API provider's `Passport-Status` header); `fetched`: read from the resolver's status route. */
+  source: "stapled" | "fetched";
+  /** The key that signed it; absent when signatures are skipped (`signature: "skip-insecure"`). */
+  kid?: string;
+  issued_at: string;
+  expires_at: string;
+  record_version?: number;
+  digest?: string;
+  publication: "published" | "pending";
+  lifecycle: string;
 }
 
 /** A signed checkpoint of the transparency log, as a result reports it. */
@@ -146,6 +164,11 @@ interface Common<Ok extends boolean> {
   proof?: Proof;
   /** Every failed check, in order of precedence; the outcome is the first. Empty for `ok` and for failures before a record was read. */
   findings: Finding[];
+  /**
+   * At `higher` consequence: when the service's authoritative state was last confirmed to match
+   * the record relied on (the status token's issue time). Absent when no valid token was checked.
+   */
+  current_as_of?: string;
 }
 
 export interface Ok extends FindingBase<"ok">, Common<true> {
@@ -166,6 +189,11 @@ export interface OkSignatureSkipped extends FindingBase<"ok_signature_skipped">,
 export interface NotFound extends FindingBase<"not_found">, Common<false> {
   resolver_url: string;
   detail?: string;
+  /**
+   * Set when a valid status token says the id was issued and its first publication is still
+   * pending (the outbox retries it): an issuance delay, not an unknown id; next step `delay`.
+   */
+  publication_pending?: { next_attempt_at?: string; status_issued_at: string };
 }
 
 export interface MalformedId extends FindingBase<"malformed_id">, Common<false> {
@@ -248,19 +276,42 @@ export interface MissingEvidenceFinding extends FindingBase<"missing_evidence"> 
   not_counted: UncountedEvidence[];
 }
 
+/** Why a status token does not establish the current state (checkStatusToken in status.ts). */
+export type StatusProblem =
+  | "malformed"
+  | "unknown_key"
+  | "signature_invalid"
+  | "other_identity"
+  | "expired"
+  | "too_old"
+  | "not_yet_valid";
+
+/**
+ * Why the current-proof check at `higher` consequence failed (docs/verifier.md, Current proof):
+ * no usable status token (`unavailable`, or the token's own problem), a token stating a newer
+ * record than the one relied on (`record_superseded`), another record of the same or a newer
+ * version (`record_mismatch`), or a newer committed version still being published
+ * (`publication_pending`).
+ */
+export type CurrentProofProblem =
+  | "unavailable"
+  | StatusProblem
+  | "record_superseded"
+  | "record_mismatch"
+  | "publication_pending";
+
 export interface StaleItem {
   /**
    * `propagation`: two pieces of the service's proof disagree in a way that publication in progress
    * explains (one reached this location before the other, docs/freshness.md), so nothing is
    * established yet; `lagging` says which piece is behind.
    */
-  what: "evidence" | "record" | "recheck_required" | "propagation";
+  what: "evidence" | "record" | "recheck_required" | "status" | "propagation";
   /** For `propagation`: the piece that has not caught up yet. */
   lagging?: "record" | "history" | "log";
   /** For `propagation`: the newer version the other piece shows, and when it was published. */
   newer_version?: number;
   published_at?: string;
-  detail?: string;
   claim?: string;
   evidence_id?: string;
   /** Age in seconds; absent when the evidence carries no observation time. */
@@ -268,6 +319,15 @@ export interface StaleItem {
   max_age_seconds?: number;
   /** Set when the evidence's own `fresh_until` has passed. */
   fresh_until?: string;
+  /** `status` only: why the status token does not establish the record as current. */
+  problem?: CurrentProofProblem;
+  /** `status` only: the newest published version the token states. */
+  current_version?: number;
+  /** `status` only: the committed version still being published, and when it is retried. */
+  pending_version?: number;
+  next_attempt_at?: string;
+  /** `status` and `propagation`: what went wrong, for a person. */
+  detail?: string;
 }
 
 export interface StaleFinding extends FindingBase<"stale"> {

@@ -4,6 +4,7 @@
 // Only world.ts provides them; the control plane's env has none of them at run time.
 interface __BaseEnv_Env {
   QUERIES_PER_CLIENT: RateLimit;
+  STATUS_PER_CLIENT: RateLimit;
   PUBLIC_BASE_URL: string;
   SIGNING_JWKS: string;
   ENVELOPE_REQUIRED_CLAIMS: string;

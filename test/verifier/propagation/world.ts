@@ -4,8 +4,9 @@
  * routed to one location at the reader's current time.
  */
 import { env } from "cloudflare:workers";
-import { identityCacheTag } from "@passport/domain";
+import { type FeedEntry, identityCacheTag, type StatusResult } from "@passport/domain";
 import type { FetchLike } from "../../../packages/verifier/src/index.ts";
+import { type CurrentState, signStatus } from "../../../workers/control/src/publication/status.ts";
 import { app } from "../../../workers/resolver/src/app.ts";
 import { fastResolve } from "../../../workers/resolver/src/routes/passports.ts";
 import { EdgeCache } from "./edge-model.ts";
@@ -20,14 +21,44 @@ const context = {
   props: {},
 } as unknown as ExecutionContext;
 
+/**
+ * The control plane's authoritative state of one passport at `at`, as D1 holds it and the
+ * publication sequencer reads it for a status token (readCurrentState): the committed version and
+ * lifecycle from the last answer to a write, the newest publication written to KV (its feed
+ * write, after which the sequencer records it written), and pending while a committed version is
+ * not yet written.
+ */
+export function authorityAt(trace: Trace, identityId: string, at: number): CurrentState {
+  const answer = trace.answers.filter((a) => a.identityId === identityId && a.at <= at).at(-1);
+  if (!answer) return { found: false };
+  let written: FeedEntry | undefined;
+  for (const write of trace.writes) {
+    if (write.at > at || !write.key.startsWith("feed:")) continue;
+    const entry = write.metadata as FeedEntry;
+    if (entry.identity_id === identityId && entry.record_version > (written?.record_version ?? 0)) written = entry;
+  }
+  const pending = (written?.record_version ?? 0) < answer.version;
+  return {
+    found: true,
+    identity_id: identityId,
+    family: "api",
+    lifecycle: answer.lifecycle,
+    publication: pending ? "pending" : "published",
+    ...(written ? { record_version: written.record_version, digest: written.digest } : {}),
+    ...(pending ? { pending_version: answer.version, next_attempt_at: new Date(at).toISOString() } : {}),
+  };
+}
+
 export class World {
   readonly edge = new EdgeCache();
   readonly #kv: MultiLocationKv;
+  readonly #trace: Trace;
   /** The virtual time, ms since the epoch. */
   now = 0;
 
   constructor(trace: Trace, kv: MultiLocationKv, purgeRefused: (index: number) => boolean) {
     this.#kv = kv;
+    this.#trace = trace;
     trace.purges.forEach((purge, index) => {
       if (!purgeRefused(index)) this.edge.purge(identityCacheTag(purge.identityId), purge.at);
     });
@@ -42,8 +73,17 @@ export class World {
       LOG_VERIFIER_KEY: env.TEST_LOG_VERIFIER_KEY,
       ENVELOPE_REQUIRED_CLAIMS: "[]",
       DASHBOARD_BASE_URL: "",
+      // The status route's authority: the real token signing over the trace's state at the virtual time.
+      PUBLICATION_SEQUENCER: { getByName: () => ({ status: (id: string) => this.#status(id) }) },
     } as unknown as Parameters<typeof fastResolve>[1];
     return async (request) => await (fastResolve(request, resolverEnv) ?? app.fetch(request, resolverEnv, context));
+  }
+
+  async #status(identityId: string): Promise<StatusResult> {
+    const state = authorityAt(this.#trace, identityId, this.now);
+    if (!state.found) return { found: false };
+    const token = await signStatus(env.SIGNING_KEY, state, this.now);
+    return { found: true, pending: state.publication === "pending", identity_id: identityId, token };
   }
 
   /** What a client routed to `location` gets: the edge cache, then the resolver. */

@@ -134,9 +134,19 @@ export function formatVerify(result: VerifyOutcome): string {
     ...extra(result),
     ...relied(result.relied_on),
     ...proof(result.proof),
+    ...current(result),
     ...source(result.source),
     `  ${result.authorization_note}`,
   ].join("\n");
+}
+
+/** The current-proof line of a `higher` decision: which status token, and as of when. */
+function current(result: VerifyOutcome): string[] {
+  const status = result.proof?.status;
+  if (!status) return [];
+  const as = result.current_as_of ? `current as of ${result.current_as_of}` : "NOT current";
+  const states = `version ${status.record_version ?? "none published"}, ${status.lifecycle}, ${status.publication}`;
+  return [`  Status:       ${as} (${status.source} token, ${states}, expires ${status.expires_at})`];
 }
 
 function record(r: PassportRecordView): string[] {
