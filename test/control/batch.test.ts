@@ -47,7 +47,7 @@ describe("POST /v1/passports/batch", () => {
       },
       { update: { identity_id: id, if_match: '"v1"', display_name: "Stale" } },
       { update: { identity_id: foreign.identity_id, display_name: "Taken over" } },
-      { create: { family: "api", organisation_id: stranger.organisation } },
+      { create: { family: "api", organisation_id: stranger.organisation, display_name: "Not mine" } },
       {
         create: {
           family: "api",
@@ -110,7 +110,7 @@ describe("POST /v1/passports/batch", () => {
 
   it(`refuses more than 100 items, and an empty batch, as a whole`, async () => {
     const owner = await Caller.create("owner");
-    const item = { create: { family: "api", organisation_id: owner.organisation } };
+    const item = { create: { family: "api", organisation_id: owner.organisation, display_name: "One of many" } };
     expect((await owner.request("POST", "/v1/passports/batch", { items: Array(101).fill(item) })).status).toBe(400);
     expect((await owner.request("POST", "/v1/passports/batch", { items: [] })).status).toBe(400);
     const list = await owner.json("GET", `/v1/passports?organisation_id=${owner.organisation}`);
@@ -123,7 +123,7 @@ describe("POST /v1/passports/batch", () => {
     const { identity_id: id } = await owner.createPassport({ display_name: "Kept" });
     const { results } = await batch(viewer, [
       { update: { identity_id: id, display_name: "Changed by a viewer" } },
-      { create: { family: "api", organisation_id: owner.organisation } },
+      { create: { family: "api", organisation_id: owner.organisation, display_name: "Refused" } },
     ]);
     expect(results.map((r) => r.status)).toEqual([403, 403]);
     expect((await resolve(id)).record.display_name).toBe("Kept");

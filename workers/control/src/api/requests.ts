@@ -2,14 +2,31 @@ import {
   Availability,
   BINDING_CLASSES_BY_FAMILY,
   BindingClass,
+  canonicalBindingValue,
+  canonicalUrl,
   credentialKind,
+  displayTextRefusal,
   Family,
   IdentityId,
   LifecycleStatus,
+  lookalikeRefusal,
 } from "@passport/domain";
 import { z } from "zod";
 
-const Text = (max: number) => z.string().trim().min(1).max(max);
+/**
+ * Tenant text: trimmed, and refused when it carries a character that changes how it is shown
+ * (controls, bidirectional overrides, invisible characters), wherever it is later shown.
+ */
+const Text = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    // A pasted key's line breaks are reported as what it is: a credential (PublicText, noCredentials).
+    .refine((value) => displayTextRefusal(value) === undefined || credentialKind(value) !== undefined, {
+      error: (issue) => displayTextRefusal(String(issue.input)),
+    });
 /**
  * Free text that is published in the record or kept in the history: refused when it looks like a
  * credential (spec 2.3 rule 4, 5.5), whichever field a secret is pasted into.
@@ -21,6 +38,7 @@ const PublicText = (max: number) =>
   });
 const Timestamp = z.iso.datetime({ offset: true });
 const HTTP_URL = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
+const WEB_URL = /^(?:https?|wss?):\/\//i;
 
 /** What a value of each binding class must look like (spec 2.2). */
 const BINDING_VALUE_RULES: Record<BindingClass, { pattern: RegExp; expected: string }> = {
@@ -70,9 +88,23 @@ export const BindingInput = z
     const rule = BINDING_VALUE_RULES[binding.class];
     if (!rule.pattern.test(binding.value)) {
       ctx.addIssue({ code: "custom", path: ["value"], message: `a ${binding.class} binding must be ${rule.expected}` });
+    } else if (WEB_URL.test(binding.value)) {
+      const canonical = canonicalUrl(binding.value);
+      const lookalike = canonical ? lookalikeRefusal(new URL(canonical).hostname) : undefined;
+      if (!canonical) {
+        ctx.addIssue({ code: "custom", path: ["value"], message: "is not a valid URL (its host has an empty label)" });
+      } else if (lookalike) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["value"],
+          message: `its host could pass for another name: ${lookalike}; bind a name written in one script`,
+        });
+      }
     }
     noCredentials(binding, ctx);
-  });
+  })
+  // Stored, compared and indexed in one canonical form (docs/canonical-urls.md).
+  .transform((binding) => ({ ...binding, value: canonicalBindingValue(binding.value) }));
 export type BindingInput = z.infer<typeof BindingInput>;
 
 export const CreatePassportRequest = z
@@ -89,6 +121,15 @@ export const CreatePassportRequest = z
   })
   .strict()
   .superRefine((body, ctx) => {
+    // A passport with neither a name nor a binding says nothing about which object it identifies,
+    // yet it would be published at once (docs/lifecycle.md#creation).
+    if (body.display_name === undefined && body.bindings.length === 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["display_name"],
+        message: "name the passport or give it a binding, so the record says which object it identifies",
+      });
+    }
     body.bindings.forEach((binding, index) => {
       const refusal = bindingClassRefusal(body.family, binding.class);
       if (refusal) ctx.addIssue({ code: "custom", path: ["bindings", index, "class"], message: refusal });
@@ -102,11 +143,17 @@ const UpdateFields = {
     .enum(["responsible", "operator"])
     .optional()
     .describe("The organisation's relationship to the object (spec 2.1): responsible for it, or operating it."),
+  operator_organisation_id: Text(64)
+    .nullable()
+    .optional()
+    .describe(
+      "Another organisation that operates the object while this passport's organisation stays responsible (spec 2.1); you must be at least an editor there. null: none.",
+    ),
 };
 const SOMETHING_TO_UPDATE = {
-  check: (body: { display_name?: unknown; relationship?: unknown }) =>
-    body.display_name !== undefined || body.relationship !== undefined,
-  message: "Send display_name, relationship or both.",
+  check: (body: { display_name?: unknown; relationship?: unknown; operator_organisation_id?: unknown }) =>
+    body.display_name !== undefined || body.relationship !== undefined || body.operator_organisation_id !== undefined,
+  message: "Send display_name, relationship, operator_organisation_id or any of them together.",
 };
 
 export const UpdatePassportRequest = z

@@ -41,6 +41,10 @@ export const PassportView = z.object({
     relationship: z.enum(["responsible", "operator"]),
     parent: z.object({ id: z.string(), name: z.string() }).nullable(),
   }),
+  operator: z
+    .object({ id: z.string(), name: z.string() })
+    .nullable()
+    .describe("A separate organisation that operates the object while `organisation` stays responsible (spec 2.1)."),
   state: z.object({
     lifecycle: LifecycleStatus,
     availability: Availability.nullable(),
@@ -129,7 +133,7 @@ export function passportView(
   pending?: { nextAttemptAt: string },
   now = Date.now(),
 ): PassportView {
-  const { passport, organisation, parent } = stored;
+  const { passport, organisation, parent, operator } = stored;
   return {
     identity_id: passport.id,
     family: passport.family,
@@ -140,6 +144,7 @@ export function passportView(
       relationship: passport.relationship,
       parent: parent ? { id: parent.id, name: parent.name } : null,
     },
+    operator: operator ? { id: operator.id, name: operator.name } : null,
     state: {
       lifecycle: passport.lifecycle,
       availability: passport.availability,

@@ -73,7 +73,7 @@ function onboardingPath(acquisitionId: string): string {
 
 const NEXT_STEPS: Record<Acquisition["next"], string> = {
   wait: "Nothing to do: this page follows set-up by itself.",
-  claim: "Set-up is complete. Claim the passport to manage it in the Dashboard.",
+  claim: "Claim the passport to manage it in the Dashboard.",
   contact_support:
     "Contact support and send them the details below. Never send the registration token, and do not try to work around the failure by creating a new account or passport.",
 };
@@ -121,14 +121,42 @@ function ClaimReferenceForm(props: { acquisitionId: string }) {
   );
 }
 
+/** The stages that have not succeeded yet, in order. */
+function pendingStages(acquisition: Acquisition): Stage[] {
+  const succeeded = new Set(acquisition.stages.filter((s) => s.status === "succeeded").map((s) => s.stage));
+  return STAGES.filter((stage) => !succeeded.has(stage));
+}
+
+/**
+ * What is still to happen before the passport is the customer's, in words: set-up is never called
+ * complete while a stage is pending, and the claim, which waits for the customer, is named as theirs.
+ */
+function StillPending(props: { acquisition: Acquisition; choosing: boolean }) {
+  const pending = pendingStages(props.acquisition).filter((stage) => stage !== "claim");
+  const labels = pending.map((stage) => STAGE_LABELS[stage]).join(", ");
+  return (
+    <p id="still-pending">
+      {pending.length === 0 ? "Every set-up stage has succeeded but the last. " : null}
+      {pending.length > 0 && props.choosing
+        ? `Still pending: ${labels}. They run once you claim the passport and choose the organisation that holds the subscription. `
+        : null}
+      {pending.length > 0 && !props.choosing ? `Still pending: ${labels}. ` : null}
+      The last step is yours: {NEXT_STEPS.claim.charAt(0).toLowerCase()}
+      {NEXT_STEPS.claim.slice(1)}
+    </p>
+  );
+}
+
 function StageList(props: { acquisition: Acquisition }) {
   const reached = new Map(props.acquisition.stages.map((s) => [s.stage, s]));
   const finished = props.acquisition.status === "failed";
+  const awaitingClaim = props.acquisition.status === "completed" && !props.acquisition.claimed;
   return (
     <ol class="stages" aria-label="Set-up stages">
       {STAGES.map((stage: Stage) => {
         const row = reached.get(stage);
-        const status = row?.status ?? (finished ? "not reached" : "pending");
+        const status =
+          row?.status ?? (finished ? "not reached" : stage === "claim" && awaitingClaim ? "your step" : "pending");
         return (
           <li>
             <strong>{row?.label ?? STAGE_LABELS[stage]}</strong>
@@ -310,9 +338,10 @@ async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?
         {acquisition.status === "completed" && !acquisition.claimed ? (
           <form method="post" action="/dashboard/onboarding/claim" class="panel" id="claim">
             <h2>Claim your passport</h2>
+            <StillPending acquisition={acquisition} choosing={choosing} />
             <p>
-              {NEXT_STEPS.claim} You are signed in as <code>{viewer.subject}</code>; the marketplace account and its
-              passport will be managed by this sign-in.
+              You are signed in as <code>{viewer.subject}</code>; the marketplace account and its passport will be
+              managed by this sign-in.
             </p>
             <input type="hidden" name="csrf" value={viewer.csrf} />
             <input type="hidden" name="acquisition" value={acquisition.acquisition_id} />

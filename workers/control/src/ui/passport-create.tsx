@@ -92,9 +92,9 @@ async function createPage(c: UiContext, failure?: Failure) {
                 <Field
                   form={FORM}
                   name="display_name"
-                  label="Name (optional)"
+                  label="Name"
                   failure={failure}
-                  hint="Public, e.g. Payments API"
+                  hint="Public, e.g. Payments API. A passport needs a name, a primary binding or both."
                 />
               </div>
             </div>

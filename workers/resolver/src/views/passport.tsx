@@ -1,6 +1,7 @@
 import {
   BINDING_CLASS_LABELS as BINDING_LABELS,
   type BindingVerification,
+  internationalHost,
   type LifecycleStatus,
   type PassportRecord,
   type PublicEvidence,
@@ -16,14 +17,21 @@ const LIFECYCLE_GUIDANCE: Record<LifecycleStatus, string> = {
   retired: "Retired. The identity and its history are preserved; it is never reused for anything else.",
 };
 
-/** Only web addresses become links; any other value is shown as text. */
+/**
+ * Only web addresses become links; any other value is shown as text. The link shows the ASCII
+ * form the service stored and checked; an internationalised host is also shown as it reads in
+ * Unicode, so a reader sees both (docs/canonical-urls.md).
+ */
 function Value(props: { value: string }) {
-  return /^https?:\/\//i.test(props.value) ? (
-    <a href={props.value} rel="nofollow noopener noreferrer">
-      {props.value}
-    </a>
-  ) : (
-    <span class="id">{props.value}</span>
+  if (!/^https?:\/\//i.test(props.value)) return <span class="id">{props.value}</span>;
+  const readable = internationalHost(props.value);
+  return (
+    <>
+      <a href={props.value} rel="nofollow noopener noreferrer">
+        {props.value}
+      </a>
+      {readable ? <div class="muted">internationalised host, reads as {readable}</div> : null}
+    </>
   );
 }
 
@@ -151,6 +159,14 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
             </dd>
           </>
         ) : null}
+        {record.operator ? (
+          <>
+            <dt>Operated by</dt>
+            <dd id="operator">
+              {record.operator.name} <span class="muted id">({record.operator.id})</span>
+            </dd>
+          </>
+        ) : null}
       </dl>
       <p class="muted">A claim of responsibility, not proof of every organisational assertion or runtime control.</p>
 
@@ -170,15 +186,15 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
           <tbody>
             {record.bindings.map((binding) => (
               <tr>
-                <td>{BINDING_LABELS[binding.class] ?? binding.class}</td>
-                <td>
+                <td data-label="Class">{BINDING_LABELS[binding.class] ?? binding.class}</td>
+                <td data-label="Value">
                   <Value value={binding.value} />
                   {binding.label ? <div class="muted">{binding.label}</div> : null}
                 </td>
-                <td>
+                <td data-label="Proof">
                   <Verification verification={binding.verification} now={now} />
                 </td>
-                <td>
+                <td data-label="Bound">
                   <Time value={binding.bound_at} />
                 </td>
               </tr>
@@ -202,7 +218,7 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
           <tbody>
             {record.evidence.map((evidence) => (
               <tr>
-                <td>
+                <td data-label="Claim">
                   <code>{evidence.claim}</code>
                   {evidence.reference ? (
                     <div>
@@ -210,7 +226,7 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
                     </div>
                   ) : null}
                 </td>
-                <td>
+                <td data-label="Source and scope">
                   {evidence.source}
                   <div class="muted">
                     {evidence.basis === "observed"
@@ -221,7 +237,7 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
                   </div>
                   <div class="muted">Scope: {evidence.scope}</div>
                 </td>
-                <td>
+                <td data-label="Freshness">
                   observed <Time value={evidence.observed_at} />
                   <div>
                     <Freshness evidence={evidence} now={now} />
@@ -249,10 +265,10 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
             <tbody>
               {record.authority.map((entry) => (
                 <tr>
-                  <td>{entry.action}</td>
-                  <td>{entry.context}</td>
-                  <td>{entry.granted_by ?? ""}</td>
-                  <td>{entry.expires_at ? <Time value={entry.expires_at} /> : ""}</td>
+                  <td data-label="Action">{entry.action}</td>
+                  <td data-label="Context">{entry.context}</td>
+                  <td data-label="Granted by">{entry.granted_by ?? ""}</td>
+                  <td data-label="Expires">{entry.expires_at ? <Time value={entry.expires_at} /> : ""}</td>
                 </tr>
               ))}
             </tbody>
