@@ -129,7 +129,7 @@ async function choosePassport(
     const count =
       candidates.length > MAX_ADOPTION_CANDIDATES ? `more than ${MAX_ADOPTION_CANDIDATES}` : String(candidates.length);
     throw new HttpProblem("passport-choice-required", {
-      detail: `The organisation has ${count} active ${family === "api" ? "API" : "agent"} passports. Send passport_id with the one this subscription adopts.`,
+      detail: `The organisation has ${count} active ${family === "api" ? "API" : "agent"} passports; choose the one this subscription adopts (passport_id).`,
       candidates: candidateList(candidates),
     });
   }
