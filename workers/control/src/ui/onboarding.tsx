@@ -249,7 +249,8 @@ function OrganisationChoice(props: { organisations: OrganisationItem[] }) {
     <fieldset id="organisation-choice">
       <legend>Which organisation holds this subscription?</legend>
       <p class="hint">
-        Choose one you already run to keep its parent and its API passport; nothing new is published for it.
+        Choose one you already run to keep its parent and its API passport (if it has several, you choose which next);
+        nothing new is published for it.
       </p>
       {choices.map((o) => (
         <label class="choice">
@@ -263,7 +264,61 @@ function OrganisationChoice(props: { organisations: OrganisationItem[] }) {
   );
 }
 
-async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?: Problem) {
+/** A passport the claim may adopt, as the `passport-choice-required` problem lists it. */
+interface PassportCandidate {
+  identity_id: string;
+  display_name: string | null;
+}
+
+/** The organisation chosen at the claim, and its active passports when it has several. */
+interface PassportChoiceState {
+  organisationId: string;
+  candidates: PassportCandidate[];
+}
+
+const CHOICE_PROBLEMS = new Set([
+  `${PROBLEM_TYPE_BASE}passport-choice-required`,
+  `${PROBLEM_TYPE_BASE}passport-not-adoptable`,
+]);
+
+/** The candidates a refused claim listed, when the customer must choose among them. */
+function passportChoiceFrom(problem: Problem, organisationId: string): PassportChoiceState | undefined {
+  if (!organisationId || !CHOICE_PROBLEMS.has(problem.type) || !Array.isArray(problem.candidates)) return undefined;
+  const candidates = (problem.candidates as PassportCandidate[]).filter((p) => typeof p?.identity_id === "string");
+  return candidates.length ? { organisationId, candidates } : undefined;
+}
+
+/**
+ * The organisation the customer chose has several active passports of the product's family: which
+ * one the subscription adopts (it keeps its identity id, so consumers that pinned it see no change).
+ */
+function PassportChoice(props: { acquisitionId: string; choice: PassportChoiceState; organisationName?: string }) {
+  const { choice } = props;
+  return (
+    <fieldset id="passport-choice">
+      <legend>Which passport does this subscription adopt?</legend>
+      <input type="hidden" name="organisation_id" value={choice.organisationId} />
+      <p class="hint">
+        {props.organisationName ?? "The organisation"} <code>{choice.organisationId}</code> has several active
+        passports. The one you choose keeps its identity id; the others are left as they are.{" "}
+        <a href={onboardingPath(props.acquisitionId)}>Choose another organisation</a>
+      </p>
+      {choice.candidates.map((p) => (
+        <label class="choice">
+          <input type="radio" name="passport_id" value={p.identity_id} required /> {p.display_name ?? "(no name)"}{" "}
+          <code>{p.identity_id}</code>
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+async function onboardingPage(
+  c: UiContext,
+  acquisitionId: string,
+  claimProblem?: Problem,
+  passportChoice?: PassportChoiceState,
+) {
   const viewer = c.get("viewer");
   const reference = claimReference(c, acquisitionId);
   if (!viewer) {
@@ -345,7 +400,19 @@ async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?
             </p>
             <input type="hidden" name="csrf" value={viewer.csrf} />
             <input type="hidden" name="acquisition" value={acquisition.acquisition_id} />
-            {choosing ? <OrganisationChoice organisations={organisations?.ok ? organisations.body.items : []} /> : null}
+            {choosing && passportChoice ? (
+              <PassportChoice
+                acquisitionId={acquisition.acquisition_id}
+                choice={passportChoice}
+                organisationName={
+                  organisations?.ok
+                    ? organisations.body.items.find((o) => o.id === passportChoice.organisationId)?.name
+                    : undefined
+                }
+              />
+            ) : choosing ? (
+              <OrganisationChoice organisations={organisations?.ok ? organisations.body.items : []} />
+            ) : null}
             {claimProblem ? <ProblemMessage problem={claimProblem} id="claim-problem" /> : null}
             <button type="submit">Claim this passport</button>
           </form>
@@ -412,14 +479,18 @@ export function onboardingRoutes(fetchApi: ApiFetch) {
       });
     }
     const organisationId = String(form.get("organisation_id") ?? "");
+    const passportId = String(form.get("passport_id") ?? "");
     const claimed = await c.get("api").call<Acquisition>(`/v1/acquisitions/${encodeURIComponent(id)}/claim`, {
       method: "POST",
       body: {
         claim_reference: claimReference(c, id) ?? "",
         ...(organisationId ? { organisation_id: organisationId } : {}),
+        ...(passportId ? { passport_id: passportId } : {}),
       },
     });
-    if (!claimed.ok) return onboardingPage(c, id, claimed.problem);
+    if (!claimed.ok) {
+      return onboardingPage(c, id, claimed.problem, passportChoiceFrom(claimed.problem, organisationId));
+    }
     deleteCookie(c, claimCookieName(c), { path: CLAIM_COOKIE_PATH });
     return c.redirect(onboardingPath(id), 303);
   });
