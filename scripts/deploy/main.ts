@@ -98,7 +98,9 @@ const problems = [
 if (problems.length) fail(problems);
 
 log(`plan for ${environment} (account ${envSettings.accountId}):`);
-log(`  1. find or create KV ${names.kv}, D1 ${names.d1}, queues ${names.queue} and ${names.deadLetterQueue}`);
+log(
+  `  1. find or create KV ${names.kv}, D1 ${names.d1}, queues ${names.queue}, ${names.deadLetterQueue} and ${names.bindingChecksQueue}`,
+);
 log(`  2. write configuration to ${relative(root, dir)}/ and apply D1 migrations remotely`);
 log(`  3. deploy ${names.resolver} on ${urls.resolver}`);
 log(`  4. deploy ${names.control} on ${urls.control}, with any missing secret (generated or from the environment)`);

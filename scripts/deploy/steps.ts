@@ -62,7 +62,7 @@ async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
     d1DatabaseId = await d1Id();
   } else ctx.log(`D1 database ${names.d1} exists`);
 
-  for (const queue of [names.queue, names.deadLetterQueue]) {
+  for (const queue of [names.queue, names.deadLetterQueue, names.bindingChecksQueue]) {
     try {
       await ctx.run(["queues", "info", queue]);
       ctx.log(`queue ${queue} exists`);

@@ -256,7 +256,7 @@ describe("settings to configuration", () => {
     const everything = (c: Configs) => [
       c.resolver.name,
       c.control.name,
-      ...(JSON.stringify(c.control.queues).match(/passport-acquisitions[a-z-]*/g) ?? []),
+      ...(JSON.stringify(c.control.queues).match(/passport-(acquisitions|binding-checks)[a-z-]*/g) ?? []),
       ...(c.control.d1_databases as { database_name: string }[]).map((db) => db.database_name),
       ...[...(c.resolver.ratelimits as object[]), ...(c.control.ratelimits as object[])].map(
         (l) => `rl-${(l as { namespace_id: string }).namespace_id}`,
@@ -358,6 +358,8 @@ describe("deploy steps", () => {
       "queues create passport-acquisitions",
       "queues info passport-acquisitions-dlq",
       "queues create passport-acquisitions-dlq",
+      "queues info passport-binding-checks",
+      "queues create passport-binding-checks",
       "secret list --format json -c control.json",
       "d1 migrations apply DB --remote -c control.json",
       "deploy -c resolver.json",
@@ -382,6 +384,7 @@ describe("deploy steps", () => {
       "d1 list --json",
       "queues info passport-acquisitions",
       "queues info passport-acquisitions-dlq",
+      "queues info passport-binding-checks",
       "secret list --format json -c control.json",
       "d1 migrations apply DB --remote -c control.json",
       "deploy -c resolver.json",
