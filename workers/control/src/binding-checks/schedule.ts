@@ -10,7 +10,7 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
 /** A verified binding is re-checked once less than this is left of its proof. */
-export const RECHECK_WINDOW_MS = 2 * DAY;
+const RECHECK_WINDOW_MS = 2 * DAY;
 /** Renewals are spread over this much time before the window opens, so a day's proofs do not all fall due at once. */
 const RENEWAL_SPREAD_MS = 6 * HOUR;
 /** A claimed check that reports nothing (lost message, interrupted consumer) is taken again after this. */
@@ -59,7 +59,7 @@ export function renewalCheckAt(freshUntil: string, random: number): string {
 }
 
 /** When a binding that has just lapsed (its `failures`-th failure since) is tried again. */
-export function lapsedCheckAt(now: Date, failures: number, random: number): string {
+function lapsedCheckAt(now: Date, failures: number, random: number): string {
   return new Date(now.getTime() + backoff(failures, LAPSED_FIRST_MS, LAPSED_MAX_MS, random)).toISOString();
 }
 

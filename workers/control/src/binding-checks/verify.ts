@@ -27,7 +27,7 @@ import {
 } from "./schedule.ts";
 
 /** The source every observed evidence item names: the service's own check. */
-export const SERVICE_SOURCE = "passport-service";
+const SERVICE_SOURCE = "passport-service";
 
 export interface CheckOutcome {
   result: "verified" | "not_proven";
