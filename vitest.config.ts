@@ -9,7 +9,15 @@ const runtime = { compatibilityDate: compatibilityDate(root), compatibilityFlags
 /** The resolver's `[[ratelimits]]` of wrangler.toml, for the bundles run beside the Worker under test. */
 const RESOLVER_RATELIMITS = {
   QUERIES_PER_CLIENT: { namespace_id: "1101", simple: { limit: 300, period: 60 as const } },
+  STATUS_PER_CLIENT: { namespace_id: "1102", simple: { limit: 120, period: 60 as const } },
 };
+
+/**
+ * The name @cloudflare/vitest-plugin gives a project's Worker under test ("vitest-plugin-runner-"
+ * and the project name): a resolver bundle beside the control plane binds its publication
+ * sequencers there, as the deployed resolver binds them in the control plane's script.
+ */
+const runnerOf = (project: string) => `vitest-plugin-runner-${project}`;
 
 /** Fresh marketplace handoff secrets per run (see workers/control/src/marketplace/config.ts). */
 function marketplaceSecrets() {
@@ -24,16 +32,22 @@ function marketplaceSecrets() {
 }
 
 /**
- * The keys a control-plane test run signs with: development tokens, and records (the resolver
- * serves the public half as SIGNING_JWKS).
+ * The keys a control-plane test run signs with: development tokens, records (the resolver serves
+ * the public half as SIGNING_JWKS), and the trusted evidence source's attestations.
  */
 async function controlPlaneKeys() {
   const devKeys = await signingKeyPair("ES256");
   const recordSigningKeys = await signingKeyPair("ES256");
   // LOG_ORIGIN of the control plane's development environment (workers/control/wrangler.toml).
   const logKeys = await logKeyPair("passport.localhost/log");
+  // The one trusted evidence source of the tests, and the key it attests with.
+  const auditorKeys = await signingKeyPair("ES256", "auditor-1");
   return {
     bindings: {
+      TRUSTED_EVIDENCE_ATTESTERS: JSON.stringify({
+        "Demo trusted auditor": { keys: [JSON.parse(auditorKeys.publicJwk)] },
+      }),
+      TEST_AUDITOR_PRIVATE_JWK: auditorKeys.privateJwk,
       DEV_AUTH_PUBLIC_JWK: devKeys.publicJwk,
       TEST_DEV_PRIVATE_JWK: devKeys.privateJwk,
       SIGNING_KEY: recordSigningKeys.privateJwk,
@@ -44,8 +58,11 @@ async function controlPlaneKeys() {
   };
 }
 
-/** The deployable resolver bundle under the name the control plane's RESOLVER binding uses. */
-function resolverBundle(signingJwks: string, logVerifierKey: string) {
+/**
+ * The deployable resolver bundle under the name the control plane's RESOLVER binding uses; its
+ * status route reaches the publication sequencers of the control plane under test (`project`).
+ */
+function resolverBundle(signingJwks: string, logVerifierKey: string, project: string) {
   return {
     name: "passport-resolver",
     modules: true,
@@ -53,6 +70,9 @@ function resolverBundle(signingJwks: string, logVerifierKey: string) {
     ...runtime,
     kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
     ratelimits: RESOLVER_RATELIMITS,
+    durableObjects: {
+      PUBLICATION_SEQUENCER: { className: "PublicationSequencer", scriptName: runnerOf(project) },
+    },
     bindings: {
       PUBLIC_BASE_URL: "http://resolver.test",
       SIGNING_JWKS: signingJwks,
@@ -75,6 +95,11 @@ function hostsSimulator() {
 
 const controlPlaneConfig = { configPath: "./workers/control/wrangler.toml", environment: "development" };
 
+// The workerd suites share two cores with each other in `npm test`; a test that does real D1, KV
+// and Durable Object work (a rename of 60 passports, 60 rate-limited requests) can take several
+// seconds under that load. The timeout only catches a hung test: nothing here asserts a duration.
+const WORKERD_TEST_TIMEOUT = 30_000;
+
 export default defineConfig({
   test: {
     projects: [
@@ -87,6 +112,14 @@ export default defineConfig({
             miniflare: {
               serviceBindings: { TEST_RESOLVER_ADMIN: { name: "resolver-bundle", entrypoint: "ResolverAdmin" } },
               workers: [
+                // The status route's binding (script_name passport-control) needs a script of that name.
+                {
+                  name: "passport-control",
+                  modules: true,
+                  scriptPath: `${root}/test/simulators/status-authority.js`,
+                  compatibilityDate: runtime.compatibilityDate,
+                  durableObjects: { PUBLICATION_SEQUENCER: "PublicationSequencer" },
+                },
                 {
                   name: "resolver-bundle",
                   modules: true,
@@ -99,7 +132,11 @@ export default defineConfig({
             },
           }),
         ],
-        test: { name: "resolver", include: ["test/resolver/**/*.test.ts", "test/domain/**/*.test.ts"] },
+        test: {
+          name: "resolver",
+          include: ["test/resolver/**/*.test.ts", "test/domain/**/*.test.ts"],
+          testTimeout: WORKERD_TEST_TIMEOUT,
+        },
       },
       {
         plugins: [
@@ -142,7 +179,7 @@ export default defineConfig({
                     bindings: { FULFILLMENT_URL: "http://control.test/marketplace/fulfill" } as Record<string, string>,
                   },
                   hostsSimulator(),
-                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY),
+                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY, "control"),
                 ],
               },
             };
@@ -150,6 +187,7 @@ export default defineConfig({
         ],
         test: {
           name: "control",
+          testTimeout: WORKERD_TEST_TIMEOUT,
           include: ["test/control/**/*.test.ts", "test/e2e/**/*.test.ts", "test/marketplace/**/*.test.ts"],
           setupFiles: ["test/support/apply-migrations.ts"],
         },
@@ -167,7 +205,7 @@ export default defineConfig({
                 serviceBindings: { TEST_RESOLVER: "passport-resolver" },
                 workers: [
                   hostsSimulator(),
-                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY),
+                  resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY, "verifier"),
                 ],
               },
             };
@@ -175,6 +213,7 @@ export default defineConfig({
         ],
         test: {
           name: "verifier",
+          testTimeout: WORKERD_TEST_TIMEOUT,
           include: ["test/verifier/*.test.ts"],
           setupFiles: ["test/support/apply-migrations.ts"],
         },
@@ -189,12 +228,13 @@ export default defineConfig({
                 "TEST_MIGRATION_DB_ORIGINAL_INIT",
                 "TEST_MIGRATION_DB_CURRENT",
                 "TEST_MIGRATION_DB_DUPLICATES",
+                "TEST_MIGRATION_DB_ATTESTATION",
               ],
               bindings: { TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
             },
           })),
         ],
-        test: { name: "migrations", include: ["test/migrations/**/*.test.ts"] },
+        test: { name: "migrations", include: ["test/migrations/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT },
       },
       {
         // Checks on the repository itself (landed migrations, the compatibility date), run by Node.

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEVELOPMENT_ISSUER } from "@passport/domain/development";
-import { importJWK, SignJWT } from "jose";
+import { CompactSign, importJWK, SignJWT } from "jose";
 import { logKeyPair, signingKeyPair } from "./dev-keys.mjs";
 
 export const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -28,6 +28,32 @@ export const developmentKeys = () => localKeyPair("keys");
 
 /** The local record-signing key pair (production keeps its private key in the SIGNING_KEY secret). */
 export const recordSigningKeys = () => localKeyPair("record-signing");
+
+/** The demo's trusted evidence source; only its key's attestation makes its evidence count. */
+export const DEMO_AUDITOR = "Demo trusted auditor";
+
+/** The demo auditor's key pair: the control plane trusts its public half (TRUSTED_EVIDENCE_ATTESTERS). */
+export const demoAuditorKeys = () => localKeyPair("demo-auditor");
+
+/**
+ * The demo auditor's attestation of one evidence item of one passport (docs/evidence-attestation.md):
+ * a compact JWS over the item's facts, as `attestationFacts` in @passport/domain builds them.
+ */
+export async function attestAsDemoAuditor(identityId, evidence) {
+  const { privateJwk } = await demoAuditorKeys();
+  const facts = {
+    identity_id: identityId,
+    claim: evidence.claim,
+    source: evidence.source,
+    scope: evidence.scope,
+    observed_at: new Date(evidence.observed_at).toISOString(),
+    ...(evidence.fresh_until ? { fresh_until: new Date(evidence.fresh_until).toISOString() } : {}),
+    ...(evidence.reference ? { reference: evidence.reference } : {}),
+  };
+  return new CompactSign(new TextEncoder().encode(JSON.stringify(facts)))
+    .setProtectedHeader({ alg: "ES256", kid: privateJwk.kid, typ: "passport-evidence+jws" })
+    .sign(await importJWK(privateJwk, "ES256"));
+}
 
 /** The development environment's LOG_ORIGIN (workers/control/wrangler.toml). */
 export const DEVELOPMENT_LOG_ORIGIN = "passport.localhost/log";

@@ -6,7 +6,10 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
+  attestAsDemoAuditor,
+  DEMO_AUDITOR,
   DEMO_ORGANISATION,
+  demoAuditorKeys,
   developmentKeys,
   logSigningKeys,
   recordSigningKeys,
@@ -72,11 +75,9 @@ async function api(token, method, path, body) {
 }
 
 /** Creates a demo passport, or finds the one an earlier start made (the id is never re-minted). */
-async function demoPassport(token, { evidence = [], ...passport }) {
+async function demoPassport(token, { evidence: _added, ...passport }) {
   try {
-    const view = await api(token, "POST", "/v1/passports", { organisation_id: DEMO_ORGANISATION, ...passport });
-    for (const item of evidence) await api(token, "POST", `/v1/passports/${view.identity_id}/evidence`, item);
-    return view;
+    return await api(token, "POST", "/v1/passports", { organisation_id: DEMO_ORGANISATION, ...passport });
   } catch (error) {
     const existing = error.problem?.existing_identity_id;
     if (!existing) throw error;
@@ -108,12 +109,12 @@ const DEMO_PASSPORTS = [
     environment: "production",
     bindings: [{ class: "manifest", value: DEMO_MANIFEST }],
     // The envelope's required claims (ENVELOPE_REQUIRED_CLAIMS): agent.manifest_control comes from
-    // the service's own check of the manifest (verifyDemoAgent); agent.operator_identity from a
-    // source the development configuration trusts (TRUSTED_EVIDENCE_SOURCES).
+    // the service's own check of the manifest (verifyDemoAgent); agent.operator_identity from the
+    // demo auditor, a source this start trusts with its local key (TRUSTED_EVIDENCE_ATTESTERS).
     evidence: [
       {
         claim: "agent.operator_identity",
-        source: "Demo trusted auditor",
+        source: DEMO_AUDITOR,
         scope: "Demo Organisation operates agents.demo.example",
         observed_at: "2026-10-15T00:00:00Z",
         fresh_until: "2030-01-01T00:00:00Z",
@@ -121,6 +122,28 @@ const DEMO_PASSPORTS = [
     ],
   },
 ];
+
+/**
+ * Adds the demo passports' evidence that is not there yet, on every start: a state made before
+ * evidence had to be attested had its auditor evidence re-marked untrusted (migration 0015). The
+ * auditor's evidence counts only with its signature, made with the local demo key.
+ */
+async function addDemoEvidence(token, demo) {
+  for (const { display_name, evidence = [] } of DEMO_PASSPORTS) {
+    const passport = demo.find((p) => p.display_name === display_name);
+    if (!passport || evidence.length === 0) continue;
+    const view = await api(token, "GET", `/v1/passports/${passport.identity_id}`);
+    for (const item of evidence) {
+      const attest = item.source === DEMO_AUDITOR;
+      const present = view.evidence.some(
+        (e) => e.claim === item.claim && e.source === item.source && (!attest || e.attested_by !== null),
+      );
+      if (present) continue;
+      const attestation = attest ? await attestAsDemoAuditor(passport.identity_id, item) : undefined;
+      await api(token, "POST", `/v1/passports/${passport.identity_id}/evidence`, { ...item, attestation });
+    }
+  }
+}
 
 /**
  * Plays the demo agent's host in the hosts simulator (its agent card names the passport) and has
@@ -173,6 +196,7 @@ async function seed(token) {
 const keys = await developmentKeys();
 const signing = await recordSigningKeys();
 const logSigning = await logSigningKeys();
+const auditor = await demoAuditorKeys();
 
 // Its own process, which has exited before the runtime opens the database; it runs while the Workers are bundled.
 const migrated = runWrangler(root, [
@@ -230,6 +254,7 @@ const workers = [
     port: controlPort,
     vars: {
       DEV_AUTH_PUBLIC_JWK: JSON.stringify(keys.publicJwk),
+      TRUSTED_EVIDENCE_ATTESTERS: JSON.stringify({ [DEMO_AUDITOR]: { keys: [auditor.publicJwk] } }),
       RESOLVER_BASE_URL: resolverUrl,
       SIGNING_KEY: JSON.stringify(signing.privateJwk),
       LOG_SIGNING_KEY: logSigning.privateJwk,
@@ -273,6 +298,7 @@ try {
   ]);
   const token = await signDevelopmentToken();
   const demo = await seed(token);
+  await addDemoEvidence(token, demo);
   const agent = demo.find((p) => p.family === "agent");
   if (agent) await verifyDemoAgent(token, agent.identity_id);
   const first = demo[0].identity_id;

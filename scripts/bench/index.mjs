@@ -13,6 +13,7 @@ const TARGETS = {
   control: () => import("./targets/control.mjs"),
   verifier: () => import("./targets/verifier.mjs"),
   log: () => import("./targets/log.mjs"),
+  status: () => import("./targets/status.mjs"),
 };
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));

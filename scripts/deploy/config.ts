@@ -114,6 +114,8 @@ export function generateConfigs(
     name: names.resolver,
     kv_namespaces: [kv],
     ratelimits: offsetRateLimits(committed.resolver.ratelimits, settings.rateLimitNamespaceOffset),
+    // The status route asks this environment's control plane's publication sequencers.
+    ...withControlScript(committed.resolver.durable_objects, names.control),
     routes: [{ pattern: settings.resolverDomain, custom_domain: true }],
     vars: {
       ...committed.resolver.vars,
@@ -175,6 +177,17 @@ export function generateConfigs(
     },
   };
   return { resolver, control };
+}
+
+/** Durable Object bindings to the control plane's classes, pointed at this environment's control plane. */
+function withControlScript(durableObjects: unknown, control: string): Raw {
+  const bindings = (durableObjects as { bindings?: Raw[] } | undefined)?.bindings;
+  if (!bindings) return {};
+  return {
+    durable_objects: {
+      bindings: bindings.map((b) => (b.script_name === "passport-control" ? { ...b, script_name: control } : b)),
+    },
+  };
 }
 
 function offsetRateLimits(limits: unknown, offset: number): Raw[] {

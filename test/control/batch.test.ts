@@ -129,3 +129,56 @@ describe("POST /v1/passports/batch", () => {
     expect((await resolve(id)).record.display_name).toBe("Kept");
   });
 });
+
+describe("a binding repeated within one create", () => {
+  const repeated = (caller: Caller, value: string) => ({
+    family: "api",
+    organisation_id: caller.organisation,
+    bindings: [
+      { class: "endpoint", value },
+      { class: "documentation", value: "https://docs.example.com/api" },
+      { class: "endpoint", value, label: "the same endpoint again" },
+    ],
+  });
+
+  it("is a 400 naming the repeated binding, and nothing is stored", async () => {
+    const owner = await Caller.create("owner");
+    const value = uniqueEndpoint();
+    const response = await owner.request("POST", "/v1/passports", repeated(owner, value));
+    expect(response.status).toBe(400);
+    const problem = await response.json<Body>();
+    expect(problem).toMatchObject({
+      type: "urn:svc:passport:problem:invalid-request",
+      errors: [{ path: "bindings.2", message: `repeats bindings.0 (endpoint ${value})` }],
+    });
+    expect((await owner.json("GET", "/v1/passports")).items).toEqual([]);
+  });
+
+  it("fails only its own item of a batch", async () => {
+    const owner = await Caller.create("owner");
+    const value = uniqueEndpoint();
+    const { results } = await batch(owner, [
+      { create: repeated(owner, value) },
+      { create: { family: "api", organisation_id: owner.organisation, bindings: [{ class: "endpoint", value }] } },
+    ]);
+    expect(results.map((r) => r.status)).toEqual([400, 201]);
+    expect(results[0]?.problem?.detail).toContain(`endpoint ${value}`);
+    expect(results[1]?.passport?.bindings).toEqual([expect.objectContaining({ class: "endpoint", value })]);
+  });
+});
+
+describe("API passports outside the marketplace (docs/api-passports.md)", () => {
+  it("an editor's batch item creating an API passport fails alone with 403; its agent passport is created", async () => {
+    const owner = await Caller.create("owner");
+    const editor = await Caller.create("editor", owner.organisation);
+    const { results } = await batch(editor, [
+      { create: { family: "api", organisation_id: owner.organisation } },
+      { create: { family: "agent", organisation_id: owner.organisation } },
+    ]);
+    expect(results.map((r) => r.status)).toEqual([403, 201]);
+    expect(results[0]?.problem?.detail).toMatch(/acquired through the marketplace/);
+    const admin = await Caller.create("admin", owner.organisation);
+    const created = await batch(admin, [{ create: { family: "api", organisation_id: owner.organisation } }]);
+    expect(created.results.map((r) => r.status)).toEqual([201]);
+  });
+});

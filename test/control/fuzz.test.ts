@@ -155,6 +155,7 @@ const pathArbitrary = fc
       "/v1/organisations/{org}/members/{any}",
       "/v1/organisations/{org}/subscriptions",
       "/v1/passports",
+      "/v1/passports/batch",
       "/v1/passports/{id}",
       "/v1/passports/{id}/bindings",
       "/v1/passports/{id}/bindings/{child}",
@@ -212,6 +213,29 @@ const pathArbitrary = fc
     template.replace("{id}", id).replace("{org}", org).replace("{child}", child).replace("{any}", any).concat(query),
   );
 
+/**
+ * A create listing one binding twice (among others), alone or as a batch item beside a valid one:
+ * the create is refused (400), never the whole request with a 5xx.
+ */
+const repeatedBindingArbitrary = fc
+  .tuple(
+    fc.constantFrom("api", "agent"),
+    fc.webUrl({ validSchemes: ["https"] }),
+    fc.array(fc.webUrl({ validSchemes: ["https"] }), { maxLength: 2 }),
+    fc.boolean(),
+  )
+  .map(([family, value, others, inBatch]) => {
+    const primary = family === "api" ? "endpoint" : "manifest";
+    const binding = { class: primary, value };
+    const bindings = [
+      binding,
+      ...others.map((v) => ({ class: "documentation", value: v })),
+      { ...binding, label: "again" },
+    ];
+    const create = { family, bindings };
+    return inBatch ? { items: [{ create }, { create: { family } }] } : create;
+  });
+
 /** Bodies near the real ones (so validation and rules are reached), and arbitrary JSON. */
 const jsonBodyArbitrary = fc.oneof(
   fc.record(
@@ -266,6 +290,9 @@ const jsonBodyArbitrary = fc.oneof(
     },
     { requiredKeys: [] },
   ),
+  // A create listing one binding twice, alone or as a batch item beside a valid one: the item is
+  // refused (400), never the whole request with a 5xx.
+  { weight: 3, arbitrary: repeatedBindingArbitrary },
   fc.jsonValue({ maxDepth: 3 }),
 );
 
@@ -462,6 +489,27 @@ describe("arbitrary requests to the control plane", () => {
     await runProperty(4242);
     expect(sent).toBeGreaterThanOrEqual(2 * RUNS * 0.95);
   }, 600_000);
+
+  it("a create repeating a binding is refused alone, in a batch too, never with a 5xx", async () => {
+    await fc.assert(
+      fc.asyncProperty(repeatedBindingArbitrary, async (body) => {
+        const batch = "items" in body;
+        // A caller of its own each time: the properties above use up the owner's write limit.
+        const caller = await Caller.create("owner");
+        const request = new Request(`${ORIGIN}/v1/passports${batch ? "/batch" : ""}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${caller.token}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        const response = await exports.default.fetch(request.clone());
+        const answer = (await response.clone().json()) as { status?: number; results?: { status: number }[] };
+        await expectSound(request, response);
+        if (batch) expect(answer.results?.[0]?.status).toBe(400);
+        else expect(response.status).toBe(400);
+      }),
+      { numRuns: 25, seed: 2025 },
+    );
+  });
 
   it("leave D1 and KV consistent: no partial write, no stale snapshot, an owner kept", async () => {
     await expectConsistent([world.owner.organisation, world.stranger.organisation]);

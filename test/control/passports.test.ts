@@ -2,6 +2,12 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Caller, organisationState, resolve, uniqueEndpoint } from "../support/api.ts";
 
+/** AWS's documented example secret access key. */
+const AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+/** Shaped like a marketplace registration token: 95 bytes in base64, as the simulator issues them. */
+const REGISTRATION_TOKEN =
+  "bjQLnP+zepicpUTmu3gKLHiQHT+zNzh2hRGjBhevoB1L9RIvNEVUxTveLruM0rfj0WAK1jHDhaXXzOI8d4VFmtvBtMkA/+SNV1tdpcY4BAEl9l2w/j4kSUt26phkV9k=";
+
 describe("identity continuity", () => {
   it("keeps the identity id while endpoint, gateway, provider, version and environment change", async () => {
     const owner = await Caller.create("owner");
@@ -281,6 +287,8 @@ describe("evidence", () => {
       { claim: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U" },
     ],
     ["a marketplace registration token", { scope: "x-amzn-marketplace-token=AbCdEf123456" }],
+    ["an AWS secret access key", { scope: `checked with aws_secret_access_key=${AWS_SECRET}` }],
+    ["a bare registration token", { scope: `token ${REGISTRATION_TOKEN}` }],
   ];
   for (const [name, override] of credentials) {
     it(`refuses ${name} with a clear error and stores nothing`, async () => {
@@ -292,6 +300,35 @@ describe("evidence", () => {
       const body = await response.json<{ errors: { path: string; message: string }[] }>();
       expect(body.errors[0]?.message).toMatch(/credentials and secrets never belong in a passport/);
       expect(JSON.stringify(body)).not.toContain(Object.values(override)[0]);
+      expect(await organisationState(owner.organisation)).toBe(before);
+    });
+  }
+});
+
+describe("credentials in binding labels", () => {
+  const labels: [string, string][] = [
+    ["an AWS secret access key", `AWS_SECRET_ACCESS_KEY: ${AWS_SECRET}`],
+    ["a bare registration token", REGISTRATION_TOKEN],
+  ];
+  for (const [name, label] of labels) {
+    it(`refuses ${name} in a binding label, at creation and when added (400, nothing stored)`, async () => {
+      const owner = await Caller.create("owner");
+      const { identity_id: id } = await owner.createPassport();
+      const before = await organisationState(owner.organisation);
+      const binding = { class: "documentation", value: "https://docs.example.com/api", label };
+      for (const response of [
+        await owner.request("POST", `/v1/passports/${id}/bindings`, binding),
+        await owner.request("POST", "/v1/passports", {
+          family: "api",
+          organisation_id: owner.organisation,
+          bindings: [binding],
+        }),
+      ]) {
+        expect(response.status).toBe(400);
+        const text = await response.text();
+        expect(text).toMatch(/credentials and secrets never belong in a passport/);
+        expect(text).not.toContain(label);
+      }
       expect(await organisationState(owner.organisation)).toBe(before);
     });
   }

@@ -7,8 +7,14 @@ const operations: Operation[] = [
   { name: "read a passport", minimum: "viewer", run: (c, id) => c.request("GET", `/v1/passports/${id}`) },
   { name: "read history", minimum: "viewer", run: (c, id) => c.request("GET", `/v1/passports/${id}/history`) },
   {
-    name: "create a passport",
+    name: "create an agent passport",
     minimum: "editor",
+    run: (c) => c.request("POST", "/v1/passports", { family: "agent", organisation_id: c.organisation }),
+  },
+  {
+    // API passports are acquired through the marketplace; outside it only an owner or admin creates one (docs/api-passports.md).
+    name: "create an API passport outside the marketplace",
+    minimum: "admin",
     run: (c) => c.request("POST", "/v1/passports", { family: "api", organisation_id: c.organisation }),
   },
   {

@@ -3,6 +3,7 @@ import { Validator } from "@cfworker/json-schema";
 import { manifestIndexPrefix, mintIdentityId, snapshotKey } from "@passport/domain";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Body, Caller } from "../support/api.ts";
+import { attested, TRUSTED_AUDITOR } from "../support/attestation.ts";
 import { json, serve, uniqueHost } from "../support/hosts.ts";
 
 const RESOLVER = "http://resolver.test";
@@ -24,8 +25,7 @@ async function envelopeFor(target: string) {
 }
 
 const manifestUrl = () => `https://${uniqueHost("agents")}/agent-card.json`;
-/** A source on the development configuration's TRUSTED_EVIDENCE_SOURCES. */
-const TRUSTED = "Demo trusted auditor";
+const TRUSTED = TRUSTED_AUDITOR;
 const evidence = (
   claim: string,
   freshUntil = "2099-01-01T00:00:00Z",
@@ -53,7 +53,11 @@ async function proveManifest(caller: Caller, id: string, manifest: string) {
 async function currentAgent(caller: Caller, manifest = manifestUrl()) {
   const agent = await caller.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
   await proveManifest(caller, agent.identity_id, manifest);
-  await caller.json("POST", `/v1/passports/${agent.identity_id}/evidence`, evidence("agent.operator_identity"));
+  await caller.json(
+    "POST",
+    `/v1/passports/${agent.identity_id}/evidence`,
+    await attested(agent.identity_id, evidence("agent.operator_identity")),
+  );
   return { id: agent.identity_id as string, manifest };
 }
 
@@ -116,7 +120,10 @@ describe("agent action envelope", () => {
     await admin.json(
       "POST",
       `/v1/passports/${agent.identity_id}/evidence`,
-      evidence("agent.operator_identity", "2020-06-01T00:00:00Z", "2020-01-01T00:00:00Z"),
+      await attested(
+        agent.identity_id,
+        evidence("agent.operator_identity", "2020-06-01T00:00:00Z", "2020-01-01T00:00:00Z"),
+      ),
     );
     const { body } = await envelopeFor(manifest);
     expect(body).toMatchObject({
@@ -156,9 +163,17 @@ describe("agent action envelope", () => {
       family: "agent",
       bindings: [{ class: "manifest", value: manifest }],
     });
-    await intruder.json("POST", `/v1/passports/${claim.identity_id}/evidence`, evidence("agent.manifest_control"));
+    await intruder.json(
+      "POST",
+      `/v1/passports/${claim.identity_id}/evidence`,
+      await attested(claim.identity_id, evidence("agent.manifest_control")),
+    );
     await proveManifest(admin, holder.identity_id, manifest);
-    await admin.json("POST", `/v1/passports/${holder.identity_id}/evidence`, evidence("agent.operator_identity"));
+    await admin.json(
+      "POST",
+      `/v1/passports/${holder.identity_id}/evidence`,
+      await attested(holder.identity_id, evidence("agent.operator_identity")),
+    );
     // The intruder's check fails: the manifest names the holder's passport, not the intruder's.
     const outcome = await intruder.json(
       "POST",

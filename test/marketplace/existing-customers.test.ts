@@ -120,6 +120,28 @@ describe("an existing customer's subscription", { timeout: 30_000 }, () => {
     expect(await passportsIn(organisationId)).toEqual([view.passport?.identity_id]);
   });
 
+  it("adopts only an active API passport: a suspended or revoked one is left alone and a new one issued", async () => {
+    const customer = await existingCustomer();
+    const revoked = await api(customer.user, "POST", "/v1/passports", {
+      family: "api",
+      organisation_id: customer.organisationId,
+    });
+    const revokedId = (await revoked.json<{ identity_id: string }>()).identity_id;
+    for (const [id, lifecycle] of [
+      [customer.passportId, "suspended"],
+      [revokedId, "revoked"],
+    ]) {
+      expect((await api(customer.user, "PATCH", `/v1/passports/${id}/state`, { lifecycle })).status).toBe(200);
+    }
+    const { acquisitionId, claimReference } = await processed(freshAccountId());
+
+    const claimed = await claimInto(customer.user, acquisitionId, claimReference, customer.organisationId);
+    expect(claimed.status).toBe(200);
+    const view = await claimed.json<ClaimView>();
+    expect(view.passport?.outcome).toBe("issued");
+    expect([customer.passportId, revokedId]).not.toContain(view.passport?.identity_id);
+  });
+
   it("refuses an organisation where the claimant is not owner or admin, and keeps the reference usable", async () => {
     const customer = await existingCustomer();
     const editor = await developmentToken();

@@ -4,6 +4,7 @@ import {
   mintIdentityId,
   PassportRecord,
   passportRecordJsonSchema,
+  passportStatusJsonSchema,
   projectPublicRecord,
   sealRecord,
 } from "@passport/domain";
@@ -82,5 +83,13 @@ describe("the JSON Schema served at /schemas/passport-record.json", () => {
       expect(PassportRecord.safeParse(value).success).toBe(false);
       expect(errorsOf(value).length).toBeGreaterThan(0);
     }
+  });
+});
+
+describe("the JSON Schema served at /schemas/passport-status.json", () => {
+  it("is the one generated from the zod PassportStatus (run `pnpm run schemas` after changing the status token)", async () => {
+    const response = await exports.default.fetch(`${BASE}/schemas/passport-status.json`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(passportStatusJsonSchema());
   });
 });

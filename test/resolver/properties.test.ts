@@ -34,6 +34,8 @@ async function expectWellFormed(request: Request, response: Response) {
   expect(status, `${request.method} ${request.url}`).toBeGreaterThanOrEqual(200);
   expect(status, `${request.method} ${request.url}`).toBeLessThan(500);
   expect(response.headers.get("access-control-allow-origin")).toBe("*");
+  // No answer may be sniffed into another type: a record or problem body read as HTML or script.
+  expect(response.headers.get("x-content-type-options"), `${request.method} ${request.url}`).toBe("nosniff");
   const text = await response.text();
   if (request.method === "HEAD" || status === 204 || status === 304 || status === 303) {
     expect(text).toBe("");

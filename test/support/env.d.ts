@@ -14,6 +14,8 @@ declare namespace Cloudflare {
     /** Private Ed25519 JWK the transparency log signs checkpoints with, and its note verifier key. */
     LOG_SIGNING_KEY: string;
     TEST_LOG_VERIFIER_KEY: string;
+    /** Private JWK the tests' trusted evidence source ("Demo trusted auditor") attests with. */
+    TEST_AUDITOR_PRIVATE_JWK: string;
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     /** A fulfill ceiling of 5 a minute, for driving the ceiling to its refusal (vitest.config.ts). */
     TEST_FULFILL_CEILING: RateLimit;
@@ -21,5 +23,6 @@ declare namespace Cloudflare {
     TEST_MIGRATION_DB_ORIGINAL_INIT: D1Database;
     TEST_MIGRATION_DB_CURRENT: D1Database;
     TEST_MIGRATION_DB_DUPLICATES: D1Database;
+    TEST_MIGRATION_DB_ATTESTATION: D1Database;
   }
 }

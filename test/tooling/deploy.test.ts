@@ -268,6 +268,12 @@ describe("settings to configuration", () => {
     expect(stage.control.services).toEqual([
       { binding: "RESOLVER", service: "passport-resolver-staging", entrypoint: "ResolverAdmin" },
     ]);
+    // The status route asks staging's own publication sequencers, never production's.
+    expect(stage.resolver.durable_objects).toEqual({
+      bindings: [
+        { name: "PUBLICATION_SEQUENCER", class_name: "PublicationSequencer", script_name: "passport-control-staging" },
+      ],
+    });
   });
 
   it("carries variables it does not know through, and the operator's own", () => {

@@ -60,9 +60,12 @@ describe("freshness: cache headers, ETags and the consequence policy", () => {
     await verifier.verify(id);
     const result = await verifier.verify(id, { consequence: "higher" });
     expect(result.source).toMatchObject({ from_cache: false, revalidated: false, attempts: 1 });
-    expect(calls).toHaveLength(2);
+    // The record, unconditionally, then its current status token (docs/verifier.md, Current proof).
+    expect(calls).toHaveLength(3);
     expect(calls[1]?.headers.has("if-none-match")).toBe(false);
     expect(calls[1]?.status).toBe(200);
+    expect(calls[2]?.url).toBe(`https://resolver.test/api/p/${id}/status`);
+    expect(calls[2]?.status).toBe(200);
   });
 
   it("a maximum record age shorter than the cache lifetime forces a re-resolve", async () => {

@@ -77,9 +77,14 @@ describe("network failure is not identity failure", () => {
 
   it("never retries an answer about the identity: one request for a not-found id", async () => {
     const { fetch, calls } = recording();
-    const result = await verifierFor({ fetch, retries: 5 }).verify(mintIdentityId());
+    const id = mintIdentityId();
+    const result = await verifierFor({ fetch, retries: 5 }).verify(id);
     expect(result.outcome).toBe("not_found");
-    expect(calls.map((c) => c.status)).toEqual([404]);
+    // The record once, then the status route once, which tells an issuance delay from an id never issued.
+    expect(calls.map((c) => [c.url, c.status])).toEqual([
+      [`${RESOLVER}/api/p/${id}.json`, 404],
+      [`${RESOLVER}/api/p/${id}/status`, 404],
+    ]);
   });
 
   it("does not mistake a wrong resolver address (route-not-found) for an unknown identity", async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { IDENTITY_IS_NOT_AUTHORIZATION } from "../../packages/verifier/src/index.ts";
 import { resolve as resolveRaw } from "../support/api.ts";
 import {
+  ATTESTED,
   asserted,
   contractRecord,
   daysAgo,
@@ -265,7 +266,7 @@ describe("verify: outcome classes from records the real resolver serves", () => 
     const server = await RecordServer.create();
     const freshUntil = daysAgo(1, NOW);
     const review = asserted("evd_review", "api.pen_test", {
-      trusted_source: true,
+      ...ATTESTED,
       observed_at: daysAgo(100, NOW),
       fresh_until: freshUntil,
     });

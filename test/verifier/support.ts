@@ -148,6 +148,9 @@ export function observed(id: string, claim: string, scope: string, freshDays = 6
 }
 
 /** Evidence a member wrote, with the source they typed. */
+/** Members of asserted evidence a trusted source attested (docs/evidence-attestation.md). */
+export const ATTESTED = { trusted_source: true, attested_by: { source: "self-declared", key_id: "auditor-1" } };
+
 export function asserted(id: string, claim: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     id,

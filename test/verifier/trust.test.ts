@@ -7,6 +7,7 @@ import { run } from "../../packages/verifier/src/cli/main.ts";
 import { type FetchLike, Verifier } from "../../packages/verifier/src/index.ts";
 import { strictJsonParse } from "../../packages/verifier/src/strict-json.ts";
 import {
+  ATTESTED,
   asserted,
   CONTRACT_RESOLVER,
   type ContractRecord,
@@ -168,11 +169,22 @@ describe("required evidence: source and scope, not only claim and freshness", ()
     });
   });
 
+  it("asserted evidence marked trusted without an attester (a typed source name) does not establish it", async () => {
+    const { server, id } = await served(
+      contractRecord({
+        evidence: [...contractRecord().evidence, asserted("evd_named", claim, { trusted_source: true })],
+      }),
+    );
+    const result = await server.verifier().verify(id, { evidence: [claim] });
+    expect(result).toMatchObject({
+      outcome: "missing_evidence",
+      missing_claims: [claim],
+      not_counted: [{ evidence_id: "evd_named", basis: "asserted", why: "not_observed" }],
+    });
+  });
+
   it("observed evidence, or asserted evidence from a trusted source, establishes it", async () => {
-    for (const item of [
-      observed("evd_dns", claim, "contract.example"),
-      asserted("evd_auditor", claim, { trusted_source: true }),
-    ]) {
+    for (const item of [observed("evd_dns", claim, "contract.example"), asserted("evd_auditor", claim, ATTESTED)]) {
       const { server, id } = await served(contractRecord({ evidence: [...contractRecord().evidence, item] }));
       const result = await server.verifier().verify(id, { baseUrl: TARGET, evidence: [{ claim, maxAge: "30d" }] });
       expect(result.outcome).toBe("ok");

@@ -7,6 +7,11 @@ const CREDENTIAL_PATTERNS: readonly (readonly [kind: string, pattern: RegExp])[]
   ["certificate", /-----BEGIN CERTIFICATE-----/],
   ["JSON Web Token", /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/],
   ["AWS access key id", /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/],
+  // The secret half of an AWS key pair, under any of the names the SDKs, the CLI and IAM give it.
+  [
+    "AWS secret access key",
+    /(?:aws)?[_-]?secret[_-]?access[_-]?key(?:[_-]?id)?["']?\s*[=:]\s*["']?[A-Za-z0-9/+=]{30,}/i,
+  ],
   ["GitHub token", /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/],
   ["Slack token", /\bxox[abposr]-[A-Za-z0-9-]{10,}/],
   ["Stripe key", /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}/],
@@ -19,6 +24,25 @@ const CREDENTIAL_PATTERNS: readonly (readonly [kind: string, pattern: RegExp])[]
   ],
 ];
 
+/** Runs of standard base64 at least 64 characters long: the length of an opaque token, not of a word. */
+const LONG_BASE64 = /(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{64,}={0,2}(?![A-Za-z0-9+/=])/g;
+
+/**
+ * An opaque token pasted bare, shaped like a marketplace registration token (long base64): a run
+ * that carries `+` or padding, which a URL path or a name never does, or in which one piece between
+ * slashes is 30 characters mixing upper case, lower case and digits, as random bytes do and path
+ * words and hex digests do not.
+ */
+function looksLikeOpaqueToken(value: string): boolean {
+  for (const [run] of value.matchAll(LONG_BASE64)) {
+    if (!/\d/.test(run)) continue;
+    if (run.includes("+") || run.endsWith("=")) return true;
+    const pieces = run.split("/");
+    if (pieces.some((p) => p.length >= 30 && /[A-Z]/.test(p) && /[a-z]/.test(p) && /\d/.test(p))) return true;
+  }
+  return false;
+}
+
 /**
  * Names the kind of credential `value` appears to contain, or `undefined`.
  * @example
@@ -26,5 +50,5 @@ const CREDENTIAL_PATTERNS: readonly (readonly [kind: string, pattern: RegExp])[]
  */
 export function credentialKind(value: string): string | undefined {
   for (const [kind, pattern] of CREDENTIAL_PATTERNS) if (pattern.test(value)) return kind;
-  return undefined;
+  return looksLikeOpaqueToken(value) ? "registration token" : undefined;
 }

@@ -108,11 +108,15 @@ function verdict(input: EnvelopeInput, record: PassportRecord | undefined): Verd
 
 /**
  * Required claims are established only by evidence the service observed itself, or asserted
- * evidence from a source the operator trusts (record contract). Items without a basis predate it
- * and count as asserted.
+ * evidence a source the operator trusts attested (record contract, docs/evidence-attestation.md).
+ * Items without a basis predate it and count as asserted; `trusted_source` without `attested_by`
+ * was decided by a typed name alone (records published before attestation) and does not count.
  */
 function countsForRequiredClaims(evidence: PassportRecord["evidence"][number]): boolean {
-  return evidence.basis === "observed" || (evidence.basis === "asserted" && evidence.trusted_source === true);
+  return (
+    evidence.basis === "observed" ||
+    (evidence.basis === "asserted" && evidence.trusted_source === true && evidence.attested_by !== undefined)
+  );
 }
 
 /** A binding's proof is current: verified and not past its freshness (absent verification is claimed). */

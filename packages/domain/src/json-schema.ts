@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AgentActionEnvelope } from "./envelope-schema.ts";
 import { ENVELOPE_VERSION } from "./envelope-version.ts";
 import { IdentityId, PassportRecord, RECORD_FORMAT_VERSION } from "./record.ts";
+import { PassportStatus, STATUS_TOKEN_TYPE } from "./status.ts";
 
 /** Stable identifier of the published record schema; it names the format version, not a host. */
 const PASSPORT_RECORD_SCHEMA_ID = `urn:svc:passport:schema:passport-record:${RECORD_FORMAT_VERSION}`;
@@ -49,6 +50,29 @@ export function agentActionEnvelopeJsonSchema(): Record<string, unknown> {
     title: "Agent action envelope",
     description:
       "Read-only routing object for an agent manifest, served at {base}/api/agent-envelope?target=…. It grants nothing; local policy decides.",
+    ...schema,
+  };
+}
+
+const PASSPORT_STATUS_SCHEMA_ID = `urn:svc:passport:schema:passport-status:${RECORD_FORMAT_VERSION}`;
+
+/**
+ * JSON Schema (draft 2020-12) of a status token's claims (docs/freshness.md), generated from the
+ * zod `PassportStatus`.
+ */
+export function passportStatusJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(PassportStatus, {
+    target: "draft-2020-12",
+    unrepresentable: "throw",
+    override: ({ zodSchema, jsonSchema }) => {
+      if (zodSchema === IdentityId) jsonSchema.pattern = IDENTITY_ID_PATTERN;
+    },
+  });
+  return {
+    $schema: schema.$schema,
+    $id: PASSPORT_STATUS_SCHEMA_ID,
+    title: "Passport status token claims",
+    description: `The payload of a status token: a compact JWS (ES256, typ ${STATUS_TOKEN_TYPE}, kid from the resolver's key set) answered by {base}/api/p/{identity_id}/status and stapled by providers in the Passport-Status header. Valid only with a signature by a pinned key and before exp.`,
     ...schema,
   };
 }

@@ -47,6 +47,8 @@ export interface PassportAggregate {
     withdrawnAt: Nullable<string>;
     basis?: "observed" | "asserted";
     trustedSource?: boolean;
+    /** The kid of the trusted source's key that verified the item's attestation. */
+    attestedKeyId?: Nullable<string>;
   }[];
   authority: { action: string; context: string; grantedBy: Nullable<string>; expiresAt: Nullable<string> }[];
 }
@@ -57,6 +59,9 @@ function present<T extends Record<string, unknown>>(value: T): { [K in keyof T]:
     [K in keyof T]: Exclude<T[K], null>;
   };
 }
+
+const attested = (e: PassportAggregate["evidence"][number]) =>
+  e.basis === "asserted" && e.trustedSource === true && typeof e.attestedKeyId === "string";
 
 /** An evidence row in the wire names the record and the Dashboard API share (absent members as null). */
 export function evidenceFields(e: PassportAggregate["evidence"][number]) {
@@ -69,8 +74,10 @@ export function evidenceFields(e: PassportAggregate["evidence"][number]) {
     observed_at: e.observedAt,
     fresh_until: e.freshUntil ?? null,
     basis: e.basis ?? "asserted",
-    // Only asserted evidence can be vouched for by the operator's list; observed evidence is the service's own.
-    trusted_source: e.basis === "asserted" && e.trustedSource ? (true as const) : null,
+    // Only asserted evidence can be attested by a trusted source; observed evidence is the service's
+    // own. Trust without the attesting key (items written before attestation) is not trust.
+    trusted_source: attested(e) ? (true as const) : null,
+    attested_by: attested(e) ? { source: e.source, key_id: e.attestedKeyId as string } : null,
   };
 }
 

@@ -106,7 +106,15 @@ export const PublicEvidence = z
     trusted_source: z
       .literal(true)
       .optional()
-      .describe("Only on asserted evidence whose source is on the operator's trusted-source list."),
+      .describe("Only on asserted evidence a source the operator trusts attested (signed); see attested_by."),
+    attested_by: z
+      .object({
+        source: Text(500).describe("The trusted source whose key signed the attestation."),
+        key_id: Text(200).describe("The id (kid) of the operator-configured key that verified it."),
+      })
+      .strict()
+      .optional()
+      .describe("Who attested this asserted evidence; present exactly when trusted_source is."),
   })
   .strict();
 export type PublicEvidence = z.infer<typeof PublicEvidence>;

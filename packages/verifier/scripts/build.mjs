@@ -19,6 +19,10 @@ const PUBLISHING_ONLY = new Set(["access", "registry", "tag", "provenance"]);
 
 function tsc(config) {
   const result = spawnSync("tsc", ["-p", config], { cwd: dir, stdio: "inherit" });
+  if (result.error?.code === "ENOENT") {
+    console.error("tsc not found: install the workspace first (pnpm install at the repository root, or npm test)");
+    process.exit(1);
+  }
   if (result.status !== 0) {
     console.error(`tsc -p ${config} failed`);
     process.exit(result.status ?? 1);

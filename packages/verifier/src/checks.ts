@@ -352,18 +352,33 @@ function evidence(record: PassportRecordView, expectation: Expectation, now: num
 
 /**
  * Why an evidence item cannot establish a required claim, or undefined when it can: it must be
- * observed by the service, or asserted from a source the operator trusts; and when its scope names
- * an address and the decision names targets, the scope must cover one of them.
+ * observed by the service, or asserted and attested by a source the operator trusts
+ * (`trusted_source` with `attested_by`; trust without an attester was a typed name, and records
+ * published before attestation still carry it); and when its scope names an address and the
+ * decision names targets, the scope must cover one of them.
  */
 function uncounted(e: RecordEvidence, targets: string[]): UncountedEvidence["why"] | undefined {
-  const trusted = e.basis === "observed" || (e.basis === "asserted" && e.trusted_source === true);
+  const trusted =
+    e.basis === "observed" || (e.basis === "asserted" && e.trusted_source === true && e.attested_by !== undefined);
   if (!trusted) return "not_observed";
   if (targets.length === 0 || e.scope === undefined || !isAddressScope(e.scope)) return undefined;
   return targets.some((t) => scopeCovers(e.scope as string, t)) ? undefined : "out_of_scope";
 }
 
+const CURRENT_PROOF: Record<string, string> = {
+  unavailable: "no status token could be had to show the record is current",
+  record_superseded: "the status token states a newer record than the one relied on",
+  record_mismatch: "the status token states another record than the one relied on",
+  publication_pending: "a newer committed version is still being published",
+};
+
 function describeStale(item: StaleItem): string {
   if (item.what === "recheck_required") return "the passport was reactivated or changed and is awaiting a re-check";
+  if (item.what === "status") {
+    const problem = item.problem ?? "unavailable";
+    const why = CURRENT_PROOF[problem] ?? `the status token is not usable (${problem})`;
+    return item.detail ? `${why}: ${item.detail}` : why;
+  }
   const age = item.age_seconds === undefined ? "of unknown age" : `${formatAge(item.age_seconds)} old`;
   const limit = item.max_age_seconds === undefined ? "" : ` (maximum ${formatAge(item.max_age_seconds)})`;
   if (item.what === "record") return `the copy of the record is ${age}${limit}`;
@@ -413,10 +428,13 @@ export function evaluate(
   expectation: Expectation,
   source: ProofSource,
   now: number,
+  current?: StaleItem,
 ): VerifyOutcome {
   const maxAge = expectation.maxAge === undefined ? undefined : requireDuration(expectation.maxAge, "maxAge");
   const ev = evidence(record, expectation, now);
   const stale = [...ev.stale];
+  // At higher consequence: the status token did not establish this record as current.
+  if (current) stale.push(current);
   if (record.state.recheck_required) stale.push({ what: "recheck_required" });
   if (maxAge !== undefined && source.age_seconds > maxAge) {
     stale.push({ what: "record", age_seconds: Math.round(source.age_seconds), max_age_seconds: maxAge });
@@ -436,7 +454,9 @@ export function evaluate(
       relied_on,
       finding: {
         outcome: "stale",
-        next_step: stale.every((s) => s.what === "recheck_required") ? "delay" : "re-resolve",
+        next_step: stale.every((s) => s.what === "recheck_required" || s.problem === "publication_pending")
+          ? "delay"
+          : "re-resolve",
         reason: `The proof is too old for this decision: ${stale.map(describeStale).join("; ")}.`,
         relied_on,
         stale,

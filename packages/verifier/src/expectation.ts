@@ -47,6 +47,26 @@ export interface Expectation {
   history?: boolean;
   /** A version seen before, which the record must not be older than (see `ResolveOptions.seen`). */
   seen?: SeenVersion;
+  /**
+   * `higher` only: a status token the API provider stapled to its answer (its `Passport-Status`
+   * header). Checked offline against the pinned keys; when it is missing or not usable, the
+   * verifier fetches one from the resolver's status route.
+   */
+  statusToken?: string;
+  /** `higher` only: the oldest status token accepted, by its issue time; default 30 s. */
+  statusMaxAge?: Duration;
+  /**
+   * The record to decide on instead of fetching it (a copy from a mirror, a cache or a file):
+   * its bytes as served and its `Passport-Signature`. Its proof is checked as for a fetched one;
+   * at `higher` consequence it must also be the record a status token states as current.
+   */
+  record?: SuppliedRecord;
+}
+
+/** A record obtained elsewhere: the body exactly as served, and the detached signature served with it. */
+export interface SuppliedRecord {
+  body: string;
+  signature?: string;
 }
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };

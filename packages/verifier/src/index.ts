@@ -9,6 +9,7 @@ export {
   durationSeconds,
   type EvidenceRequirement,
   type Expectation,
+  type SuppliedRecord,
 } from "./expectation.ts";
 export { fetchHistory, type HistoryAnswer } from "./history.ts";
 export { cacheDirectives, type FetchLike, readCappedBytes } from "./http.ts";
@@ -30,6 +31,15 @@ export {
 } from "./proof.ts";
 export type * from "./record.ts";
 export { type PassportRecordView, parseRecord } from "./record.ts";
+export {
+  checkStatusToken,
+  STATUS_HEADER,
+  STATUS_TOKEN_TYPE,
+  type StatusCheck,
+  type StatusClaims,
+  type StatusProblem,
+  statusPath,
+} from "./status.ts";
 export { coveredBy, redactUrl, sameBindingValue } from "./url-match.ts";
 export {
   type Resolved,

@@ -67,8 +67,10 @@ export interface ProofSource {
   from_cache: boolean;
   /** True when the resolver confirmed the cached copy with 304 Not Modified. */
   revalidated: boolean;
-  /** HTTP attempts made (0 when served from the cache). */
+  /** HTTP attempts made (0 when served from the cache or supplied). */
   attempts: number;
+  /** True when the caller supplied the record (`record`) instead of the verifier fetching it. */
+  supplied?: boolean;
 }
 
 /** The record members a decision relied on; a subset of the record, shaped like it. */
@@ -99,6 +101,22 @@ export interface Proof {
   compared_with?: SeenVersion;
   /** Present when the verifier was given `log`: the record's entry, the checkpoint, and how "newest" was established. */
   log?: LogProof;
+  /** Present at `higher` consequence when a valid status token was checked (docs/verifier.md, Current proof). */
+  status?: StatusProof;
+}
+
+/** The status token a `higher` decision was checked against. */
+export interface StatusProof {
+  /** `stapled`: given by the caller (an API provider's `Passport-Status` header); `fetched`: read from the resolver's status route. */
+  source: "stapled" | "fetched";
+  /** The key that signed it; absent when signatures are skipped (`signature: "skip-insecure"`). */
+  kid?: string;
+  issued_at: string;
+  expires_at: string;
+  record_version?: number;
+  digest?: string;
+  publication: "published" | "pending";
+  lifecycle: string;
 }
 
 /** A signed checkpoint of the transparency log, as a result reports it. */
@@ -141,6 +159,11 @@ interface Common<Ok extends boolean> {
   proof?: Proof;
   /** Every failed check, in order of precedence; the outcome is the first. Empty for `ok` and for failures before a record was read. */
   findings: Finding[];
+  /**
+   * At `higher` consequence: when the service's authoritative state was last confirmed to match
+   * the record relied on (the status token's issue time). Absent when no valid token was checked.
+   */
+  current_as_of?: string;
 }
 
 export interface Ok extends FindingBase<"ok">, Common<true> {
@@ -161,6 +184,11 @@ export interface OkSignatureSkipped extends FindingBase<"ok_signature_skipped">,
 export interface NotFound extends FindingBase<"not_found">, Common<false> {
   resolver_url: string;
   detail?: string;
+  /**
+   * Set when a valid status token says the id was issued and its first publication is still
+   * pending (the outbox retries it): an issuance delay, not an unknown id; next step `delay`.
+   */
+  publication_pending?: { next_attempt_at?: string; status_issued_at: string };
 }
 
 export interface MalformedId extends FindingBase<"malformed_id">, Common<false> {
@@ -243,8 +271,28 @@ export interface MissingEvidenceFinding extends FindingBase<"missing_evidence"> 
   not_counted: UncountedEvidence[];
 }
 
+/**
+ * Why the current-proof check at `higher` consequence failed (docs/verifier.md, Current proof):
+ * no usable status token (`unavailable`, or the token's own problem), a token stating a newer
+ * record than the one relied on (`record_superseded`), another record of the same or a newer
+ * version (`record_mismatch`), or a newer committed version still being published
+ * (`publication_pending`).
+ */
+export type CurrentProofProblem =
+  | "unavailable"
+  | "malformed"
+  | "unknown_key"
+  | "signature_invalid"
+  | "other_identity"
+  | "expired"
+  | "too_old"
+  | "not_yet_valid"
+  | "record_superseded"
+  | "record_mismatch"
+  | "publication_pending";
+
 export interface StaleItem {
-  what: "evidence" | "record" | "recheck_required";
+  what: "evidence" | "record" | "recheck_required" | "status";
   claim?: string;
   evidence_id?: string;
   /** Age in seconds; absent when the evidence carries no observation time. */
@@ -252,6 +300,15 @@ export interface StaleItem {
   max_age_seconds?: number;
   /** Set when the evidence's own `fresh_until` has passed. */
   fresh_until?: string;
+  /** `status` only: why the status token does not establish the record as current. */
+  problem?: CurrentProofProblem;
+  /** `status` only: the newest published version the token states. */
+  current_version?: number;
+  /** `status` only: the committed version still being published, and when it is retried. */
+  pending_version?: number;
+  next_attempt_at?: string;
+  /** `status` only: what went wrong, for a person. */
+  detail?: string;
 }
 
 export interface StaleFinding extends FindingBase<"stale"> {

@@ -58,8 +58,10 @@ export interface RecordEvidence {
   claim: string;
   /** `observed` by the service's own check, or `asserted` by a member of the organisation. */
   basis?: "observed" | "asserted" | (string & {});
-  /** Set only on asserted evidence whose source the operator lists as trusted. */
+  /** Set only on asserted evidence a source the operator trusts attested; see `attested_by`. */
   trusted_source?: boolean;
+  /** Who attested it: the trusted source and the id of its key. Trust without it does not count. */
+  attested_by?: { source: string; key_id: string };
   source?: string;
   scope?: string;
   reference?: string;
@@ -232,8 +234,8 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
   if (!bindings.ok) return bindings;
   record.bindings = bindings.value;
 
-  const evidence = list(json.evidence, "evidence", (entry, at) =>
-    member<RecordEvidence>(
+  const evidence = list(json.evidence, "evidence", (entry, at) => {
+    const parsed = member<RecordEvidence>(
       entry,
       at,
       { claim: "string" },
@@ -247,8 +249,19 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
         observed_at: "string",
         fresh_until: "string",
       },
-    ),
-  );
+    );
+    const attestedBy = (entry as Record<string, unknown>).attested_by;
+    if (!parsed.ok || attestedBy === undefined) return parsed;
+    const by = member<NonNullable<RecordEvidence["attested_by"]>>(
+      attestedBy,
+      `${at}attested_by.`,
+      { source: "string", key_id: "string" },
+      {},
+    );
+    if (!by.ok) return by;
+    parsed.value.attested_by = by.value;
+    return parsed;
+  });
   if (!evidence.ok) return evidence;
   record.evidence = evidence.value;
 

@@ -1,6 +1,13 @@
 import { type CacheEntry, copyAge, isFresh, RecordCache } from "./cache.ts";
 import { evaluate } from "./checks.ts";
-import { CONSEQUENCES, type Consequence, type Duration, type Expectation, requireDuration } from "./expectation.ts";
+import {
+  CONSEQUENCES,
+  type Consequence,
+  type Duration,
+  type Expectation,
+  requireDuration,
+  type SuppliedRecord,
+} from "./expectation.ts";
 import { fetchHistory } from "./history.ts";
 import {
   ageSeconds,
@@ -30,10 +37,16 @@ import {
   type ProofFailure,
   type ProofSource,
   type SeenVersion,
+  type StaleItem,
+  type StatusProof,
   type VerifyOutcome,
 } from "./outcome.ts";
 import { ambiguousRecord, checkHistory, checkRecordProof, compareWithSeen, type ProofFinding } from "./proof.ts";
 import { type PassportRecordView, parseRecord } from "./record.ts";
+import { checkStatusToken, compareWithRecord, type StatusCheck, statusPath } from "./status.ts";
+
+/** The oldest status token a `higher` decision accepts unless the caller says otherwise (`statusMaxAge`). */
+const DEFAULT_STATUS_MAX_AGE_SECONDS = 30;
 
 export const PROBLEM_TYPE_BASE = "urn:svc:passport:problem:";
 
@@ -93,6 +106,11 @@ export interface ResolveOptions {
    * used the same way.
    */
   seen?: SeenVersion;
+  /**
+   * Decide on this record instead of fetching it (see `Expectation.record`): its proof is checked
+   * as for a fetched one, and it never enters the cache.
+   */
+  record?: SuppliedRecord;
 }
 
 /** A record the resolver returned (or the cache held, within the resolver's own freshness lifetime). */
@@ -215,9 +233,10 @@ export class Verifier {
     if (keys && !(keys instanceof KeyRing)) return keys;
 
     const stored = this.#cache?.get(url);
+    const supplied = options.record;
     // A shared cache may hold a copy checked with other keys, or none: such a copy is not reused,
-    // though it still counts as a version seen before.
-    const cached = stored && this.#acceptable(stored, keys) ? stored : undefined;
+    // though it still counts as a version seen before. A supplied record is decided on as given.
+    const cached = !supplied && stored && this.#acceptable(stored, keys) ? stored : undefined;
     const now = this.#now();
     if (
       cached &&
@@ -231,7 +250,9 @@ export class Verifier {
 
     const headers: Record<string, string> = { accept: "application/json" };
     if (cached?.etag && consequence !== "higher") headers["if-none-match"] = cached.etag;
-    const answer = await fetchWithRetry(url, { headers }, this.#http, options.signal);
+    const answer = supplied
+      ? { ok: true as const, response: suppliedResponse(supplied), attempts: 0 }
+      : await fetchWithRetry(url, { headers }, this.#http, options.signal);
     if (!answer.ok) {
       const { ok: _, problemType, ...failure } = answer;
       return networkFailure(identityId, url, { ...failure, ...(problemType ? { problem_type: problemType } : {}) });
@@ -306,8 +327,9 @@ export class Verifier {
       if (!check.ok) return proofFailure(identityId, check.finding, source(partial, url, confirmedAt, how));
       const entry: CacheEntry = { ...partial, proof: check.proof };
       const result = await this.#confirm(identityId, entry, stored, url, confirmedAt, how, keys, options);
-      // A record that fails its proof never replaces the copy it was compared with.
-      if (result.outcome === "resolved") this.#store(url, entry, directives.noStore);
+      // A record that fails its proof never replaces the copy it was compared with; a supplied one never enters.
+      if (result.outcome === "resolved" && !supplied) this.#store(url, entry, directives.noStore);
+      if (supplied && result.source) result.source.supplied = true;
       return result;
     }
 
@@ -358,15 +380,33 @@ export class Verifier {
         requireDuration(requirement.maxAge, `evidence ${requirement.claim} maxAge`);
       }
     }
+    const statusMaxAge =
+      expectation.statusMaxAge === undefined
+        ? DEFAULT_STATUS_MAX_AGE_SECONDS
+        : requireDuration(expectation.statusMaxAge, "statusMaxAge");
     const result = await this.resolve(identityId, {
       ...(expectation.consequence ? { consequence: expectation.consequence } : {}),
       ...(expectation.maxAge !== undefined ? { maxAge: expectation.maxAge } : {}),
       ...(expectation.signal ? { signal: expectation.signal } : {}),
       ...(expectation.history ? { history: true } : {}),
       ...(expectation.seen ? { seen: expectation.seen } : {}),
+      ...(expectation.record ? { record: expectation.record } : {}),
     });
+    if (result.outcome === "not_found") return this.#issuancePending(identityId, result, expectation.signal);
     if (result.outcome !== "resolved") return result;
-    const verdict = evaluate(result.record, expectation, result.source, this.#now());
+    // Higher consequence: the record must be the one the service's current state names (docs/verifier.md, Current proof).
+    let current: { stale?: StaleItem; proof?: StatusProof } = {};
+    if (expectation.consequence === "higher") {
+      const proven = await this.#currentProof(identityId, result.record, expectation, statusMaxAge);
+      if ("network" in proven) return proven.network;
+      current = proven;
+      if (current.proof) result.proof.status = current.proof;
+    }
+    const currentAsOf = current.proof && !current.stale ? { current_as_of: current.proof.issued_at } : {};
+    const verdict = {
+      ...evaluate(result.record, expectation, result.source, this.#now(), current.stale),
+      ...currentAsOf,
+    };
     if (verdict.outcome === "ok" && result.proof.signature !== "verified") {
       const { ok: _, identity_is_not_authorization: __, authorization_note: ___, findings: ____, ...rest } = verdict;
       return {
@@ -381,6 +421,103 @@ export class Verifier {
       };
     }
     return { ...verdict, proof: result.proof };
+  }
+
+  /**
+   * The current-proof check of a `higher` decision: a status token (the stapled one, else one
+   * fetched from the resolver) checked offline against the pinned keys, not older than
+   * `maxAgeSeconds`, stating this record's version and digest as the newest with nothing newer
+   * owed. A failure to reach the status route is a network failure; any other failure is the
+   * stale item returned.
+   */
+  async #currentProof(
+    identityId: string,
+    record: PassportRecordView,
+    expectation: Expectation,
+    maxAgeSeconds: number,
+  ): Promise<{ network: NetworkFailure } | { stale?: StaleItem; proof?: StatusProof }> {
+    const keys = await this.#trustedKeys(identityId, expectation.signal);
+    if (keys && !(keys instanceof KeyRing)) return { network: keys };
+    let check: StatusCheck | undefined;
+    let from: StatusProof["source"] = "stapled";
+    if (expectation.statusToken) {
+      check = await checkStatusToken(expectation.statusToken, keys, identityId, this.#now(), maxAgeSeconds);
+    }
+    if (!check?.ok) {
+      const fetched = await this.#fetchStatus(identityId, expectation.signal);
+      if ("network" in fetched) return fetched;
+      if ("unavailable" in fetched) {
+        return { stale: { what: "status", problem: check?.problem ?? "unavailable", detail: fetched.unavailable } };
+      }
+      check = await checkStatusToken(fetched.token, keys, identityId, this.#now(), maxAgeSeconds);
+      from = "fetched";
+    }
+    if (!check.ok) return { stale: { what: "status", problem: check.problem, detail: check.detail } };
+    const { claims } = check;
+    const proof: StatusProof = {
+      source: from,
+      ...(check.kid ? { kid: check.kid } : {}),
+      issued_at: new Date(claims.iat * 1000).toISOString(),
+      expires_at: new Date(claims.exp * 1000).toISOString(),
+      ...(claims.record_version !== undefined ? { record_version: claims.record_version } : {}),
+      ...(claims.digest ? { digest: claims.digest } : {}),
+      publication: claims.publication,
+      lifecycle: claims.lifecycle,
+    };
+    const stale = compareWithRecord(claims, record);
+    return { proof, ...(stale ? { stale } : {}) };
+  }
+
+  /** Reads a status token from the resolver's status route. */
+  async #fetchStatus(
+    identityId: string,
+    signal?: AbortSignal,
+  ): Promise<{ network: NetworkFailure } | { unavailable: string } | { token: string }> {
+    const url = `${this.resolver}${statusPath(identityId)}`;
+    const answer = await fetchWithRetry(url, { headers: { accept: "application/json" } }, this.#http, signal);
+    if (!answer.ok) {
+      const { ok: _, problemType, ...failure } = answer;
+      return {
+        network: networkFailure(identityId, url, {
+          ...failure,
+          ...(problemType ? { problem_type: problemType } : {}),
+          detail: `the current status could not be read: ${failure.detail}`,
+        }),
+      };
+    }
+    const { response } = answer;
+    if (response.status !== 200) {
+      const problem = await readProblem(response);
+      return { unavailable: `the status route answered ${response.status}${problem.type ? ` ${problem.type}` : ""}` };
+    }
+    const read = await readStrictJson(response, this.#http.maxBytes);
+    const token = read.ok ? (read.value as { token?: unknown } | null)?.token : undefined;
+    return typeof token === "string" ? { token } : { unavailable: "the status route's answer holds no token" };
+  }
+
+  /**
+   * A record not found may be an issuance delay: when the resolver's status route answers a valid
+   * token saying the id was issued and its first publication is pending, the outcome says so and
+   * its next step is `delay`, not `deny`. Any other answer leaves the outcome as it is.
+   */
+  async #issuancePending(identityId: string, result: NotFound, signal?: AbortSignal): Promise<NotFound> {
+    const keys = await this.#trustedKeys(identityId, signal);
+    if (!(keys instanceof KeyRing)) return result;
+    const fetched = await this.#fetchStatus(identityId, signal);
+    if (!("token" in fetched)) return result;
+    const check = await checkStatusToken(fetched.token, keys, identityId, this.#now(), DEFAULT_STATUS_MAX_AGE_SECONDS);
+    if (!check.ok || check.claims.publication !== "pending" || check.claims.record_version !== undefined) return result;
+    const { next_attempt_at } = check.claims;
+    return {
+      ...result,
+      next_step: "delay",
+      reason:
+        "This passport was issued, but its first publication is still pending (it is retried automatically); the resolver has no record of it yet. Wait and re-check; do not rely on it until then.",
+      publication_pending: {
+        ...(next_attempt_at ? { next_attempt_at } : {}),
+        status_issued_at: new Date(check.claims.iat * 1000).toISOString(),
+      },
+    };
   }
 
   /**
@@ -488,6 +625,14 @@ export class Verifier {
     if (noStore) this.#cache?.delete(url);
     else this.#cache?.set(url, entry);
   }
+}
+
+/** A supplied record as the answer the resolver would have given: its bytes and its signature header. */
+function suppliedResponse(record: SuppliedRecord): Response {
+  return new Response(record.body, {
+    status: 200,
+    headers: record.signature ? { "passport-signature": record.signature } : {},
+  });
 }
 
 function source(

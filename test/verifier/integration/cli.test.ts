@@ -1,12 +1,14 @@
 // The issue's second "Done when": the local service started exactly as `npm start` starts it,
 // then the `passport` CLI, run by Node as a user runs it, against its demo data.
 import { execFile } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { Hono } from "hono";
 import { describe, expect, inject, it } from "vitest";
 import { mintIdentityId } from "../../../packages/domain/src/identity-id.ts";
+import { passportStatus } from "../../../packages/verifier/src/hono.ts";
 import { formatVerifierKey } from "../../../packages/verifier/src/log/note.ts";
 
 import { freePort, root } from "../../local-service.ts";
@@ -114,6 +116,60 @@ describe("passport CLI against the local service (npm start)", () => {
       state: { lifecycle: "suspended" },
       next_step: "delay",
     });
+  });
+
+  it("right after a revocation, higher consequence is never ok; the copy from before it is stale, fed as a file or stapled", async () => {
+    const created = await dashboard("POST", "/v1/passports", {
+      organisation_id: "org_demo",
+      family: "api",
+      display_name: "Verifier integration test (revoked)",
+      environment: "production",
+    });
+    const id = created.identity_id as string;
+    const before = await fetch(`${service.resolver}/api/p/${id}.json`);
+    const dir = mkdtempSync(join(tmpdir(), "passport-cli-"));
+    const recordFile = join(dir, "record.json");
+    writeFileSync(recordFile, await before.text());
+    const signature = before.headers.get("passport-signature") ?? "";
+    await dashboard("PATCH", `/v1/passports/${id}/state`, {
+      lifecycle: "revoked",
+      reason: "verifier integration test",
+    });
+
+    const now = await passport("verify", id, "--family", "api", "--consequence", "higher", "--json");
+    expect(now.code).toBe(1);
+    expect(JSON.parse(now.stdout)).toMatchObject({ outcome: "state_not_operative", state: { lifecycle: "revoked" } });
+
+    const fed = ["verify", id, "--family", "api", "--consequence", "higher", "--record-file", recordFile];
+    const stale = await passport(...fed, "--record-signature", signature, "--json");
+    expect(stale.code).toBe(1);
+    expect(JSON.parse(stale.stdout)).toMatchObject({
+      outcome: "stale",
+      next_step: "re-resolve",
+      stale: [{ what: "status", problem: "record_superseded", current_version: 2 }],
+    });
+    // The same copy at lower consequence is what a cached path would act on.
+    const lower = await passport(
+      "verify",
+      id,
+      "--family",
+      "api",
+      "--record-file",
+      recordFile,
+      "--record-signature",
+      signature,
+    );
+    expect(lower.code).toBe(0);
+
+    // Through a provider's stapling middleware, in front of an API of its own.
+    const api = new Hono();
+    api.use("*", passportStatus({ resolver: service.resolver, identityId: id }));
+    api.get("/v1/charges", (c) => c.json({ charges: [] }));
+    const stapled = (await api.request("/v1/charges")).headers.get("passport-status") ?? "";
+    const viaStaple = await passport(...fed, "--record-signature", signature, "--status-token", stapled);
+    expect(viaStaple.code).toBe(1);
+    expect(viaStaple.stdout).toMatch(/^FAIL\s+stale/);
+    expect(viaStaple.stdout).toContain("NOT current (stapled token, version 2, revoked, published");
   });
 
   it("a wrong environment fails with environment_or_version_mismatch (exit 1)", async () => {

@@ -4,12 +4,13 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { agentActionEnvelopeJsonSchema, passportRecordJsonSchema } from "@passport/domain";
+import { agentActionEnvelopeJsonSchema, passportRecordJsonSchema, passportStatusJsonSchema } from "@passport/domain";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const outputs = {
   "passport-record.schema.json": passportRecordJsonSchema(),
   "agent-action-envelope.schema.json": agentActionEnvelopeJsonSchema(),
+  "passport-status.schema.json": passportStatusJsonSchema(),
 };
 const files = Object.entries(outputs).map(([name, schema]) => {
   const out = join(here, "..", "src", "schemas", name);

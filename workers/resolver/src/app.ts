@@ -13,6 +13,7 @@ import { pages } from "./routes/pages.tsx";
 import { passports } from "./routes/passports.ts";
 import { schemas } from "./routes/schemas.ts";
 import { signing } from "./routes/signing.ts";
+import { status } from "./routes/status.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -26,6 +27,7 @@ app.use("/api/feed.json", limitQueries);
 app.route("/api/p", passports);
 app.route("/api/p", history);
 app.route("/api/p", badge);
+app.route("/api/p", status);
 app.route("/api", feed);
 app.route("/.well-known", signing);
 app.route("/log", log);

@@ -5,10 +5,15 @@ import { cacheHeaders } from "./edge-cache.ts";
 export const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
 
 /**
- * Open CORS for a public, credential-free surface: any origin may read any answer, including the
- * problem bodies. Answers with an ETag also expose it, for a conditional re-check from script.
+ * The headers every answer carries. Open CORS for a public, credential-free surface: any origin may
+ * read any answer, including the problem bodies. `nosniff`, so no browser reads a record, a problem
+ * or a log tile as HTML or script whatever bytes a tenant put in it. Answers with an ETag also
+ * expose it, for a conditional re-check from script.
  */
-export const CORS_HEADERS: Record<string, string> = { "access-control-allow-origin": "*" };
+export const CORS_HEADERS: Record<string, string> = {
+  "access-control-allow-origin": "*",
+  "x-content-type-options": "nosniff",
+};
 export const CORS_ETAG_HEADERS: Record<string, string> = { ...CORS_HEADERS, "access-control-expose-headers": "ETag" };
 /**
  * A record answer also exposes its detached signature (docs/signing.md) and its transparency-log

@@ -28,6 +28,6 @@ export async function lookUp(kv: KVNamespace, identityId: string): Promise<Looku
 }
 
 export const NOT_FOUND_DETAIL =
-  "No passport with this identity id has been published. Check the id and the resolver address; a passport published moments ago can take up to a minute to appear everywhere.";
+  "No passport with this identity id has been published. Check the id and the resolver address. Its status (/api/p/{id}/status) tells an id never issued from one whose publication is still pending; a record just published can take up to 2 minutes to appear everywhere (docs/freshness.md).";
 export const UNAVAILABLE_DETAIL =
   "The resolver could not read its published records just now. This says nothing about the identity; try again shortly.";

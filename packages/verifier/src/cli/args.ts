@@ -30,6 +30,14 @@ Expectations (verify):
   --consequence lower|changing|higher   spec 4.1 freshness policy (default: lower)
   --max-age DURATION             maximum age of the record copy, e.g. 30s, 5m
 
+Current proof (verify --consequence higher; docs/verifier.md):
+  --status-token TOKEN|FILE      a status token the API stapled (its Passport-Status header); when
+                                 absent or unusable, one is fetched from the resolver
+  --status-max-age DURATION      oldest status token accepted, by its issue time (default 30s)
+  --record-file FILE             decide on this record (the body as a mirror or cache served it)
+                                 instead of fetching it; its proof is checked as usual
+  --record-signature JWS|FILE    the Passport-Signature served with that record
+
 Proof (resolve, verify):
   --jwks FILE|URL                the public keys you trust to sign records (a JWK Set file, or an
                                  https URL you choose); required
@@ -70,9 +78,22 @@ Exit codes: 0 ok, 1 verification failed (or not found / malformed id), 2 usage e
             5 every expectation held (verify) or the record was found (resolve), but its
               signature was not checked (--insecure-no-signature).`;
 
+/** Values `verify` reads from files or takes as given: a record from elsewhere and a stapled token. */
+export interface Supplied {
+  recordFile?: string;
+  recordSignature?: string;
+  statusToken?: string;
+}
+
 export type Command =
   | { command: "help" }
-  | { command: "resolve" | "verify" | "envelope"; target: string; common: Common; expectation: Expectation }
+  | {
+      command: "resolve" | "verify" | "envelope";
+      target: string;
+      common: Common;
+      expectation: Expectation;
+      supplied: Supplied;
+    }
   | { command: "log"; common: Common; range: { from?: number; to?: number } };
 
 /** The `--log` settings; keys are as given (text or a file), read by the caller. */
@@ -112,6 +133,10 @@ const OPTIONS = {
   availability: "string",
   consequence: "string",
   "max-age": "string",
+  "status-token": "string",
+  "status-max-age": "string",
+  "record-file": "string",
+  "record-signature": "string",
   jwks: "string",
   "insecure-no-signature": "boolean",
   history: "boolean",
@@ -185,6 +210,10 @@ const VERIFY_ONLY = [
   "availability",
   "consequence",
   "max-age",
+  "status-token",
+  "status-max-age",
+  "record-file",
+  "record-signature",
 ] as const;
 
 function duration(value: string, flag: string): number {
@@ -380,5 +409,16 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
   if (values["max-age"] !== undefined) expectation.maxAge = duration(values["max-age"], "--max-age");
   if (values.history) expectation.history = true;
   if (values.seen !== undefined) expectation.seen = seenVersion(values.seen);
-  return { command, target, common, expectation };
+  if (values["status-max-age"] !== undefined) {
+    expectation.statusMaxAge = duration(values["status-max-age"], "--status-max-age");
+  }
+  if (values["record-signature"] !== undefined && values["record-file"] === undefined) {
+    throw new UsageError("--record-signature needs --record-file");
+  }
+  const supplied: Supplied = {
+    ...(values["record-file"] !== undefined ? { recordFile: values["record-file"] } : {}),
+    ...(values["record-signature"] !== undefined ? { recordSignature: values["record-signature"] } : {}),
+    ...(values["status-token"] !== undefined ? { statusToken: values["status-token"] } : {}),
+  };
+  return { command, target, common, expectation, supplied };
 }

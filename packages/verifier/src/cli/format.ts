@@ -134,9 +134,19 @@ export function formatVerify(result: VerifyOutcome): string {
     ...extra(result),
     ...relied(result.relied_on),
     ...proof(result.proof),
+    ...current(result),
     ...source(result.source),
     `  ${result.authorization_note}`,
   ].join("\n");
+}
+
+/** The current-proof line of a `higher` decision: which status token, and as of when. */
+function current(result: VerifyOutcome): string[] {
+  const status = result.proof?.status;
+  if (!status) return [];
+  const as = result.current_as_of ? `current as of ${result.current_as_of}` : "NOT current";
+  const states = `version ${status.record_version ?? "none published"}, ${status.lifecycle}, ${status.publication}`;
+  return [`  Status:       ${as} (${status.source} token, ${states}, expires ${status.expires_at})`];
 }
 
 function record(r: PassportRecordView): string[] {
@@ -163,7 +173,7 @@ function record(r: PassportRecordView): string[] {
     `  Evidence:     ${r.evidence.length === 0 ? "(none)" : ""}`,
     ...r.evidence.map(
       (e) =>
-        `    ${e.claim} (${e.basis ?? "basis not stated"}${e.basis === "asserted" ? `${e.trusted_source ? ", trusted source" : ""}${e.source ? ` by ${e.source}` : ""}` : ""})${e.observed_at ? ` observed ${e.observed_at}` : ""}${e.fresh_until ? `, fresh until ${e.fresh_until}` : ""}`,
+        `    ${e.claim} (${e.basis ?? "basis not stated"}${e.basis === "asserted" ? `${e.trusted_source && e.attested_by ? `, attested by ${e.attested_by.source} (key ${e.attested_by.key_id})` : ""}${e.source ? ` by ${e.source}` : ""}` : ""})${e.observed_at ? ` observed ${e.observed_at}` : ""}${e.fresh_until ? `, fresh until ${e.fresh_until}` : ""}`,
     ),
     `  Record:       version ${r.record_version ?? "?"}, published ${r.published_at ?? "?"}`,
   ];

@@ -1,4 +1,5 @@
 import { fetchEnvelope } from "../envelope.ts";
+import type { Expectation } from "../expectation.ts";
 import { DEFAULT_MAX_BYTES, type FetchLike, type HttpPolicy, insecureAddress, platformFetch } from "../http.ts";
 import { type JwkSet, KeyRing } from "../keys.ts";
 import { LogClient } from "../log/client.ts";
@@ -7,7 +8,7 @@ import type { LogOptions } from "../log-check.ts";
 import type { CheckpointStore, StoredCheckpoint } from "../log-checkpoint.ts";
 import { OUTCOME_KINDS, type OutcomeClass, type OutcomeKind } from "../outcome.ts";
 import { Verifier } from "../verifier.ts";
-import { EXIT, type LogFlags, parseCommand, USAGE, UsageError } from "./args.ts";
+import { EXIT, type LogFlags, parseCommand, type Supplied, USAGE, UsageError } from "./args.ts";
 import { formatAudit, formatEnvelope, formatResolve, formatVerify } from "./format.ts";
 
 export interface Io {
@@ -80,6 +81,37 @@ async function noteKey(value: string, flag: string, io: Io): Promise<string> {
   } catch {
     throw new UsageError(`${flag}: "${value}" is neither a verifier key (<name>+<hash>+<key>) nor a readable file`);
   }
+}
+
+/** A compact JWS given on the command line (`a.b.c` or `a..c`), or read from the file named. */
+async function jwsOrFile(value: string, flag: string, io: Io): Promise<string> {
+  if (/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/.test(value)) return value;
+  if (!io.readFile) throw new UsageError(`${flag}: "${value}" is not a compact JWS, and there is no file system here`);
+  try {
+    return (await io.readFile(value)).trim();
+  } catch {
+    throw new UsageError(`${flag}: "${value}" is neither a compact JWS nor a readable file`);
+  }
+}
+
+/** `verify`'s supplied record and stapled token, read from the files named. */
+async function readSupplied(supplied: Supplied, io: Io): Promise<Pick<Expectation, "record" | "statusToken">> {
+  const out: Pick<Expectation, "record" | "statusToken"> = {};
+  if (supplied.statusToken) out.statusToken = await jwsOrFile(supplied.statusToken, "--status-token", io);
+  if (supplied.recordFile) {
+    if (!io.readFile) throw new UsageError("--record-file: no file system here");
+    let body: string;
+    try {
+      body = await io.readFile(supplied.recordFile);
+    } catch {
+      throw new UsageError(`--record-file: cannot read ${supplied.recordFile}`);
+    }
+    const signature = supplied.recordSignature
+      ? await jwsOrFile(supplied.recordSignature, "--record-signature", io)
+      : undefined;
+    out.record = { body, ...(signature ? { signature } : {}) };
+  }
+  return out;
 }
 
 /** The remembered checkpoints, one per log origin, in a JSON file written whole after each change. */
@@ -221,7 +253,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       if (result.outcome === "resolved" && result.proof.signature !== "verified") return EXIT.unsigned;
       return exitForResult(result);
     }
-    const result = await verifier.verify(target, expectation);
+    const result = await verifier.verify(target, { ...expectation, ...(await readSupplied(command.supplied, io)) });
     print(result, formatVerify(result));
     return exitForResult(result);
   } catch (error) {

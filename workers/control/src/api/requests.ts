@@ -126,9 +126,18 @@ export const EvidenceInput = z
       .optional(),
     observed_at: Timestamp,
     fresh_until: Timestamp.optional(),
+    attestation: z
+      .string()
+      .max(4096)
+      .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, "must be a compact JWS")
+      .optional()
+      .describe(
+        "A trusted source's signature over this item (docs/evidence-attestation.md): only attested evidence counts for required claims.",
+      ),
   })
   .strict()
-  .superRefine((evidence, ctx) => {
+  .superRefine(({ attestation: _signature, ...evidence }, ctx) => {
+    // The attestation is a public signature, not a credential (it holds nothing that grants access).
     noCredentials(evidence, ctx);
     if (evidence.fresh_until && Date.parse(evidence.fresh_until) <= Date.parse(evidence.observed_at)) {
       ctx.addIssue({ code: "custom", path: ["fresh_until"], message: "must be later than observed_at" });

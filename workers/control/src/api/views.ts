@@ -44,6 +44,10 @@ const EvidenceView = z.object({
   fresh_until: Timestamp.nullable(),
   basis: z.enum(["observed", "asserted"]),
   trusted_source: z.literal(true).nullable(),
+  attested_by: z
+    .object({ source: z.string(), key_id: z.string() })
+    .nullable()
+    .describe("The trusted source and key that attested this asserted evidence (docs/evidence-attestation.md)."),
   freshness: z.enum(["fresh", "expired", "undated"]).describe("At the time of this response."),
 });
 

@@ -16,7 +16,12 @@ import {
   passportWithMembership,
   type StoredPassport,
 } from "../db/passports.ts";
-import { duplicateRaceRefusal, refuseDuplicates } from "./passport-changes.ts";
+import {
+  duplicateRaceRefusal,
+  refuseDirectApiPassport,
+  refuseDuplicates,
+  refuseRepeatedBindings,
+} from "./passport-changes.ts";
 
 /**
  * A change refused because the passport is not at the version the caller read (`If-Match`), or
@@ -60,10 +65,13 @@ function isUniqueViolation(error: unknown): boolean {
 /**
  * Creates a passport in an organisation where the caller holds at least `minimum`: duplicate
  * refusal, then the passport, its bindings, history event and outbox row in one batch that also
- * reads it back. Publication is the caller's.
+ * reads it back. A create repeating a binding, and an API passport created outside the marketplace
+ * by less than an admin (docs/api-passports.md), are refused first. Publication is the caller's.
  */
 export async function commitCreation(db: Database, subject: string, minimum: Role, body: CreatePassportRequest) {
+  refuseRepeatedBindings(body.bindings);
   const membership = await requireMembership(db, subject, body.organisation_id, minimum);
+  refuseDirectApiPassport(body.family, membership.role);
   if (!body.distinct_object_reason) {
     await refuseDuplicates(db, membership.organisationId, body.family, body.bindings);
   }

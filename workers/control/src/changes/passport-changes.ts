@@ -31,6 +31,7 @@ import {
   withdrawEvidence,
 } from "../db/passport-entries.ts";
 import { type PassportChange, type PassportRow, primaryBindingHolders } from "../db/passports.ts";
+import type { Attestation } from "../evidence/attestation.ts";
 
 // The rules of each material change to a passport. Each function takes the passport as it is now
 // and the validated input, and returns the change to commit (see `commitChange`) or throws the
@@ -79,6 +80,27 @@ export async function refuseDuplicates(
       existing_identity_id: holder.id,
       verified_holder: { identity_id: holder.id, organisation_id: holder.organisationId },
     });
+  }
+}
+
+/**
+ * Refuses a create that lists the same binding (class and value) twice: a passport holds each
+ * binding once. A rule of the creation, not of the request's shape, so a batch item that repeats
+ * one is refused alone while the other items commit.
+ */
+export function refuseRepeatedBindings(bindings: readonly { class: string; value: string }[]): void {
+  const seen = new Map<string, number>();
+  for (const [index, binding] of bindings.entries()) {
+    const key = JSON.stringify([binding.class, binding.value]);
+    const first = seen.get(key);
+    if (first !== undefined) {
+      const message = `repeats bindings.${first} (${binding.class} ${binding.value})`;
+      throw new HttpProblem("invalid-request", {
+        detail: `bindings.${index} ${message}; list each binding once.`,
+        errors: [{ path: `bindings.${index}`, message }],
+      });
+    }
+    seen.set(key, index);
   }
 }
 
@@ -173,17 +195,16 @@ export async function bindingRemoval(db: Database, passport: PassportRow, bindin
 }
 
 /**
- * Evidence a member writes is asserted; it counts for required claims only when its source is one
- * the operator trusts (`trusted`), as decided when it is written.
+ * Evidence a member writes is asserted; it counts for required claims only when a trusted source
+ * attested it (`attestation`, verified by `verifiedAttestation`), never because of its text.
  */
 export function evidenceAddition(
   db: Database,
   passport: PassportRow,
   input: EvidenceInput,
-  trusted: readonly string[],
+  attestation: Attestation | undefined,
 ): PassportChange {
   const id = randomId("ev");
-  const trustedSource = trusted.includes(input.source);
   return {
     kind: "evidence.added",
     detail: {
@@ -191,7 +212,8 @@ export function evidenceAddition(
       claim: input.claim,
       source: input.source,
       basis: "asserted",
-      trusted_source: trustedSource,
+      trusted_source: attestation !== undefined,
+      ...(attestation ? { attested_by: { source: input.source, key_id: attestation.keyId } } : {}),
     },
     statements: [
       insertEvidence(db, {
@@ -204,7 +226,9 @@ export function evidenceAddition(
         observedAt: new Date(input.observed_at).toISOString(),
         freshUntil: input.fresh_until ? new Date(input.fresh_until).toISOString() : undefined,
         basis: "asserted",
-        trustedSource,
+        trustedSource: attestation !== undefined,
+        attestedKeyId: attestation?.keyId,
+        attestation: attestation?.jws,
       }),
     ],
   };
@@ -284,6 +308,20 @@ export async function authorityExpiry(
     detail: { authority_id: entry.id, action: entry.action, expires_at: at },
     statements: [setAuthorityExpiry(db, entry.id, at)],
   };
+}
+
+/**
+ * Who may create an API passport outside the marketplace (docs/api-passports.md): an API passport
+ * is acquired through the marketplace (spec 1.5), so in the Dashboard only an owner or admin
+ * creates one, for a materially distinct interface (spec 1.6) of an organisation they answer for.
+ * Editors create agent passports and manage every passport they can see.
+ */
+export function refuseDirectApiPassport(family: Family, role: Role): void {
+  if (family !== "api" || role === "owner" || role === "admin") return;
+  throw new HttpProblem("forbidden", {
+    detail:
+      "API passports are acquired through the marketplace. Outside it, only an owner or admin of the organisation creates one, for a materially distinct interface (docs/api-passports.md).",
+  });
 }
 
 /** Lifecycle decides whether the passport may be relied on at all, so only admins change it (docs/roles.md). */

@@ -203,8 +203,15 @@ export const evidence = sqliteTable(
     basis: text("basis", { enum: ["observed", "asserted"] })
       .notNull()
       .default("asserted"),
-    /** Asserted evidence whose source was on TRUSTED_EVIDENCE_SOURCES when it was written. */
+    /**
+     * Asserted evidence a trusted source attested (docs/evidence-attestation.md); items marked
+     * trusted by their typed source alone were re-marked untrusted by migration 0015.
+     */
     trustedSource: integer("trusted_source", { mode: "boolean" }).notNull().default(false),
+    /** The kid of the attester's key that verified `attestation`; set exactly when trusted. */
+    attestedKeyId: text("attested_key_id"),
+    /** The attestation as sent (a compact JWS, public), kept so it can be checked again later. */
+    attestation: text("attestation"),
     createdAt: createdAt(),
   },
   (t) => [index("evidence_passport").on(t.passportId)],

@@ -1,7 +1,8 @@
-import { and, asc, desc, eq, gt, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { Database } from "../db/client.ts";
-import { events, outbox, publications, publishedManifests } from "../db/schema.ts";
+import { type Database, database } from "../db/client.ts";
+import { events, outbox, passports, publications, publishedManifests } from "../db/schema.ts";
+import type { CurrentState } from "./status.ts";
 
 export type PublicationRow = typeof publications.$inferSelect;
 
@@ -130,4 +131,42 @@ export async function deferOutboxRow(
 export async function setLogIndexes(db: Database, entries: { seq: number; index: number }[]) {
   const [first, ...rest] = entries.map(({ seq, index }) => setLogIndex(db, seq, index));
   if (first) await db.batch([first, ...rest]);
+}
+
+/**
+ * Reads a passport's current state from D1, the source of truth, in one round trip: its committed
+ * lifecycle and version, the newest publication confirmed written to KV, and its outbox row, if
+ * any (docs/freshness.md, Status token). A passport is `pending` exactly while it has an outbox row.
+ */
+export async function readCurrentState(db: D1Database, identityId: string): Promise<CurrentState> {
+  const orm = database(db);
+  const [[passport], [published], [owed]] = await orm.batch([
+    orm
+      .select({
+        family: passports.family,
+        lifecycle: passports.lifecycle,
+        availability: passports.availability,
+        recordVersion: passports.recordVersion,
+      })
+      .from(passports)
+      .where(eq(passports.id, identityId)),
+    orm
+      .select({ recordVersion: publications.recordVersion, digest: publications.digest })
+      .from(publications)
+      .where(and(eq(publications.passportId, identityId), isNotNull(publications.writtenAt)))
+      .orderBy(desc(publications.recordVersion))
+      .limit(1),
+    orm.select({ nextAttemptAt: outbox.nextAttemptAt }).from(outbox).where(eq(outbox.passportId, identityId)),
+  ]);
+  if (!passport) return { found: false };
+  return {
+    found: true,
+    identity_id: identityId,
+    family: passport.family,
+    lifecycle: passport.lifecycle,
+    ...(passport.availability ? { availability: passport.availability } : {}),
+    publication: owed ? "pending" : "published",
+    ...(published ? { record_version: published.recordVersion, digest: published.digest } : {}),
+    ...(owed ? { pending_version: passport.recordVersion, next_attempt_at: owed.nextAttemptAt } : {}),
+  };
 }

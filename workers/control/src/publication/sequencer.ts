@@ -1,6 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
-import type { PassportRecord } from "@passport/domain";
+import type { PassportRecord, StatusAuthorityApi, StatusResult } from "@passport/domain";
 import { type PublishEnv, writePublication } from "./publish.ts";
+import { readCurrentState } from "./queries.ts";
+import { type CurrentState, signStatus } from "./status.ts";
+
+/** A state read from D1 is re-read after this long even if no publication told the object of a change. */
+const STATE_REREAD_MS = 30_000;
+/** A signed token is reused for this long while the state it states is unchanged (docs/freshness.md). */
+const TOKEN_REUSE_MS = 5_000;
 
 /**
  * The publication sequencer of one passport (addressed by its identity id; docs/publication.md).
@@ -11,9 +18,42 @@ import { type PublishEnv, writePublication } from "./publish.ts";
  * Each publication reads the newest version from D1 when it starts, so calls that arrive while
  * one runs share the single next run: it publishes everything they committed before calling.
  */
-export class PublicationSequencer extends DurableObject<PublishEnv> {
+export class PublicationSequencer extends DurableObject<PublishEnv> implements StatusAuthorityApi {
   #running: Promise<unknown> = Promise.resolve();
   #waiting: Promise<PassportRecord> | undefined;
+  /** Publications called and not yet settled; while any runs, status is read from D1 every time. */
+  #publishing = 0;
+  #state: { value: CurrentState; readAt: number } | undefined;
+  #token: { text: string; issuedAt: number; state: CurrentState } | undefined;
+
+  /**
+   * The passport's current status token (docs/freshness.md, Status token), signed with the record
+   * key, or `found: false` when no passport has this id. The state comes from D1, the source of
+   * truth, and is kept in memory only while nothing may have changed it: every publication call
+   * drops it, and it is re-read at least every STATE_REREAD_MS in case a change's call never
+   * arrived. Never read from KV.
+   */
+  async status(identityId: string): Promise<StatusResult> {
+    const name = this.ctx.id.name;
+    if (name !== undefined && name !== identityId) {
+      throw new Error(`the sequencer of ${name} cannot state the status of ${identityId}`);
+    }
+    const now = Date.now();
+    let state = this.#state && now - this.#state.readAt < STATE_REREAD_MS ? this.#state.value : undefined;
+    if (!state) {
+      const publishing = this.#publishing;
+      state = await readCurrentState(this.env.DB, identityId);
+      // A publication that started meanwhile may have changed what was read: keep it for this answer only.
+      if (this.#publishing === 0 && publishing === 0) this.#state = { value: state, readAt: now };
+    }
+    if (!state.found) return { found: false };
+    let token = this.#token;
+    if (!token || token.state !== state || now - token.issuedAt >= TOKEN_REUSE_MS) {
+      token = { text: await signStatus(this.env.SIGNING_KEY, state, now), issuedAt: now, state };
+      this.#token = token;
+    }
+    return { found: true, pending: state.publication === "pending", identity_id: identityId, token: token.text };
+  }
 
   publish(identityId: string): Promise<PassportRecord> {
     // Another passport's sequencer would be a second, unordered writer of this passport.
@@ -21,13 +61,25 @@ export class PublicationSequencer extends DurableObject<PublishEnv> {
     if (name !== undefined && name !== identityId) {
       return Promise.reject(new Error(`the sequencer of ${name} cannot publish ${identityId}`));
     }
-    if (this.#waiting) return this.#waiting;
+    // Whatever this call publishes, the state known so far may be out of date from now on.
+    this.#forgetState();
+    this.#publishing++;
+    const settled = () => {
+      this.#publishing--;
+      this.#forgetState();
+    };
+    if (this.#waiting) return this.#waiting.finally(settled);
     const run = this.#running.then(() => {
       this.#waiting = undefined;
       return writePublication(this.env, identityId);
     });
     this.#waiting = run;
     this.#running = run.catch(() => undefined);
-    return run;
+    return run.finally(settled);
+  }
+
+  #forgetState(): void {
+    this.#state = undefined;
+    this.#token = undefined;
   }
 }

@@ -3,7 +3,8 @@ import { CompactSign, importJWK, type JWK } from "jose";
 
 const keys = new Map<string, { kid: string; key: CryptoKey | Uint8Array }>();
 
-async function signingKey(secret: string) {
+/** The record key of the Worker secret SIGNING_KEY, imported once per isolate. */
+export async function signingKey(secret: string) {
   let entry = keys.get(secret);
   if (!entry) {
     const jwk = JSON.parse(secret) as JWK;

@@ -18,7 +18,6 @@ import {
   UpdatePassportRequest,
 } from "../api/requests.ts";
 import { BatchResults, HistoryPage, historyEvent, PassportPage, PassportView, passportSummary } from "../api/views.ts";
-import { trustedSources } from "../binding-checks/index.ts";
 import { commitCreation } from "../changes/apply.ts";
 import {
   authorityAddition,
@@ -38,6 +37,7 @@ import type { AppEnv } from "../context.ts";
 import { membershipIn, membershipsOf } from "../db/organisations.ts";
 import { historyOf, listPassports } from "../db/passports.ts";
 import { searchPassports, searchWords } from "../db/search.ts";
+import { verifiedAttestation } from "../evidence/attestation.ts";
 import { runBatch } from "./batch.ts";
 import { applyChange, publishAndRespond, respondWithPassport } from "./passport-answers.ts";
 
@@ -196,10 +196,12 @@ passports.post(
     response: { PassportView },
     ifMatch: true,
   }),
-  (c) =>
-    applyChange(c, c.req.param("id"), (passport) =>
-      evidenceAddition(c.get("db"), passport, c.req.valid("json"), trustedSources(c.env)),
-    ),
+  (c) => {
+    const body = c.req.valid("json");
+    return applyChange(c, c.req.param("id"), async (passport) =>
+      evidenceAddition(c.get("db"), passport, body, await verifiedAttestation(c.env, passport.id, body)),
+    );
+  },
 );
 
 passports.delete(

@@ -20,6 +20,7 @@ const HISTORY_LABELS: Record<string, string> = {
   "binding.conflict": "Binding also proven by another organisation",
   "evidence.added": "Evidence added",
   "evidence.withdrawn": "Evidence withdrawn",
+  "evidence.trust_withdrawn": "Evidence no longer trusted (its source never attested it)",
   "state.changed": "State changed",
   "state.lifecycle_changed": "Lifecycle changed",
   "state.reactivated": "Reactivated",

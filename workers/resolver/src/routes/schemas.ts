@@ -3,6 +3,7 @@ import { cacheHeaders } from "../edge-cache.ts";
 import { CORS_ETAG_HEADERS, ifNoneMatch } from "../http.ts";
 import agentActionEnvelopeSchema from "../schemas/agent-action-envelope.schema.json";
 import passportRecordSchema from "../schemas/passport-record.schema.json";
+import passportStatusSchema from "../schemas/passport-status.schema.json";
 
 export const schemas = new Hono<{ Bindings: Env }>();
 
@@ -26,3 +27,4 @@ function serveSchema(path: string, document: unknown): void {
 
 serveSchema("/passport-record.json", passportRecordSchema);
 serveSchema("/agent-action-envelope.json", agentActionEnvelopeSchema);
+serveSchema("/passport-status.json", passportStatusSchema);

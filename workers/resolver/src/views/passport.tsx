@@ -215,8 +215,8 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
                   <div class="muted">
                     {evidence.basis === "observed"
                       ? "Observed by this service"
-                      : evidence.trusted_source
-                        ? "Asserted by the organisation; source trusted by the operator"
+                      : evidence.trusted_source && evidence.attested_by
+                        ? `Asserted by the organisation; attested by ${evidence.attested_by.source} (key ${evidence.attested_by.key_id}), a source the operator trusts`
                         : "Asserted by the organisation"}
                   </div>
                   <div class="muted">Scope: {evidence.scope}</div>

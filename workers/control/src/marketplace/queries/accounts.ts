@@ -1,5 +1,5 @@
 import { mintIdentityId } from "@passport/domain";
-import { and, asc, eq, isNull, ne, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import {
   marketplaceAccountPassports,
   marketplaceAccounts,
@@ -177,7 +177,7 @@ function isConstraintViolation(error: unknown): boolean {
 
 /**
  * Reuses the account's passport of this family or issues one (spec 4.3 step 8). An existing,
- * non-retired passport of the account organisation is adopted before a new id is minted. A new
+ * active passport of the account organisation is adopted before a new id is minted. A new
  * passport is created in the same transaction as the account's passport slot, whose primary key
  * (account, family) aborts every racing writer but one, so no second identity survives.
  */
@@ -197,7 +197,9 @@ export async function ensurePassport(
       and(
         eq(passports.organisationId, account.organisationId),
         eq(passports.family, family),
-        ne(passports.lifecycle, "retired"),
+        // Only a passport in use may carry the subscription: a suspended or revoked one was taken
+        // out of use on purpose, and adopting it would hand the customer a passport consumers refuse.
+        eq(passports.lifecycle, "active"),
         isNull(passports.duplicateOf),
       ),
     )

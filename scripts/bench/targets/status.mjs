@@ -1,0 +1,112 @@
+// `npm run bench -- status`: the status route (docs/freshness.md, Status token) in the resolver
+// bundle, asking the real PublicationSequencer of the control plane bundle (real local D1, the
+// record key), against a Worker that makes one Durable Object call and nothing else
+// (workers/bench-baselines/do-call.js). Target: 0.9 of the reference's requests/s.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { mintIdentityId } from "@passport/domain";
+import { compatibilityDate } from "../../compatibility-date.ts";
+import { logKeyPair, signingKeyPair } from "../../dev-keys.mjs";
+import { comparePairs } from "../lib/compare.mjs";
+import { controlVars, LOG_ORIGIN } from "../lib/control-vars.mjs";
+import { bundle, serve } from "../lib/workers.mjs";
+
+export const description = "the status route (one sequencer call) against a Worker making one Durable Object call";
+
+const PASSPORTS = 100;
+const DIGEST = `sha-256:${"A".repeat(43)}`;
+
+async function prepare(db, root, ids) {
+  const dir = join(root, "migrations");
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith(".sql"))
+    .sort()) {
+    for (const statement of readFileSync(join(dir, file), "utf8").split("--> statement-breakpoint")) {
+      if (statement.trim()) await db.prepare(statement).run();
+    }
+  }
+  const at = new Date().toISOString();
+  await db.prepare("INSERT INTO organisations (id, name) VALUES ('org_bench', 'Bench Organisation')").run();
+  // Published passports: version 1 committed, and its publication recorded as written to KV.
+  await db.batch(
+    ids.flatMap((id) => [
+      db
+        .prepare(
+          "INSERT INTO passports (id, organisation_id, family, state_as_of, updated_at) VALUES (?, 'org_bench', 'api', ?, ?)",
+        )
+        .bind(id, at, at),
+      db
+        .prepare(
+          "INSERT INTO publications (passport_id, record_version, digest, published_at, change_kinds, written_at) VALUES (?, 1, ?, ?, '[]', ?)",
+        )
+        .bind(id, DIGEST, at, at),
+    ]),
+  );
+}
+
+export async function run({ root, options, log }) {
+  log("bundling the control plane and the resolver with wrangler deploy --dry-run");
+  const control = bundle(root, { config: "workers/control/wrangler.toml", outdir: join(root, ".bench", "control") });
+  const resolver = bundle(root, { config: "wrangler.toml", outdir: join(root, ".bench", "resolver") });
+  const signing = await signingKeyPair("ES256", "bench-signing");
+  const vars = controlVars({
+    auth: await signingKeyPair("ES256", "bench"),
+    signing,
+    logKeys: await logKeyPair(LOG_ORIGIN),
+  });
+  const server = await serve(
+    {
+      control: {
+        modulePath: control.path,
+        kv: "SNAPSHOTS",
+        vars,
+        bindings: {
+          DB: { type: "d1", id: "status-db" },
+          PUBLICATION_SEQUENCER: { type: "durable-object", worker: "control", exportName: "PublicationSequencer" },
+        },
+        exports: { PublicationSequencer: { type: "durable-object", storage: "sqlite" } },
+      },
+      resolver: {
+        modulePath: resolver.path,
+        kv: "SNAPSHOTS",
+        vars: { PUBLIC_BASE_URL: "http://127.0.0.1" },
+        bindings: {
+          PUBLICATION_SEQUENCER: { type: "durable-object", worker: "control", exportName: "PublicationSequencer" },
+        },
+      },
+      reference: {
+        modulePath: join(root, "workers/bench-baselines/do-call.js"),
+        bindings: { OBJECT: { type: "durable-object", worker: "reference", exportName: "Reference" } },
+        exports: { Reference: { type: "durable-object", storage: "sqlite" } },
+      },
+    },
+    { compatibilityDate: compatibilityDate(root), compatibilityFlags: ["nodejs_compat"] },
+  );
+  try {
+    const ids = Array.from({ length: PASSPORTS }, () => mintIdentityId());
+    log(`applying the D1 migrations and seeding ${PASSPORTS} published passports`);
+    await prepare(await server.d1("control", "DB"), root, ids);
+    const { resolver: r, reference } = server.urls;
+    const probe = await fetch(`${r}/api/p/${ids[0]}/status`);
+    if (probe.status !== 200) throw new Error(`the status route answered ${probe.status}: ${await probe.text()}`);
+    const pairs = [
+      {
+        name: "200 status token, one passport repeated",
+        subject: { urls: [`${r}/api/p/${ids[0]}/status`], status: 200 },
+        baseline: { name: "one DO call (same object)", urls: [`${reference}/${ids[0]}`], status: 200 },
+      },
+      {
+        name: `200 status token, spread over ${PASSPORTS} passports`,
+        subject: { urls: ids.map((id) => `${r}/api/p/${id}/status`), status: 200 },
+        baseline: {
+          name: `one DO call (${PASSPORTS} objects)`,
+          urls: ids.map((id) => `${reference}/${id}`),
+          status: 200,
+        },
+      },
+    ];
+    return { results: comparePairs(pairs, { ...options, log }), targets: { rps: 0.9, p99: 1.2 } };
+  } finally {
+    await server.close();
+  }
+}
