@@ -79,7 +79,7 @@ describe("scheduled re-checks", () => {
   );
 
   it("DNS over HTTPS failing (SERVFAIL) is unreachable too; no TXT record where the proof was the TXT record is a mismatch", async () => {
-    const caller = await Caller.create("editor");
+    const caller = await Caller.create("owner");
     const host = uniqueHost("docs");
     const passport = await caller.createPassport({
       family: "api",

@@ -1,4 +1,5 @@
 import type { CHECK_OUTCOMES } from "../db/schema.ts";
+import { PROOF_LIFETIME_MS } from "./checks.ts";
 
 // The re-check rules (docs/bindings.md, "Re-checks"): when a binding is next checked, and what
 // one check's answer does to it. Pure: the time and the jitter's random number are passed in.
@@ -13,6 +14,15 @@ const DAY = 24 * HOUR;
 const RECHECK_WINDOW_MS = 2 * DAY;
 /** Renewals are spread over this much time before the window opens, so a day's proofs do not all fall due at once. */
 const RENEWAL_SPREAD_MS = 6 * HOUR;
+/**
+ * The renewal cadence the capacity plan rests on (docs/scaling.md): a proof lasts PROOF_LIFETIME_MS
+ * and is renewed at most RENEWAL_SPREAD_MS before its re-check window, so each verified binding
+ * needs one check every `intervalMs` (4.75 days) at the most.
+ */
+export const RENEWAL = {
+  proofLifetimeMs: PROOF_LIFETIME_MS,
+  intervalMs: PROOF_LIFETIME_MS - RECHECK_WINDOW_MS - RENEWAL_SPREAD_MS,
+} as const;
 /** A claimed check that reports nothing (lost message, interrupted consumer) is taken again after this. */
 export const CLAIM_LEASE_MS = 30 * MINUTE;
 /** Backoff while a verified binding's host does not answer: 5 minutes, doubling, at most 6 hours. */
