@@ -229,6 +229,7 @@ export default defineConfig({
                 "TEST_MIGRATION_DB_CURRENT",
                 "TEST_MIGRATION_DB_DUPLICATES",
                 "TEST_MIGRATION_DB_ATTESTATION",
+                "TEST_MIGRATION_DB_CANONICAL",
               ],
               bindings: { TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
             },

@@ -58,7 +58,18 @@ describe("control-plane authentication (production configuration)", () => {
   });
 
   it("refuses a token whose subject is empty, blank or holds control characters (401), and creates nothing", async () => {
-    for (const sub of ["", "   ", "alice\u0000", "x".repeat(256)]) {
+    for (const sub of [
+      "",
+      "   ",
+      "alice\u0000",
+      "x".repeat(256),
+      "alice\u200B",
+      "alice\u202Eeve",
+      "alice\u2066",
+      " alice",
+      // A person's subject never takes a service token's namespace.
+      "service-token:ci-pipeline.access",
+    ]) {
       const response = await production({ authorization: `Bearer ${await providerToken({ sub })}` });
       expect(response.status, JSON.stringify(sub)).toBe(401);
       expect(await response.json()).toEqual(UNAUTHENTICATED);
@@ -70,6 +81,14 @@ describe("control-plane authentication (production configuration)", () => {
     const response = await production({ "cf-access-jwt-assertion": token });
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ subject: "service-token:ci-pipeline.access" });
+  });
+
+  it("refuses a service token whose common_name is not a valid subject, with its prefix too long", async () => {
+    for (const commonName of ["ci\u202E", "ci\u0000", "   ", "x".repeat(250)]) {
+      const token = await providerToken({ sub: "", common_name: commonName });
+      const response = await production({ "cf-access-jwt-assertion": token });
+      expect(response.status, JSON.stringify(commonName)).toBe(401);
+    }
   });
 
   const now = () => Math.floor(Date.now() / 1000);

@@ -138,10 +138,18 @@ describe("binding checks against the hosts simulator", () => {
     expect(await reasonFor({ content_type: "text/html", body: `<p>${id}</p>` })).toContain(
       "answered text/html, expected application/json",
     );
+    // A same-origin location is still refused when it carries user information.
+    expect(await reasonFor({ status: 302, location: `https://user:pw@${host}/moved.json` })).toContain(
+      "redirects to a URL that is not checked: URLs with user information are not checked",
+    );
     // A redirect within the same origin is followed.
     expect((await verify(caller, id, bindingId)).result).toBe("not_proven");
     await serve(host, { "/card.json": { status: 301, location: "/moved.json" }, "/moved.json": json({ id }) });
-    expect((await verify(caller, id, bindingId)).result).toBe("verified");
+    const verified = await verify(caller, id, bindingId);
+    expect(verified.result).toBe("verified");
+    // The evidence names the bound URL, which a consumer compares with its target, not the redirect's end.
+    const observed = verified.passport.evidence.find((e: Body) => e.basis === "observed");
+    expect(observed?.scope).toBe(url);
   });
 
   it.each([
@@ -150,6 +158,10 @@ describe("binding checks against the hosts simulator", () => {
     ["https://169.254.169.254/latest/meta-data.json", "IP address literals are not checked; bind a DNS name"],
     ["https://[::ffff:a9fe:a9fe]/card.json", "IP address literals are not checked; bind a DNS name"],
     ["https://metadata.google.internal/card.json", "metadata.google.internal is not a public host name"],
+    ["https://metadata.google.internal./card.json", "metadata.google.internal is not a public host name"],
+    ["https://localhost./card.json", "localhost is not a public host name"],
+    ["https://intranet./card.json", "intranet is not a public host name"],
+    ["https://hosts-sim.invalid./hosts/x", "hosts-sim.invalid is not a public host name"],
     ["https://intranet/card.json", "intranet is not a public host name"],
     ["https://hosts-sim.invalid/hosts/x", "hosts-sim.invalid is not a public host name"],
     ["https://resolver.test/api/p/x.json", "resolver.test is not a public host name"],
@@ -232,6 +244,27 @@ describe("outbound policy", () => {
       "URLs with user information are not checked",
     );
     expect(refusal(new URL("https://agents.example.com/card.json"), production)).toBeUndefined();
+  });
+
+  it("compares the name DNS resolves: a trailing dot changes nothing", () => {
+    expect(refusal(new URL("https://resolver.passport.example.org./api/p/x.json"), production)).toBe(
+      "resolver.passport.example.org is this service's own host",
+    );
+    expect(refusal(new URL("https://Dashboard.Passport.Example.org./"), production)).toBe(
+      "dashboard.passport.example.org is this service's own host",
+    );
+    expect(refusal(new URL("https://localhost./"), production)).toBe("localhost is not a public host name");
+    expect(refusal(new URL("https://metadata.google.internal./"), production)).toBe(
+      "metadata.google.internal is not a public host name",
+    );
+    expect(refusal(new URL("https://localhost../"), production)).toBe("localhost.. is not a public host name");
+    expect(refusal(new URL("https://agents.example.com./card.json"), production)).toBeUndefined();
+    expect(
+      refusal(new URL("https://resolver.passport.example.org/"), {
+        ...production,
+        ownHosts: ["resolver.passport.example.org."],
+      }),
+    ).toBe("resolver.passport.example.org is this service's own host");
   });
 });
 

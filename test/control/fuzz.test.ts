@@ -1,7 +1,8 @@
 // Arbitrary requests against the control plane's whole surface (/v1, the marketplace routes and the
 // Dashboard's pages and forms), with real, foreign and forged credentials. Whatever arrives, the answer is
 // never a 5xx, and D1 and KV are left consistent: every committed version has its history event, and the
-// resolver's snapshot is the newest version unless a publication is still owed in the outbox.
+// resolver's snapshot is the newest version unless a publication is still owed in the outbox. The
+// generators include text with control, bidirectional and invisible characters and look-alike hosts.
 import { env, exports } from "cloudflare:workers";
 import { DEVELOPMENT_ISSUER, PROBLEM_TYPE_BASE } from "@passport/domain";
 import fc from "fast-check";
@@ -115,7 +116,35 @@ afterAll(() => {
   );
 });
 
+/** Text with a character that changes how it is shown: controls, bidirectional overrides, invisible ones. */
+const hostileText = fc
+  .tuple(
+    fc.string({ maxLength: 10 }),
+    fc.constantFrom("\u001b[32mOK", "a\rb", "x\u202Ey", "\u2066", "\u200B", "\u0000", "\u{E0041}", "l\nb", "\u0085"),
+    fc.string({ maxLength: 10 }),
+  )
+  .map(([before, hostile, after]) => `${before}${hostile}${after}`);
+
+/** Hosts that read as another name, or that only differ from one by spelling. */
+const lookalikeUrl = fc.constantFrom(
+  "https://pаyments.demo.example/v1",
+  "https://xn--pyments-2fg.demo.example/v1",
+  "https://раура.com/agent-card.json",
+  "https://gοogle.example/v1",
+  "https://localhost./card.json",
+  "https://metadata.google.internal./card.json",
+  "https://resolver.invalid./api/p/x.json",
+  "https://a..example/v1",
+  "https://bücher.example/v1",
+  "HTTPS://API.Example.COM.:443/v1?#top",
+);
+const urlArbitrary = fc.oneof(fc.webUrl(), lookalikeUrl);
+const textArbitrary = (maxLength: number) => fc.oneof(fc.string({ maxLength }), hostileText);
+
 const weird = fc.constantFrom(
+  "%1B%5B32mOK",
+  "%E2%80%AE",
+  "%E2%80%8B",
   "%25",
   "%",
   "%2",
@@ -242,9 +271,13 @@ const jsonBodyArbitrary = fc.oneof(
     {
       family: fc.constantFrom("api", "agent", "person", 1),
       organisation_id: fc.constantFrom("org_demo", "", "x"),
-      display_name: fc.oneof(fc.string(), fc.constant("sk_live_0123456789abcdefghijklmnop")),
+      display_name: fc.oneof(fc.string(), hostileText, fc.constant("sk_live_0123456789abcdefghijklmnop")),
       bindings: fc.array(
-        fc.record({ class: fc.constantFrom("endpoint", "manifest", "openapi", "gateway", "x"), value: fc.webUrl() }),
+        fc.record({
+          class: fc.constantFrom("endpoint", "manifest", "openapi", "gateway", "x"),
+          value: urlArbitrary,
+          label: textArbitrary(20),
+        }),
         { maxLength: 3 },
       ),
       environment: fc.string({ maxLength: 40 }),
@@ -256,16 +289,16 @@ const jsonBodyArbitrary = fc.oneof(
   fc.record(
     {
       class: fc.constantFrom("endpoint", "manifest", "openapi", "repository", "gateway"),
-      value: fc.oneof(fc.webUrl(), fc.string()),
-      label: fc.string({ maxLength: 20 }),
+      value: fc.oneof(urlArbitrary, fc.string(), hostileText),
+      label: textArbitrary(20),
     },
     { requiredKeys: [] },
   ),
   fc.record(
     {
       claim: fc.string({ maxLength: 30 }),
-      source: fc.oneof(fc.webUrl(), fc.string()),
-      scope: fc.string({ maxLength: 30 }),
+      source: fc.oneof(fc.webUrl(), fc.string(), hostileText),
+      scope: textArbitrary(30),
       observed_at: fc.oneof(
         fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
         fc.string(),
@@ -281,12 +314,12 @@ const jsonBodyArbitrary = fc.oneof(
     {
       lifecycle: fc.constantFrom("active", "suspended", "revoked", "retired", "deleted"),
       availability: fc.constantFrom("available", "degraded", "unavailable", "x"),
-      reason: fc.string({ maxLength: 30 }),
+      reason: textArbitrary(30),
       recheck_completed: fc.boolean(),
       survivor_id: fc.constantFrom("psp_x", "", "self"),
       organisation_id: fc.string({ maxLength: 30 }),
       role: fc.constantFrom("owner", "admin", "editor", "viewer", "root"),
-      name: fc.string({ maxLength: 30 }),
+      name: textArbitrary(30),
     },
     { requiredKeys: [] },
   ),
@@ -356,7 +389,7 @@ const shapeArbitrary: fc.Arbitrary<Shape> = fc.record({
           "extra_value",
           "distinct_object_reason",
         ),
-        fc.string({ maxLength: 40 }),
+        fc.oneof(fc.string({ maxLength: 40 }), hostileText, lookalikeUrl),
       )
       .map((fields) => ({ kind: "form" as const, fields })),
   ),

@@ -24,5 +24,6 @@ declare namespace Cloudflare {
     TEST_MIGRATION_DB_CURRENT: D1Database;
     TEST_MIGRATION_DB_DUPLICATES: D1Database;
     TEST_MIGRATION_DB_ATTESTATION: D1Database;
+    TEST_MIGRATION_DB_CANONICAL: D1Database;
   }
 }

@@ -55,6 +55,29 @@ describe("base URL matching", () => {
     );
   });
 
+  it("matches the service's canonical form: a trailing dot, an internationalised host or a fragment changes nothing", () => {
+    const bound = "https://xn--bcher-kva.example/v1";
+    expect(coveredBy("https://bücher.example/v1/books", bound)).toBe(true);
+    expect(coveredBy("https://BÜCHER.example./v1#top", bound)).toBe(true);
+    expect(coveredBy("https://api.example.com./v1", "https://api.example.com/v1")).toBe(true);
+    expect(sameBindingValue("https://api.example.com./v1#x", "https://api.example.com/v1")).toBe(true);
+    expect(coveredBy("https://api.example.com../v1", "https://api.example.com/v1")).toBe(false);
+  });
+
+  it("agrees with the service's canonical form of any web URL", () => {
+    fc.assert(
+      fc.property(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.boolean(), (url, dot) => {
+        const typed = dot ? url.replace(/^(https?:\/\/[^/:?#]+)/, "$1.") : url;
+        const canonical = domain.canonicalUrl(typed);
+        if (canonical === undefined) return;
+        expect(domain.canonicalUrl(canonical)).toBe(canonical);
+        expect(sameBindingValue(typed, canonical)).toBe(true);
+        expect(coveredBy(typed, canonical)).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it("drops credentials, query and fragment before repeating an address", () => {
     expect(redactUrl("https://user:secret@api.example.com/v1?api_key=abc#x")).toBe("https://api.example.com/v1");
   });

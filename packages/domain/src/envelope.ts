@@ -1,3 +1,4 @@
+import { canonicalUrl } from "./canonical-url.ts";
 import type { AgentActionEnvelope } from "./envelope-schema.ts";
 import { ENVELOPE_TYPE, ENVELOPE_VERSION } from "./envelope-version.ts";
 import { isIdentityId } from "./identity-id.ts";
@@ -19,8 +20,10 @@ export function parseEnvelopeTarget(target: string | undefined): EnvelopeTarget 
   if (isIdentityId(target)) return { kind: "identity", identityId: target };
   try {
     const url = new URL(target);
-    if ((url.protocol === "https:" || url.protocol === "http:") && !url.username && !url.password) {
-      return { kind: "manifest", url: url.href };
+    const canonical = canonicalUrl(target);
+    if ((url.protocol === "https:" || url.protocol === "http:") && !url.username && !url.password && canonical) {
+      // The manifest index and the bindings hold the canonical form (docs/canonical-urls.md).
+      return { kind: "manifest", url: canonical };
     }
   } catch {}
   return undefined;
@@ -131,11 +134,7 @@ function hasProvenManifest(record: PassportRecord, target: EnvelopeTarget, now: 
 
 function sameUrl(value: string, target: EnvelopeTarget): boolean {
   if (target.kind !== "manifest") return false;
-  try {
-    return new URL(value).href === target.url;
-  } catch {
-    return false;
-  }
+  return canonicalUrl(value) === target.url;
 }
 
 /**

@@ -1,5 +1,7 @@
+export * from "./canonical-url.ts";
 export * from "./credentials.ts";
 export * from "./development.js";
+export * from "./display-text.ts";
 export * from "./encoding.ts";
 export * from "./envelope.ts";
 export * from "./envelope-schema.ts";
@@ -11,6 +13,7 @@ export * from "./json-schema.ts";
 export * from "./jws.ts";
 export * from "./labels.ts";
 export * from "./lifecycle.ts";
+export * from "./lookalike-host.ts";
 export * from "./problems.ts";
 export * from "./projection.ts";
 export * from "./record.ts";

@@ -11,6 +11,20 @@ const PASSPORT_RECORD_SCHEMA_ID = `urn:svc:passport:schema:passport-record:${REC
 const IDENTITY_ID_PATTERN = "^psp_[0-9a-hjkmnp-tv-z]{26}$";
 
 /**
+ * Draft 2020-12 JSON Schema of a zod schema whose identity ids keep a pattern: their check
+ * character is a refinement JSON Schema cannot express, so it becomes the id's shape.
+ */
+function jsonSchemaWithIdentityIds(schema: z.ZodType) {
+  return z.toJSONSchema(schema, {
+    target: "draft-2020-12",
+    unrepresentable: "throw",
+    override: ({ zodSchema, jsonSchema }) => {
+      if (zodSchema === IdentityId) jsonSchema.pattern = IDENTITY_ID_PATTERN;
+    },
+  });
+}
+
+/**
  * JSON Schema (draft 2020-12) of the public record, generated from the zod `PassportRecord` so the
  * two cannot drift. Refinements JSON Schema cannot express are replaced by their closest
  * equivalent: the identity id's check character becomes its shape.
@@ -19,13 +33,7 @@ const IDENTITY_ID_PATTERN = "^psp_[0-9a-hjkmnp-tv-z]{26}$";
  * schema.$id; // "urn:svc:passport:schema:passport-record:2026-10"
  */
 export function passportRecordJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(PassportRecord, {
-    target: "draft-2020-12",
-    unrepresentable: "throw",
-    override: ({ zodSchema, jsonSchema }) => {
-      if (zodSchema === IdentityId) jsonSchema.pattern = IDENTITY_ID_PATTERN;
-    },
-  });
+  const schema = jsonSchemaWithIdentityIds(PassportRecord);
   return {
     $schema: schema.$schema,
     $id: PASSPORT_RECORD_SCHEMA_ID,
@@ -61,13 +69,7 @@ const PASSPORT_STATUS_SCHEMA_ID = `urn:svc:passport:schema:passport-status:${REC
  * zod `PassportStatus`.
  */
 export function passportStatusJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(PassportStatus, {
-    target: "draft-2020-12",
-    unrepresentable: "throw",
-    override: ({ zodSchema, jsonSchema }) => {
-      if (zodSchema === IdentityId) jsonSchema.pattern = IDENTITY_ID_PATTERN;
-    },
-  });
+  const schema = jsonSchemaWithIdentityIds(PassportStatus);
   return {
     $schema: schema.$schema,
     $id: PASSPORT_STATUS_SCHEMA_ID,

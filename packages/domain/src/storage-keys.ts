@@ -1,3 +1,4 @@
+import { canonicalUrl } from "./canonical-url.ts";
 import { sha256Base64url } from "./encoding.ts";
 
 /** Workers KV key names shared by the publisher (control plane) and the resolver. See docs/storage.md. */
@@ -17,12 +18,13 @@ export interface SnapshotMetadata {
 export const identityCacheTag = (identityId: string): string => `passport-${identityId}`;
 
 /**
- * The manifest index prefix for one agent manifest URL: `manifest:{base64url SHA-256 of the URL}:`.
+ * The manifest index prefix for one agent manifest URL: `manifest:{base64url SHA-256 of the URL}:`,
+ * of its canonical form (docs/canonical-urls.md), so every spelling of one manifest finds it.
  * Each agent passport bound to that manifest has the key `{prefix}{identity_id}`, so one KV list
  * by prefix finds every passport that claims the manifest.
  */
 export async function manifestIndexPrefix(manifestUrl: string): Promise<string> {
-  return `manifest:${await sha256Base64url(new URL(manifestUrl).href)}:`;
+  return `manifest:${await sha256Base64url(canonicalUrl(manifestUrl) ?? new URL(manifestUrl).href)}:`;
 }
 
 const pad = (n: number, width: number) => String(n).padStart(width, "0");

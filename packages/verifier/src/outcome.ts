@@ -271,6 +271,16 @@ export interface MissingEvidenceFinding extends FindingBase<"missing_evidence"> 
   not_counted: UncountedEvidence[];
 }
 
+/** Why a status token does not establish the current state (checkStatusToken in status.ts). */
+export type StatusProblem =
+  | "malformed"
+  | "unknown_key"
+  | "signature_invalid"
+  | "other_identity"
+  | "expired"
+  | "too_old"
+  | "not_yet_valid";
+
 /**
  * Why the current-proof check at `higher` consequence failed (docs/verifier.md, Current proof):
  * no usable status token (`unavailable`, or the token's own problem), a token stating a newer
@@ -280,13 +290,7 @@ export interface MissingEvidenceFinding extends FindingBase<"missing_evidence"> 
  */
 export type CurrentProofProblem =
   | "unavailable"
-  | "malformed"
-  | "unknown_key"
-  | "signature_invalid"
-  | "other_identity"
-  | "expired"
-  | "too_old"
-  | "not_yet_valid"
+  | StatusProblem
   | "record_superseded"
   | "record_mismatch"
   | "publication_pending";

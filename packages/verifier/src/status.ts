@@ -1,5 +1,5 @@
 import { base64urlDecode, type KeyLookup } from "./jws.ts";
-import type { StaleItem } from "./outcome.ts";
+import type { StaleItem, StatusProblem } from "./outcome.ts";
 import type { AvailabilitySignal, Lifecycle, PassportRecordView } from "./record.ts";
 import { strictJsonParse } from "./strict-json.ts";
 
@@ -27,15 +27,7 @@ export interface StatusClaims {
   exp: number;
 }
 
-/** Why a status token does not establish the current state. */
-export type StatusProblem =
-  | "malformed"
-  | "unknown_key"
-  | "signature_invalid"
-  | "other_identity"
-  | "expired"
-  | "too_old"
-  | "not_yet_valid";
+export type { StatusProblem };
 
 export type StatusCheck =
   | { ok: true; claims: StatusClaims; kid?: string }

@@ -1,7 +1,14 @@
+/**
+ * An http(s) URL as the service stores it (docs/canonical-urls.md): the WHATWG parser lower-cases
+ * the host, maps an internationalised one to ASCII and drops the default port; the root's trailing
+ * dot is dropped here, so `api.example.com.` is `api.example.com`.
+ */
 function httpUrl(value: string): URL | undefined {
   if (!URL.canParse(value)) return undefined;
   const url = new URL(value);
-  return url.protocol === "https:" || url.protocol === "http:" ? url : undefined;
+  if (url.protocol !== "https:" && url.protocol !== "http:") return undefined;
+  if (url.hostname.endsWith(".") && url.hostname.length > 1) url.hostname = url.hostname.slice(0, -1);
+  return url;
 }
 
 function trimSlash(path: string): string {
@@ -28,7 +35,8 @@ export function coveredBy(target: string, bound: string): boolean {
 
 /**
  * True when two binding values name the same thing: normalised equality for http(s) URLs
- * (case of scheme and host, default port, trailing slash), exact equality otherwise.
+ * (case of scheme and host, IDNA, trailing dot, default port, trailing slash, fragment), exact
+ * equality otherwise.
  * @example
  * sameBindingValue("HTTPS://Api.Example.com:443/v1/", "https://api.example.com/v1"); // true
  */

@@ -4,6 +4,7 @@ import type { AuditReport } from "../log-audit.ts";
 import type { CheckpointView, Proof, ProofSource, ReliedOn, VerifyOutcome } from "../outcome.ts";
 import type { PassportRecordView, RecordBinding } from "../record.ts";
 import type { ResolveResult } from "../verifier.ts";
+import { readsAs } from "./terminal.ts";
 
 function lines(value: unknown, prefix = ""): string[] {
   if (Array.isArray(value)) {
@@ -65,7 +66,9 @@ function extra(result: VerifyOutcome): string[] {
     case "ok_signature_skipped":
       return result.unchecked.length > 0 ? [`  Not checked: ${result.unchecked.join(", ")}`] : [];
     case "binding_unverified":
-      return result.unverified.map((u) => `  Unverified: ${u.class} ${u.value} (${u.state}): ${u.problem}`);
+      return result.unverified.map(
+        (u) => `  Unverified: ${u.class} ${u.value}${readsAs(u.value)} (${u.state}): ${u.problem}`,
+      );
     case "missing_evidence":
       return result.not_counted.map(
         (n) =>
@@ -169,7 +172,7 @@ function record(r: PassportRecordView): string[] {
     `  Organisation: ${org}`,
     `  State:        ${state}${s.as_of ? ` as of ${s.as_of}` : ""}`,
     `  Bindings:     ${r.bindings.length === 0 ? "(none)" : ""}`,
-    ...r.bindings.map((b) => `    ${b.class} ${b.value}  [${bindingState(b)}]`),
+    ...r.bindings.map((b) => `    ${b.class} ${b.value}${readsAs(b.value)}  [${bindingState(b)}]`),
     `  Evidence:     ${r.evidence.length === 0 ? "(none)" : ""}`,
     ...r.evidence.map(
       (e) =>

@@ -10,6 +10,7 @@ import { OUTCOME_KINDS, type OutcomeClass, type OutcomeKind } from "../outcome.t
 import { Verifier } from "../verifier.ts";
 import { EXIT, type LogFlags, parseCommand, type Supplied, USAGE, UsageError } from "./args.ts";
 import { formatAudit, formatEnvelope, formatResolve, formatVerify } from "./format.ts";
+import { escapeStrings, terminalJson } from "./terminal.ts";
 
 export interface Io {
   stdout: (text: string) => void;
@@ -198,7 +199,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
       return EXIT.ok;
     }
     const { common } = command;
-    const print = (value: unknown, text: string) => io.stdout(common.json ? JSON.stringify(value, null, 2) : text);
+    // What the resolver serves is tenants' text: printed with its control characters escaped.
+    const print = <T>(value: T, format: (safe: T) => string) =>
+      io.stdout(common.json ? terminalJson(value) : format(escapeStrings(value)));
     const http = {
       fetch: io.fetch ?? platformFetch,
       timeoutMs: common.timeoutMs,
@@ -218,14 +221,14 @@ export async function run(argv: string[], io: Io): Promise<number> {
         ...(log.store ? { store: log.store } : {}),
         now: (io.now ?? Date.now)(),
       });
-      print(report, formatAudit(report));
+      print(report, formatAudit);
       return auditExit(report);
     }
     const { target, expectation } = command;
     if (command.command === "envelope") {
       // The envelope is an unsigned answer about a target, not a record: no keys are involved.
       const result = await fetchEnvelope({ resolver, http }, target);
-      print(result, formatEnvelope(result));
+      print(result, formatEnvelope);
       return exitFor(result.outcome);
     }
     const verifier = new Verifier({
@@ -249,12 +252,12 @@ export async function run(argv: string[], io: Io): Promise<number> {
         ...(expectation.history ? { history: true } : {}),
         ...(expectation.seen ? { seen: expectation.seen } : {}),
       });
-      print(result, formatResolve(result));
+      print(result, formatResolve);
       if (result.outcome === "resolved" && result.proof.signature !== "verified") return EXIT.unsigned;
       return exitForResult(result);
     }
     const result = await verifier.verify(target, { ...expectation, ...(await readSupplied(command.supplied, io)) });
-    print(result, formatVerify(result));
+    print(result, formatVerify);
     return exitForResult(result);
   } catch (error) {
     if (error instanceof UsageError) {

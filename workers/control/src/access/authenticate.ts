@@ -10,6 +10,7 @@ import {
 } from "jose";
 import { HttpProblem } from "../api/problem.ts";
 import type { Principal } from "../context.ts";
+import { SERVICE_TOKEN_PREFIX, subjectRefusal } from "./subject.ts";
 import { type VerifiedToken, VerifiedTokens } from "./verified-tokens.ts";
 
 const ALGORITHMS = ["RS256", "ES256", "EdDSA"];
@@ -79,11 +80,14 @@ function unauthenticated(reason: string): HttpProblem {
  * a namespace no person's subject shares (docs/auth.md).
  */
 function subjectOf(payload: JWTPayload): string | undefined {
-  const valid = (value: unknown): value is string =>
-    typeof value === "string" && value.trim() !== "" && value.length <= 255 && !/\p{Cc}/u.test(value);
-  if (valid(payload.sub)) return payload.sub;
-  if (payload.sub === "" && valid(payload.common_name)) return `service-token:${payload.common_name}`;
-  return undefined;
+  const { sub, common_name: commonName } = payload;
+  if (typeof sub === "string" && sub !== "") {
+    // A person's subject never enters the service tokens' namespace.
+    return subjectRefusal(sub) === undefined && !sub.startsWith(SERVICE_TOKEN_PREFIX) ? sub : undefined;
+  }
+  if (sub !== "" || typeof commonName !== "string" || subjectRefusal(commonName) !== undefined) return undefined;
+  const subject = `${SERVICE_TOKEN_PREFIX}${commonName}`;
+  return subjectRefusal(subject) === undefined ? subject : undefined;
 }
 
 function issuerOf(token: string): string | undefined {

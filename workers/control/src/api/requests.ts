@@ -2,14 +2,31 @@ import {
   Availability,
   BINDING_CLASSES_BY_FAMILY,
   BindingClass,
+  canonicalBindingValue,
+  canonicalUrl,
   credentialKind,
+  displayTextRefusal,
   Family,
   IdentityId,
   LifecycleStatus,
+  lookalikeRefusal,
 } from "@passport/domain";
 import { z } from "zod";
 
-const Text = (max: number) => z.string().trim().min(1).max(max);
+/**
+ * Tenant text: trimmed, and refused when it carries a character that changes how it is shown
+ * (controls, bidirectional overrides, invisible characters), wherever it is later shown.
+ */
+const Text = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    // A pasted key's line breaks are reported as what it is: a credential (PublicText, noCredentials).
+    .refine((value) => displayTextRefusal(value) === undefined || credentialKind(value) !== undefined, {
+      error: (issue) => displayTextRefusal(String(issue.input)),
+    });
 /**
  * Free text that is published in the record or kept in the history: refused when it looks like a
  * credential (spec 2.3 rule 4, 5.5), whichever field a secret is pasted into.
@@ -21,6 +38,7 @@ const PublicText = (max: number) =>
   });
 const Timestamp = z.iso.datetime({ offset: true });
 const HTTP_URL = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
+const WEB_URL = /^(?:https?|wss?):\/\//i;
 
 /** What a value of each binding class must look like (spec 2.2). */
 const BINDING_VALUE_RULES: Record<BindingClass, { pattern: RegExp; expected: string }> = {
@@ -70,9 +88,23 @@ export const BindingInput = z
     const rule = BINDING_VALUE_RULES[binding.class];
     if (!rule.pattern.test(binding.value)) {
       ctx.addIssue({ code: "custom", path: ["value"], message: `a ${binding.class} binding must be ${rule.expected}` });
+    } else if (WEB_URL.test(binding.value)) {
+      const canonical = canonicalUrl(binding.value);
+      const lookalike = canonical ? lookalikeRefusal(new URL(canonical).hostname) : undefined;
+      if (!canonical) {
+        ctx.addIssue({ code: "custom", path: ["value"], message: "is not a valid URL (its host has an empty label)" });
+      } else if (lookalike) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["value"],
+          message: `its host could pass for another name: ${lookalike}; bind a name written in one script`,
+        });
+      }
     }
     noCredentials(binding, ctx);
-  });
+  })
+  // Stored, compared and indexed in one canonical form (docs/canonical-urls.md).
+  .transform((binding) => ({ ...binding, value: canonicalBindingValue(binding.value) }));
 export type BindingInput = z.infer<typeof BindingInput>;
 
 export const CreatePassportRequest = z

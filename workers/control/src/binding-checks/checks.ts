@@ -116,7 +116,9 @@ async function documentCheck(checker: Checker, target: CheckTarget, url: URL): P
     return { ok: false, reason: `${fetched.url} does not name ${target.identityId} or its resolver URL` };
   }
   const claim = target.class === "manifest" ? "agent.manifest_control" : `binding.${target.class}_control`;
-  return { ok: true, method: "document_names_id", scope: fetched.url, claim };
+  // The scope is the bound URL that was checked, not where a same-origin redirect ended: that is
+  // the address a consumer compares with the scope (docs/bindings.md).
+  return { ok: true, method: "document_names_id", scope: url.href, claim };
 }
 
 async function wellKnownCheck(checker: Checker, target: CheckTarget, url: URL): Promise<CheckResult> {

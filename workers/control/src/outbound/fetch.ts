@@ -47,6 +47,16 @@ const PRIVATE_SUFFIXES = [
   ".invalid",
 ];
 
+/**
+ * The host name as DNS resolves it: lower case, without the root label's trailing dot
+ * (`localhost.` is `localhost`). Undefined when a name keeps an empty label (`a..b`, `host..`),
+ * which no public name has.
+ */
+function dnsHost(hostname: string): string | undefined {
+  const host = hostname.toLowerCase().replace(/\.$/, "");
+  return host === "" || host.startsWith(".") || host.endsWith(".") || host.includes("..") ? undefined : host;
+}
+
 function isIpLiteral(hostname: string): boolean {
   return hostname.startsWith("[") || /^[\d.]+$/.test(hostname) || /^0x[\da-f]+$/i.test(hostname);
 }
@@ -57,7 +67,10 @@ function isIpLiteral(hostname: string): boolean {
  * them), no single-label or internal names, none of the service's own hosts, no user info.
  */
 export function refusal(url: URL, policy: OutboundPolicy): string | undefined {
-  const host = url.hostname.toLowerCase();
+  // Every comparison below is on the name DNS resolves, so `localhost.`, `metadata.google.internal.`
+  // or the resolver's host with a trailing dot are refused like the names without it.
+  const host = dnsHost(url.hostname);
+  if (host === undefined) return `${url.hostname} is not a public host name`;
   const loopbackDevelopment = policy.allowLoopbackHttp && url.protocol === "http:" && LOOPBACK.has(host);
   if (url.protocol !== "https:" && !(url.protocol === "http:" && loopbackDevelopment)) {
     return `only https URLs are checked, not ${url.protocol.replace(":", "")}`;
@@ -68,7 +81,7 @@ export function refusal(url: URL, policy: OutboundPolicy): string | undefined {
   if (LOOPBACK.has(host) || !host.includes(".") || PRIVATE_SUFFIXES.some((s) => host.endsWith(s))) {
     return `${host} is not a public host name`;
   }
-  if (policy.ownHosts.includes(host)) return `${host} is this service's own host`;
+  if (policy.ownHosts.some((own) => dnsHost(own) === host)) return `${host} is this service's own host`;
   if (url.port !== "") return "only the default https port is checked";
   return undefined;
 }
@@ -127,6 +140,10 @@ export async function fetchChecked(
         if (next.origin !== origin) {
           return { ok: false, reason: `${url.href} redirects to another origin (${next.origin}); not followed` };
         }
+        // The same rules hold for every hop: a same-origin location may still carry user information.
+        const refusedHop = refusal(next, policy);
+        if (refusedHop)
+          return { ok: false, reason: `${url.href} redirects to a URL that is not checked: ${refusedHop}` };
         if (hop + 1 > policy.maxRedirects) return { ok: false, reason: `more than ${policy.maxRedirects} redirects` };
         url = next;
         continue;

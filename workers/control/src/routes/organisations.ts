@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
 import { requireMembership } from "../access/membership.ts";
+import { subjectRefusal } from "../access/subject.ts";
 import { Organisation, OrganisationList } from "../api/openapi.ts";
 import { operation } from "../api/operations.ts";
 import { HttpProblem } from "../api/problem.ts";
@@ -184,6 +185,13 @@ organisations.put(
     const db = c.get("db");
     const id = c.req.param("id");
     const subject = c.req.param("subject");
+    const refused = subjectRefusal(subject);
+    if (refused) {
+      throw new HttpProblem("invalid-request", {
+        detail: `The member's subject ${refused}.`,
+        errors: [{ path: "subject", message: refused }],
+      });
+    }
     const { role } = c.req.valid("json");
     const caller = await requireMembership(db, c.get("principal").subject, id, c.get("declaredRole"));
     const existing = (await membersOf(db, id)).find((m) => m.subject === subject);

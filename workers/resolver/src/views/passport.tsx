@@ -1,6 +1,7 @@
 import {
   BINDING_CLASS_LABELS as BINDING_LABELS,
   type BindingVerification,
+  internationalHost,
   type LifecycleStatus,
   type PassportRecord,
   type PublicEvidence,
@@ -16,14 +17,21 @@ const LIFECYCLE_GUIDANCE: Record<LifecycleStatus, string> = {
   retired: "Retired. The identity and its history are preserved; it is never reused for anything else.",
 };
 
-/** Only web addresses become links; any other value is shown as text. */
+/**
+ * Only web addresses become links; any other value is shown as text. The link shows the ASCII
+ * form the service stored and checked; an internationalised host is also shown as it reads in
+ * Unicode, so a reader sees both (docs/canonical-urls.md).
+ */
 function Value(props: { value: string }) {
-  return /^https?:\/\//i.test(props.value) ? (
-    <a href={props.value} rel="nofollow noopener noreferrer">
-      {props.value}
-    </a>
-  ) : (
-    <span class="id">{props.value}</span>
+  if (!/^https?:\/\//i.test(props.value)) return <span class="id">{props.value}</span>;
+  const readable = internationalHost(props.value);
+  return (
+    <>
+      <a href={props.value} rel="nofollow noopener noreferrer">
+        {props.value}
+      </a>
+      {readable ? <div class="muted">internationalised host, reads as {readable}</div> : null}
+    </>
   );
 }
 
