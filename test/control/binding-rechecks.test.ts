@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { app } from "../../workers/control/src/app.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { json, serve, txt, uniqueHost } from "../support/hosts.ts";
 import { recheckAt } from "../support/rechecks.ts";
@@ -190,6 +191,18 @@ describe("scheduled re-checks", () => {
     expect(outcome.result).toBe("not_proven");
     expect(outcome.passport.bindings[0].verification).toEqual(proof.verification);
     expect(outcome.passport.bindings[0].checks[0]).toMatchObject({ outcome: "unreachable" });
+
+    // The Dashboard shows each check with its reason and when the next one runs.
+    const page = await app.request(
+      `http://control.test/dashboard/passports/${id}`,
+      { headers: { "cf-access-jwt-assertion": caller.token } },
+      env,
+    );
+    const html = await page.text();
+    expect(html).toContain("Recent checks (2)");
+    expect(html).toMatch(/<strong>unreachable, kept<\/strong>: https:\/\/[^<]*answered HTTP 500/);
+    expect(html).toContain("<strong>verified</strong>");
+    expect(html).toContain(`datetime="${outcome.passport.bindings[0].next_check_at}"`);
   });
 
   it("a passport changed while its check runs is renewed anyway, and the check's claim holds its place only until it reports", async () => {
