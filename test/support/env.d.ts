@@ -25,5 +25,6 @@ declare namespace Cloudflare {
     TEST_MIGRATION_DB_DUPLICATES: D1Database;
     TEST_MIGRATION_DB_ATTESTATION: D1Database;
     TEST_MIGRATION_DB_CANONICAL: D1Database;
+    TEST_MIGRATION_DB_RECHECKS: D1Database;
   }
 }
