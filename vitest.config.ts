@@ -236,6 +236,7 @@ export default defineConfig({
                 "TEST_MIGRATION_DB_DUPLICATES",
                 "TEST_MIGRATION_DB_ATTESTATION",
                 "TEST_MIGRATION_DB_CANONICAL",
+                "TEST_MIGRATION_DB_RECHECKS",
               ],
               bindings: { TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
             },

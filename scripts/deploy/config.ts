@@ -49,6 +49,7 @@ export function resourceNames(environment: string) {
     d1: nameIn(environment, "passport"),
     queue: nameIn(environment, "passport-acquisitions"),
     deadLetterQueue: `${nameIn(environment, "passport-acquisitions")}-dlq`,
+    bindingChecksQueue: nameIn(environment, "passport-binding-checks"),
   };
 }
 
@@ -132,7 +133,9 @@ export function generateConfigs(
       ? names.queue
       : name === "passport-acquisitions-dlq"
         ? names.deadLetterQueue
-        : (name as string);
+        : name === "passport-binding-checks"
+          ? names.bindingChecksQueue
+          : (name as string);
   const control: WorkerConfig = {
     ...committed.control,
     ...common,

@@ -63,7 +63,7 @@ async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
     d1DatabaseId = await d1Id();
   } else ctx.log(`D1 database ${names.d1} exists`);
 
-  for (const queue of [names.queue, names.deadLetterQueue]) {
+  for (const queue of [names.queue, names.deadLetterQueue, names.bindingChecksQueue]) {
     try {
       await ctx.run(["queues", "info", queue]);
       ctx.log(`queue ${queue} exists`);
@@ -108,7 +108,15 @@ export function workerDeploys(controlPlaneExists: boolean): WorkerDeploy[] {
  * only from the account, so the first deploy's extra upload is named as such.
  */
 export function planLines(
-  names: { kv: string; d1: string; queue: string; deadLetterQueue: string; resolver: string; control: string },
+  names: {
+    kv: string;
+    d1: string;
+    queue: string;
+    deadLetterQueue: string;
+    bindingChecksQueue: string;
+    resolver: string;
+    control: string;
+  },
   urls: { resolver: string; control: string },
   configDir: string,
 ): string[] {
@@ -118,7 +126,7 @@ export function planLines(
     control: `deploy ${names.control} on ${urls.control}, with any missing secret (generated or from the environment)`,
   };
   const lines = [
-    `find or create KV ${names.kv}, D1 ${names.d1}, queues ${names.queue} and ${names.deadLetterQueue}`,
+    `find or create KV ${names.kv}, D1 ${names.d1}, queues ${names.queue}, ${names.deadLetterQueue} and ${names.bindingChecksQueue}`,
     `write configuration to ${configDir}/ and apply D1 migrations remotely`,
     ...workerDeploys(false).map((step) => upload[step]),
     `smoke check ${urls.resolver}/health and /.well-known/jwks.json`,

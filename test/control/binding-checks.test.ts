@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { manifestIndexPrefix } from "@passport/domain";
 import { describe, expect, it } from "vitest";
-import { recheckDueBindings } from "../../workers/control/src/binding-checks/recheck.ts";
 import { refusal } from "../../workers/control/src/outbound/fetch.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { json, serve, txt, uniqueHost } from "../support/hosts.ts";
+import { recheckAt } from "../support/rechecks.ts";
 
 const WELL_KNOWN = "/.well-known/passport-identity.json";
 
@@ -281,14 +281,14 @@ describe("re-verification", () => {
 
     // Five days on, the proof ends within the re-check window: the host still names the passport.
     const later = new Date(Date.parse(firstProof.verified_at) + 5 * 24 * 3600 * 1000);
-    await recheckDueBindings(env, later, 500);
+    await recheckAt(later);
     const renewed = (await resolve(id)).record.bindings[0].verification;
     expect(renewed.state).toBe("verified");
     expect(renewed.evidence).not.toBe(firstProof.evidence);
 
     // The host stops naming it: the next re-check lapses the binding.
     await serve(host, { "/card.json": json({ passport: "someone else" }) });
-    await recheckDueBindings(env, new Date(Date.parse(renewed.fresh_until) - 3600 * 1000), 500);
+    await recheckAt(new Date(Date.parse(renewed.fresh_until) - 3600 * 1000));
     const { record } = await resolve(id);
     expect(record.bindings[0].verification).toMatchObject({
       state: "lapsed",

@@ -28,5 +28,6 @@ declare namespace Cloudflare {
     /** Runs of the propagation property and the seed of its recorded history; empty for the defaults. */
     TEST_PROPAGATION_RUNS: string;
     TEST_PROPAGATION_SEED: string;
+    TEST_MIGRATION_DB_RECHECKS: D1Database;
   }
 }

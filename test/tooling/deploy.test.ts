@@ -258,7 +258,7 @@ describe("settings to configuration", () => {
     const everything = (c: Configs) => [
       c.resolver.name,
       c.control.name,
-      ...(JSON.stringify(c.control.queues).match(/passport-acquisitions[a-z-]*/g) ?? []),
+      ...(JSON.stringify(c.control.queues).match(/passport-(acquisitions|binding-checks)[a-z-]*/g) ?? []),
       ...(c.control.d1_databases as { database_name: string }[]).map((db) => db.database_name),
       ...[...(c.resolver.ratelimits as object[]), ...(c.control.ratelimits as object[])].map(
         (l) => `rl-${(l as { namespace_id: string }).namespace_id}`,
@@ -374,6 +374,8 @@ describe("deploy steps", () => {
       "queues create passport-acquisitions",
       "queues info passport-acquisitions-dlq",
       "queues create passport-acquisitions-dlq",
+      "queues info passport-binding-checks",
+      "queues create passport-binding-checks",
       "secret list --format json -c control.json",
       "d1 migrations apply DB --remote -c control.json",
       // Each Worker binds the other: the control plane goes first without RESOLVER, with its secrets.
@@ -400,6 +402,7 @@ describe("deploy steps", () => {
       "d1 list --json",
       "queues info passport-acquisitions",
       "queues info passport-acquisitions-dlq",
+      "queues info passport-binding-checks",
       "secret list --format json -c control.json",
       "d1 migrations apply DB --remote -c control.json",
       "deploy -c resolver.json",

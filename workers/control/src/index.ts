@@ -1,5 +1,5 @@
 import { app } from "./app.ts";
-import { recheckDueBindings } from "./binding-checks/index.ts";
+import { BINDING_CHECKS_QUEUE, consumeBindingChecks, enqueueDueChecks } from "./binding-checks/index.ts";
 import { database } from "./db/client.ts";
 import { consumeAcquisitions, deleteExpiredAcquisitions } from "./marketplace/index.ts";
 import { drainOutbox, maintainLog } from "./publication/index.ts";
@@ -16,10 +16,12 @@ export default {
     // Hourly is soon enough for a one-day bound, and each run reads the acquisitions table.
     const at = new Date(controller.scheduledTime);
     if (at.getUTCMinutes() === 0) ctx.waitUntil(deleteExpiredAcquisitions(database(env.DB), at).then(() => undefined));
-    // Binding proofs last days and are re-checked two days before they end: every 15 minutes is ample.
-    if (at.getUTCMinutes() % 15 === 0) ctx.waitUntil(recheckDueBindings(env, at).then(() => undefined));
+    // Every minute: what is due is claimed (organisations taking turns) and fanned out onto the
+    // binding-checks queue, whose consumers check it (docs/scaling.md).
+    ctx.waitUntil(enqueueDueChecks(env, at).then(() => undefined));
   },
   async queue(batch, env, _ctx) {
-    await consumeAcquisitions(batch, env);
+    if (batch.queue.startsWith(BINDING_CHECKS_QUEUE)) await consumeBindingChecks(batch, env);
+    else await consumeAcquisitions(batch, env);
   },
 } satisfies ExportedHandler<Env>;

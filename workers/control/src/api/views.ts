@@ -10,9 +10,29 @@ import {
 } from "@passport/domain";
 import { z } from "zod";
 import type { PassportSummaryRow, StoredPassport } from "../db/passports.ts";
-import type { events } from "../db/schema.ts";
+import { CHECK_OUTCOMES, type events } from "../db/schema.ts";
 
 const Timestamp = z.string().describe("RFC 3339 timestamp");
+
+const CheckAttempt = z.object({
+  at: Timestamp,
+  outcome: z
+    .enum(CHECK_OUTCOMES)
+    .describe(
+      "verified: the proof holds; unreachable: no answer (timeout, network or DNS failure, 408, 429, 5xx), which keeps a fresh proof; mismatch: an answer that does not prove control; expired: the proof ran out without an answer; error: the check failed and is tried again",
+    ),
+  reason: z.string().nullable(),
+});
+
+/** The binding's logged checks, newest first; a log that does not parse shows none. */
+function checkAttempts(log: string): z.infer<typeof CheckAttempt>[] {
+  try {
+    const parsed = z.array(CheckAttempt).safeParse(JSON.parse(log));
+    return parsed.success ? parsed.data.toReversed() : [];
+  } catch {
+    return [];
+  }
+}
 
 const EvidenceView = z.object({
   id: z.string(),
@@ -66,6 +86,12 @@ export const PassportView = z.object({
         .object({ at: Timestamp, result: z.string() })
         .nullable()
         .describe("When the service last checked this binding, and what it found."),
+      checks: z
+        .array(CheckAttempt)
+        .describe("The last few checks of this binding, newest first, each with its reason."),
+      next_check_at: Timestamp.nullable().describe(
+        "When the scheduled re-check next takes this binding (null: not scheduled).",
+      ),
     }),
   ),
   evidence: z.array(EvidenceView),
@@ -176,6 +202,8 @@ export function passportView(
       bound_at: b.boundAt,
       verification: bindingVerification(b),
       last_check: b.lastCheckedAt ? { at: b.lastCheckedAt, result: b.lastCheckResult ?? "" } : null,
+      checks: checkAttempts(b.checkLog),
+      next_check_at: b.nextCheckAt,
     })),
     evidence: stored.evidence.map((e) => ({
       ...evidenceFields(e),

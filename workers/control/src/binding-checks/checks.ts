@@ -30,9 +30,14 @@ export interface Instructions {
   unprovable?: string;
 }
 
+/**
+ * A check's answer. A failure marked `unreachable` got no answer about the proof (the host or the
+ * DNS resolver timed out, failed or said "not now"); any other failure is an answer that does not
+ * prove control, which contradicts a proof the binding held.
+ */
 export type CheckResult =
   | { ok: true; method: VerificationMethod; scope: string; claim: string }
-  | { ok: false; reason: string };
+  | { ok: false; reason: string; unreachable?: true };
 
 export interface Checker {
   transport: Transport;
@@ -147,14 +152,19 @@ async function dnsCheck(checker: Checker, target: CheckTarget, url: URL): Promis
     "application/dns-json",
     "application/json",
   ]);
-  if (!fetched.ok) return { ok: false, reason: `DNS over HTTPS lookup failed: ${fetched.reason}` };
+  // Whatever stops the operator's resolver from answering says nothing about the tenant's record.
+  if (!fetched.ok) return { ok: false, reason: `DNS over HTTPS lookup failed: ${fetched.reason}`, unreachable: true };
   let answer: { Status?: number; Answer?: { type?: number; data?: string }[] };
   try {
     answer = JSON.parse(fetched.body);
   } catch {
-    return { ok: false, reason: "the DNS over HTTPS answer is not valid JSON" };
+    return { ok: false, reason: "the DNS over HTTPS answer is not valid JSON", unreachable: true };
   }
-  if (answer.Status !== 0) return { ok: false, reason: `no TXT record at ${name} (DNS status ${answer.Status})` };
+  // NXDOMAIN (3) is an answer: the name does not exist. SERVFAIL, REFUSED and the rest are not.
+  if (answer.Status === 3) return { ok: false, reason: `no TXT record at ${name} (DNS status 3)` };
+  if (answer.Status !== 0) {
+    return { ok: false, reason: `the DNS lookup of ${name} failed (DNS status ${answer.Status})`, unreachable: true };
+  }
   const values = (answer.Answer ?? [])
     .filter((record) => record.type === 16 && typeof record.data === "string")
     .map((record) => (record.data as string).replace(/"\s*"/g, "").replace(/^"|"$/g, "").replace(/\\(.)/g, "$1"));
@@ -182,5 +192,7 @@ export async function checkBinding(checker: Checker, target: CheckTarget): Promi
   if (byDocument.ok) return byDocument;
   const byDns: CheckResult | FetchFailure = await dnsCheck(checker, target, url);
   if (byDns.ok) return byDns;
-  return { ok: false, reason: `${byDocument.reason}; ${byDns.reason}` };
+  const reason = `${byDocument.reason}; ${byDns.reason}`;
+  // Either method could have proven control: only when both answered is the answer a contradiction.
+  return byDocument.unreachable || byDns.unreachable ? { ok: false, reason, unreachable: true } : { ok: false, reason };
 }

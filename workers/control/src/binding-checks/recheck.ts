@@ -1,45 +1,121 @@
-import { database } from "../db/client.ts";
-import { findPassport } from "../db/passports.ts";
-import { dueBindings } from "./queries.ts";
-import { runBindingCheck, SERVICE_SOURCE } from "./verify.ts";
+import { z } from "zod";
+import { database, randomId } from "../db/client.ts";
+import { type ClaimedCheck, claimDueChecks, unscheduleRetired } from "./queries.ts";
+import { CLAIM_LEASE_MS } from "./schedule.ts";
+import { runScheduledCheck, type ScheduledCheck, type ScheduledResult } from "./verify.ts";
 
-/** A verified binding is re-checked once less than this is left of its proof. */
-const RECHECK_WINDOW_MS = 2 * 24 * 3600 * 1000;
+// Scheduled re-checks (docs/bindings.md, "Re-checks"; capacity in docs/scaling.md). The cron
+// claims the bindings that are due, organisations taking turns, and fans them out onto the
+// binding-checks queue; the queue's consumers check them, many at once, and write each outcome
+// under its claim.
+
+/** The queue the scheduler fills and the consumer drains (workers/control/wrangler.toml). */
+export const BINDING_CHECKS_QUEUE = "passport-binding-checks";
+
+/** How much one scheduler run may claim: pages of PAGE_SIZE, at most PAGES of them, so 10,000 a minute. */
+export const SCHEDULER = {
+  pageSize: 500,
+  pages: 20,
+  /** One organisation's share of a page: the rest of the page is left to the others' turns. */
+  perOrganisation: 100,
+} as const;
+
+/** `sendBatch` takes at most 100 messages. */
+const SEND_BATCH = 100;
+
+const ScheduledCheckMessage = z.object({ binding_id: z.string(), passport_id: z.string(), claim: z.string() });
+
+function log(event: string, fields: Record<string, unknown>) {
+  console.log(JSON.stringify({ level: "info", event, ...fields }));
+}
 
 /**
- * Re-checks verified bindings whose proof ends within the re-check window (or has ended), oldest
- * first, on passports that are not retired. A success renews the proof; a failure lapses the
- * binding, records why in the history and republishes (runBindingCheck). Runs from the cron
- * trigger, never on the resolver's path; returns how many were renewed and lapsed.
+ * Claims every binding due by `now`, page by page (each page one statement, organisations taking
+ * turns), and hands each page to `dispatch`. Returns how many were claimed. A page that is not
+ * dispatched (the queue refused it) is claimed again once its lease runs out.
  */
-export async function recheckDueBindings(
+export async function claimDuePages(
   env: Env,
-  now = new Date(),
-  limit = 20,
-): Promise<{ renewed: number; lapsed: number; failed: number }> {
+  now: Date,
+  dispatch: (claimed: ClaimedCheck[], claim: string) => Promise<void>,
+  limits: { pageSize: number; pages: number; perOrganisation: number } = SCHEDULER,
+): Promise<number> {
   const db = database(env.DB);
-  const due = await dueBindings(db, new Date(now.getTime() + RECHECK_WINDOW_MS).toISOString(), limit);
-  const counts = { renewed: 0, lapsed: 0, failed: 0 };
-  for (const { binding, passport } of due) {
-    try {
-      // Re-read: an earlier re-check in this run may have moved the passport's version on.
-      const current = await findPassport(db, passport.id);
-      if (!current) continue;
-      const outcome = await runBindingCheck(env, db, current, binding, SERVICE_SOURCE);
-      counts[outcome.result === "verified" ? "renewed" : "lapsed"]++;
-    } catch (error) {
-      // A concurrent change took the version; the binding is still due and is tried on the next run.
-      counts.failed++;
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "binding_recheck_failed",
-          binding_id: binding.id,
-          message: String(error),
-        }),
-      );
-    }
+  const at = now.toISOString();
+  await unscheduleRetired(db, at);
+  let claimed = 0;
+  for (let page = 0; page < limits.pages; page++) {
+    const claim = randomId("chk");
+    const rows = await claimDueChecks(db, {
+      now: at,
+      leaseUntil: new Date(now.getTime() + CLAIM_LEASE_MS).toISOString(),
+      claim,
+      perOrganisation: limits.perOrganisation,
+      limit: limits.pageSize,
+    });
+    if (rows.length === 0) break;
+    claimed += rows.length;
+    await dispatch(rows, claim);
+    if (rows.length < limits.pageSize) break;
   }
-  if (due.length > 0) console.log(JSON.stringify({ level: "info", event: "bindings_rechecked", ...counts }));
-  return counts;
+  return claimed;
+}
+
+/** The cron's part: claims what is due and sends it to the binding-checks queue. */
+export async function enqueueDueChecks(env: Env, now = new Date()): Promise<number> {
+  const claimed = await claimDuePages(env, now, async (rows, claim) => {
+    for (let i = 0; i < rows.length; i += SEND_BATCH) {
+      const messages = rows.slice(i, i + SEND_BATCH).map((row) => ({
+        body: { binding_id: row.binding_id, passport_id: row.passport_id, claim } satisfies ScheduledCheck,
+      }));
+      await env.BINDING_CHECKS.sendBatch(messages);
+    }
+  });
+  if (claimed > 0) log("binding_checks_enqueued", { claimed });
+  return claimed;
+}
+
+/**
+ * The queue consumer: checks of different passports run at once; those of one passport run one
+ * after another (each is a new record version). A check that fails is recorded and rescheduled by
+ * runScheduledCheck; only a failure to record anything (D1 unavailable) retries the message.
+ */
+export async function consumeBindingChecks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const db = database(env.DB);
+  const byPassport = new Map<string, { message: Message<unknown>; check: ScheduledCheck }[]>();
+  for (const message of batch.messages) {
+    const parsed = ScheduledCheckMessage.safeParse(message.body);
+    if (!parsed.success) {
+      log("binding_check_message_malformed", { id: message.id });
+      message.ack();
+      continue;
+    }
+    const group = byPassport.get(parsed.data.passport_id) ?? [];
+    group.push({ message, check: parsed.data });
+    byPassport.set(parsed.data.passport_id, group);
+  }
+  const counts: Partial<Record<ScheduledResult | "unrecorded", number>> = {};
+  await Promise.all(
+    [...byPassport.values()].map(async (group) => {
+      for (const { message, check } of group) {
+        try {
+          const result = await runScheduledCheck(env, db, check);
+          counts[result] = (counts[result] ?? 0) + 1;
+          message.ack();
+        } catch (error) {
+          counts.unrecorded = (counts.unrecorded ?? 0) + 1;
+          console.error(
+            JSON.stringify({
+              level: "error",
+              event: "binding_check_unrecorded",
+              binding_id: check.binding_id,
+              message: String(error),
+            }),
+          );
+          message.retry({ delaySeconds: 60 * message.attempts });
+        }
+      }
+    }),
+  );
+  log("bindings_rechecked", counts);
 }

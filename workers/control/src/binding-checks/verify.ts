@@ -13,11 +13,21 @@ import {
   lapsedStatement,
   noteCheck,
   otherVerifiedHolders,
+  retryLater,
+  scheduledCheckOf,
+  unschedule,
   verifiedStatement,
 } from "./queries.ts";
+import {
+  type Decision,
+  decide,
+  type CheckOutcome as LoggedOutcome,
+  type Observation,
+  renewalCheckAt,
+} from "./schedule.ts";
 
 /** The source every observed evidence item names: the service's own check. */
-export const SERVICE_SOURCE = "passport-service";
+const SERVICE_SOURCE = "passport-service";
 
 export interface CheckOutcome {
   result: "verified" | "not_proven";
@@ -78,14 +88,15 @@ async function providerStatement(db: Database, passport: PassportRow, binding: B
   };
 }
 
-/** The change that records a successful check: observed evidence, the binding verified. */
+/** The change that records a successful check: observed evidence, the binding verified and due again before its proof ends. */
 function verifiedChange(
   db: Database,
   passport: PassportRow,
   binding: BindingRow,
   proof: CheckResult & { ok: true },
+  now: Date,
+  random: number,
 ): PassportChange {
-  const now = new Date();
   const at = now.toISOString();
   const freshUntil = new Date(now.getTime() + PROOF_LIFETIME_MS).toISOString();
   const evidenceId = randomId("ev");
@@ -110,7 +121,13 @@ function verifiedChange(
         basis: "observed",
       }),
       ...(binding.verificationEvidenceId ? [withdrawEvidence(db, binding.verificationEvidenceId, at)] : []),
-      verifiedStatement(db, binding.id, { method: proof.method, evidenceId, at, freshUntil }),
+      verifiedStatement(db, binding.id, {
+        method: proof.method,
+        evidenceId,
+        at,
+        freshUntil,
+        nextCheckAt: renewalCheckAt(freshUntil, random),
+      }),
     ],
   };
 }
@@ -138,17 +155,27 @@ async function recordConflict(env: Env, db: Database, rival: { id: string }, bin
   }
 }
 
-/** The change that lapses a verified binding whose re-check failed or whose proof ran out. */
-function lapsedChange(db: Database, binding: BindingRow, reason: string): PassportChange {
-  const at = new Date().toISOString();
+/** The change that lapses a verified binding whose proof was contradicted or ran out. */
+function lapsedChange(
+  db: Database,
+  binding: BindingRow,
+  lapse: Decision & { action: "lapse" },
+  now: Date,
+): PassportChange {
+  const at = now.toISOString();
   return {
     kind: "binding.lapsed",
-    detail: { binding_id: binding.id, class: binding.class, value: binding.value, reason },
+    detail: { binding_id: binding.id, class: binding.class, value: binding.value, reason: lapse.reason },
     statements: [
       ...(binding.verificationEvidenceId ? [withdrawEvidence(db, binding.verificationEvidenceId, at)] : []),
-      lapsedStatement(db, binding.id, reason, at),
+      lapsedStatement(db, binding.id, { ...lapse, at }),
     ],
   };
+}
+
+/** True when a batch failed because another change took the passport's next version (the events index). */
+function isVersionConflict(error: unknown): boolean {
+  return String((error as { cause?: unknown })?.cause ?? error).includes("UNIQUE constraint failed");
 }
 
 /**
@@ -159,17 +186,56 @@ async function commitOrRefuse(db: Database, statements: ReturnType<typeof commit
   try {
     await commitCheck(db, statements);
   } catch (error) {
-    if (!String((error as { cause?: unknown })?.cause ?? error).includes("UNIQUE constraint failed")) throw error;
+    if (!isVersionConflict(error)) throw error;
     throw new HttpProblem("precondition-failed", {
       detail: "The passport changed while the binding was being checked; check it again.",
     });
   }
 }
 
+/** What the check found, as the re-check rules see it (docs/bindings.md, "Re-checks"). */
+function observation(result: CheckResult): Observation {
+  if (result.ok) return { kind: "proven" };
+  return { kind: result.unreachable ? "unreachable" : "mismatch", reason: result.reason };
+}
+
+/** Runs the check itself: the provider's statement for a gateway, otherwise a fetch of the bound host. */
+async function observe(env: Env, db: Database, passport: PassportRow, binding: BindingRow) {
+  const target = await checkTarget(env, db, passport, binding);
+  const { transport, policy } = outboundFor(env);
+  const result =
+    binding.class === "gateway"
+      ? await providerStatement(db, passport, binding)
+      : await checkBinding({ transport, policy, dohUrl: env.BINDING_DOH_URL }, target);
+  return { target, result };
+}
+
+/** Commits `change` as the passport's next version, publishes it, and records conflicts a proof revealed. */
+async function commitVerified(
+  env: Env,
+  db: Database,
+  passport: PassportRow,
+  binding: BindingRow,
+  proof: CheckResult & { ok: true },
+  actor: string,
+  now: Date,
+  commit: (statements: ReturnType<typeof commitChangeStatements>) => Promise<void>,
+) {
+  // Another organisation proving control of the same value is a genuine conflict (docs/bindings.md),
+  // recorded in both histories.
+  const rivals = await otherVerifiedHolders(db, passport.organisationId, binding);
+  const change = verifiedChange(db, passport, binding, proof, now, Math.random());
+  if (rivals.length > 0) change.detail.conflicts_with = rivals.map((r) => r.id);
+  await commit(commitChangeStatements(db, passport, change, actor, now.toISOString()));
+  await publishOrDefer(env, passport.id);
+  for (const rival of rivals) await recordConflict(env, db, rival, binding, passport.id);
+}
+
 /**
- * Checks one binding now and records the outcome: a success verifies it (a new record version with
- * observed evidence); a failure lapses a binding that was verified, and otherwise only notes the
- * last check (nothing published changes). Publishes when the record changed.
+ * Checks one binding now, for a member, and records the outcome by the re-check rules: a success
+ * verifies it (a new record version with observed evidence); an answer that contradicts a verified
+ * binding's proof lapses it; no answer (unreachable) keeps a fresh proof. Otherwise only the check
+ * is noted (nothing published changes). Publishes when the record changed.
  */
 export async function runBindingCheck(
   env: Env,
@@ -178,29 +244,116 @@ export async function runBindingCheck(
   binding: BindingRow,
   actor: string,
 ): Promise<CheckOutcome> {
-  const target = await checkTarget(env, db, passport, binding);
-  const { transport, policy } = outboundFor(env);
-  const result =
-    binding.class === "gateway"
-      ? await providerStatement(db, passport, binding)
-      : await checkBinding({ transport, policy, dohUrl: env.BINDING_DOH_URL }, target);
-  const at = new Date().toISOString();
+  const { target, result } = await observe(env, db, passport, binding);
+  const now = new Date();
   if (result.ok) {
-    // Another organisation proving control of the same value is a genuine conflict (docs/bindings.md),
-    // recorded in both histories.
-    const rivals = await otherVerifiedHolders(db, passport.organisationId, binding);
-    const change = verifiedChange(db, passport, binding, result);
-    if (rivals.length > 0) change.detail.conflicts_with = rivals.map((r) => r.id);
-    await commitOrRefuse(db, commitChangeStatements(db, passport, change, actor, at));
-    await publishOrDefer(env, passport.id);
-    for (const rival of rivals) await recordConflict(env, db, rival, binding, passport.id);
+    await commitVerified(env, db, passport, binding, result, actor, now, (s) => commitOrRefuse(db, s));
     return { result: "verified", reason: null, target };
   }
-  if (binding.verificationState === "verified") {
-    await commitOrRefuse(db, commitChangeStatements(db, passport, lapsedChange(db, binding, result.reason), actor, at));
+  const decision = decide(
+    { state: binding.verificationState, freshUntil: binding.verificationFreshUntil, failures: binding.checkFailures },
+    observation(result),
+    now,
+    Math.random(),
+  );
+  if (decision.action === "lapse") {
+    await commitOrRefuse(
+      db,
+      commitChangeStatements(db, passport, lapsedChange(db, binding, decision, now), actor, now.toISOString()),
+    );
     await publishOrDefer(env, passport.id);
   } else {
-    await noteCheck(db, binding.id, at, result.reason);
+    await noteCheck(db, binding.id, {
+      at: now.toISOString(),
+      outcome: result.unreachable ? "unreachable" : "mismatch",
+      reason: result.reason,
+    });
   }
   return { result: "not_proven", reason: result.reason, target };
+}
+
+/** One scheduled check, as its queue message names it. */
+export interface ScheduledCheck {
+  binding_id: string;
+  passport_id: string;
+  claim: string;
+}
+
+/** What a scheduled check did; `skipped` when its claim was no longer the binding's (or nothing was left to check). */
+export type ScheduledResult = LoggedOutcome | "skipped";
+
+/** Commits once the passport's next version is still free; a concurrent change makes it re-read and try again. */
+const COMMIT_ATTEMPTS = 3;
+
+/**
+ * Runs one scheduled check under its claim and records the outcome by the re-check rules
+ * (schedule.ts). A change to the passport while the check runs is met by re-reading it and
+ * committing again; a check that still fails, or throws, is recorded as `error` and retried with
+ * backoff, so it never holds its place in the schedule.
+ */
+export async function runScheduledCheck(
+  env: Env,
+  db: Database,
+  message: ScheduledCheck,
+  now = new Date(),
+  random = Math.random(),
+): Promise<ScheduledResult> {
+  const row = await scheduledCheckOf(db, message.binding_id);
+  if (!row || row.binding.checkClaim !== message.claim) return "skipped";
+  if (row.passport.lifecycle === "retired" || row.binding.verificationState === "claimed") {
+    await unschedule(db, row.binding.id, message.claim);
+    return "skipped";
+  }
+  const schedule = (binding: BindingRow) => ({
+    state: binding.verificationState,
+    freshUntil: binding.verificationFreshUntil,
+    failures: binding.checkFailures,
+  });
+  let decision: Decision;
+  try {
+    const { result } = await observe(env, db, row.passport, row.binding);
+    decision = decide(schedule(row.binding), observation(result), now, random);
+    if (decision.action === "retry") {
+      // Nothing published changes: only the schedule and the log, under the claim.
+    } else {
+      for (let attempt = 1; ; attempt++) {
+        const current = attempt === 1 ? row : await scheduledCheckOf(db, message.binding_id);
+        if (!current || current.binding.checkClaim !== message.claim) return "skipped";
+        try {
+          if (decision.action === "verify" && result.ok) {
+            await commitVerified(env, db, current.passport, current.binding, result, SERVICE_SOURCE, now, (s) =>
+              commitCheck(db, s),
+            );
+          } else if (decision.action === "lapse") {
+            const change = lapsedChange(db, current.binding, decision, now);
+            await commitCheck(
+              db,
+              commitChangeStatements(db, current.passport, change, SERVICE_SOURCE, now.toISOString()),
+            );
+            await publishOrDefer(env, current.passport.id);
+          }
+          return decision.outcome;
+        } catch (error) {
+          if (!isVersionConflict(error) || attempt >= COMMIT_ATTEMPTS) throw error;
+        }
+      }
+    }
+  } catch (error) {
+    decision = decide(schedule(row.binding), { kind: "error", reason: checkError(error) }, now, random);
+    if (decision.action !== "retry") throw error;
+  }
+  const recorded = await retryLater(db, row.binding.id, message.claim, {
+    at: now.toISOString(),
+    outcome: decision.outcome,
+    reason: decision.reason,
+    nextCheckAt: decision.nextCheckAt,
+    failures: decision.failures,
+  });
+  return recorded ? decision.outcome : "skipped";
+}
+
+/** A check's failure as the binding's log shows it: what went wrong, never a stack or a secret. */
+function checkError(error: unknown): string {
+  if (isVersionConflict(error)) return "the passport kept changing while the binding was being checked";
+  return `the check failed (${error instanceof Error ? error.name : "error"}); it is tried again later`;
 }

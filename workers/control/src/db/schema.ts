@@ -161,13 +161,33 @@ export const bindings = sqliteTable(
     lastCheckResult: text("last_check_result"),
     /** A random public token the claimant publishes for the first proof; not a secret. */
     challenge: text("challenge"),
+    /**
+     * When the scheduled re-check next takes this binding (docs/bindings.md, "Re-checks"): set for
+     * verified and lapsed bindings, null for claimed ones. A claim moves it on by the lease.
+     */
+    nextCheckAt: text("next_check_at"),
+    /** The scheduler's claim on the binding's pending re-check; its outcome is written only under it. */
+    checkClaim: text("check_claim"),
+    /** Scheduled re-checks in a row that did not prove control (the backoff's exponent). */
+    checkFailures: integer("check_failures").notNull().default(0),
+    /** The last few checks, oldest first: a JSON array of {at, outcome, reason} (CHECK_OUTCOMES). */
+    checkLog: text("check_log").notNull().default("[]"),
   },
   (t) => [
     uniqueIndex("bindings_passport_class_value").on(t.passportId, t.class, t.value),
     index("bindings_class_value").on(t.class, t.value),
     index("bindings_verification_due").on(t.verificationState, t.verificationFreshUntil),
+    index("bindings_next_check").on(t.nextCheckAt).where(sql`${t.nextCheckAt} IS NOT NULL`),
   ],
 );
+
+/**
+ * What one check of a binding found (docs/bindings.md): `verified` the proof holds; `unreachable`
+ * the host or resolver gave no answer (timeout, network or DNS failure, 5xx, 429), which never
+ * lapses a fresh proof; `mismatch` an answer that contradicts the proof; `expired` the proof's
+ * freshness ran out before an answer came; `error` the check itself failed (retried later).
+ */
+export const CHECK_OUTCOMES = ["verified", "unreachable", "mismatch", "expired", "error"] as const;
 
 export const evidence = sqliteTable(
   "evidence",

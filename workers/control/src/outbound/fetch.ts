@@ -21,7 +21,16 @@ export interface OutboundPolicy {
 }
 
 export type Fetched = { ok: true; url: string; contentType: string; body: string };
-export type FetchFailure = { ok: false; reason: string };
+/**
+ * Why a fetch gave no usable answer. `unreachable` marks a failure that says nothing about the
+ * document (a timeout, a network or DNS failure, HTTP 408, 429 or 5xx): the host may answer later.
+ */
+export type FetchFailure = { ok: false; reason: string; unreachable?: true };
+
+/** Statuses that mean "not now" rather than "not here". */
+function transientStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 // Names that only mean something inside a network, never a tenant's public host.
@@ -141,7 +150,8 @@ export async function fetchChecked(
       }
       if (response.status !== 200) {
         await response.body?.cancel();
-        return { ok: false, reason: `${url.href} answered HTTP ${response.status}` };
+        const reason = `${url.href} answered HTTP ${response.status}`;
+        return transientStatus(response.status) ? { ok: false, reason, unreachable: true } : { ok: false, reason };
       }
       const type = mediaType(response);
       const acceptable = accept.some((a) => a === type || (a.endsWith("+json") && type.endsWith("+json")));
@@ -157,9 +167,18 @@ export async function fetchChecked(
       return { ok: true, url: url.href, contentType: type, body };
     }
   } catch (error) {
-    if (signal.aborted)
-      return { ok: false, reason: `no complete answer from ${url.host} within ${policy.timeoutMs} ms` };
-    return { ok: false, reason: `${url.host} could not be reached (${error instanceof Error ? error.name : "error"})` };
+    if (signal.aborted) {
+      return {
+        ok: false,
+        reason: `no complete answer from ${url.host} within ${policy.timeoutMs} ms`,
+        unreachable: true,
+      };
+    }
+    return {
+      ok: false,
+      reason: `${url.host} could not be reached (${error instanceof Error ? error.name : "error"})`,
+      unreachable: true,
+    };
   }
 }
 

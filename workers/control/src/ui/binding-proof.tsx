@@ -48,7 +48,43 @@ export function BindingProof(props: { binding: Binding; now: number }) {
           · last check <Time at={check.at} />: {check.result}
         </span>
       ) : null}
+      <RecentChecks binding={props.binding} />
     </div>
+  );
+}
+
+const OUTCOME_LABELS = {
+  verified: "verified",
+  unreachable: "unreachable, kept",
+  mismatch: "not proven",
+  expired: "proof ran out",
+  error: "check failed, retried",
+} as const;
+
+/** The binding's last checks with their reasons, and when the scheduled re-check takes it next. */
+function RecentChecks(props: { binding: Binding }) {
+  const { checks, next_check_at: next } = props.binding;
+  if (checks.length === 0 && !next) return null;
+  return (
+    <details class="recent-checks">
+      <summary class="hint">
+        Recent checks ({checks.length})
+        {next ? (
+          <>
+            {" "}
+            · next <Time at={next} />
+          </>
+        ) : null}
+      </summary>
+      <ol>
+        {checks.map((c) => (
+          <li data-outcome={c.outcome}>
+            <Time at={c.at} /> <strong>{OUTCOME_LABELS[c.outcome]}</strong>
+            {c.reason ? <>: {c.reason}</> : null}
+          </li>
+        ))}
+      </ol>
+    </details>
   );
 }
 
