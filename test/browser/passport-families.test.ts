@@ -32,7 +32,7 @@ describe("the new-passport page's families in Chromium", () => {
       "API passports come through your marketplace subscription",
     );
     await page.getByLabel("Responsible organisation").selectOption(organisation);
-    await page.getByLabel("Name (optional)").fill("Support agent");
+    await page.getByLabel("Name", { exact: true }).fill("Support agent");
     await page.getByRole("button", { name: "Create passport" }).click();
     await page.waitForURL((url) => url.searchParams.get("done") === "created");
     expect(await page.locator("h1").textContent()).toBe("Support agent");
