@@ -129,7 +129,9 @@ describe("an existing customer's subscription", { timeout: 30_000 }, () => {
     const revoked = await api(customer.user, "POST", "/v1/passports", {
       family: "api",
       organisation_id: customer.organisationId,
+      display_name: "Retired API",
     });
+    expect(revoked.status).toBe(201);
     const revokedId = (await revoked.json<{ identity_id: string }>()).identity_id;
     for (const [id, lifecycle] of [
       [customer.passportId, "suspended"],
