@@ -434,7 +434,7 @@ describe("deploy steps", () => {
       ".deploy/staging",
     );
     expect(lines).toEqual([
-      "1. find or create KV passport-snapshots-staging, D1 passport-staging, queues passport-acquisitions-staging and passport-acquisitions-staging-dlq",
+      "1. find or create KV passport-snapshots-staging, D1 passport-staging, queues passport-acquisitions-staging, passport-acquisitions-staging-dlq and passport-binding-checks-staging",
       "2. write configuration to .deploy/staging/ and apply D1 migrations remotely",
       "3. on a first deploy only (no passport-control-staging yet): deploy passport-control-staging without its RESOLVER binding, with its secrets, so the resolver's binding to its PublicationSequencer has a class to bind",
       "4. deploy passport-resolver-staging on https://id.staging.example.com",
