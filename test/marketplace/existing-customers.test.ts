@@ -129,6 +129,7 @@ describe("an existing customer's subscription", { timeout: 30_000 }, () => {
     const revoked = await api(customer.user, "POST", "/v1/passports", {
       family: "api",
       organisation_id: customer.organisationId,
+      display_name: "Retired API",
     });
     const revokedId = (await revoked.json<{ identity_id: string }>()).identity_id;
     for (const [id, lifecycle] of [
