@@ -176,13 +176,15 @@ describe("API passports outside the marketplace (docs/api-passports.md)", () => 
     const owner = await Caller.create("owner");
     const editor = await Caller.create("editor", owner.organisation);
     const { results } = await batch(editor, [
-      { create: { family: "api", organisation_id: owner.organisation } },
-      { create: { family: "agent", organisation_id: owner.organisation } },
+      { create: { family: "api", organisation_id: owner.organisation, display_name: "Payments API" } },
+      { create: { family: "agent", organisation_id: owner.organisation, display_name: "Support agent" } },
     ]);
     expect(results.map((r) => r.status)).toEqual([403, 201]);
     expect(results[0]?.problem?.detail).toMatch(/acquired through the marketplace/);
     const admin = await Caller.create("admin", owner.organisation);
-    const created = await batch(admin, [{ create: { family: "api", organisation_id: owner.organisation } }]);
+    const created = await batch(admin, [
+      { create: { family: "api", organisation_id: owner.organisation, display_name: "Payments API" } },
+    ]);
     expect(created.results.map((r) => r.status)).toEqual([201]);
   });
 });

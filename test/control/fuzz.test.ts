@@ -264,7 +264,7 @@ const repeatedBindingArbitrary = fc
       { ...binding, label: "again" },
     ];
     const create = { family, bindings };
-    return inBatch ? { items: [{ create }, { create: { family } }] } : create;
+    return inBatch ? { items: [{ create }, { create: { family, display_name: "Second" } }] } : create;
   });
 
 /** Bodies near the real ones (so validation and rules are reached), and arbitrary JSON. */
