@@ -201,7 +201,13 @@ export default defineConfig({
             return {
               wrangler: controlPlaneConfig,
               miniflare: {
-                bindings: { ...keys.bindings, TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
+                bindings: {
+                  ...keys.bindings,
+                  TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`),
+                  // The propagation property's run count and history seed (test/verifier/propagation.test.ts).
+                  TEST_PROPAGATION_RUNS: process.env.PROPAGATION_RUNS ?? "",
+                  TEST_PROPAGATION_SEED: process.env.PROPAGATION_SEED ?? "",
+                },
                 serviceBindings: { TEST_RESOLVER: "passport-resolver" },
                 workers: [
                   hostsSimulator(),

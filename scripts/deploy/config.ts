@@ -197,12 +197,37 @@ function offsetRateLimits(limits: unknown, offset: number): Raw[] {
   }));
 }
 
-/** Writes the configs as <dir>/resolver.json and <dir>/control.json, paths relative to <dir>. */
-export function writeConfigs(configs: Configs, dir: string): { resolver: string; control: string } {
+/**
+ * The control plane as a first deploy uploads it: without its service binding to the resolver.
+ * The resolver binds the control plane's PublicationSequencer (`script_name`) and the control plane
+ * binds the resolver (`RESOLVER`); Cloudflare refuses a binding to a script that does not exist
+ * yet, so on an empty environment one of the two must go first without its binding
+ * (docs/deploy.md, step 7). Without RESOLVER a publication fails and stays in the outbox, which
+ * harms nothing before the first passport exists.
+ */
+export function firstControlConfig(control: WorkerConfig, resolverName: string): WorkerConfig {
+  return {
+    ...control,
+    services: ((control.services as Raw[] | undefined) ?? []).filter((service) => service.service !== resolverName),
+  };
+}
+
+export type ConfigFiles = { resolver: string; control: string; controlFirst: string };
+
+/**
+ * Writes the configs as <dir>/resolver.json, <dir>/control.json and <dir>/control-first.json
+ * (firstControlConfig), paths relative to <dir>.
+ */
+export function writeConfigs(configs: Configs, dir: string, environment: string): ConfigFiles {
   mkdirSync(dir, { recursive: true });
-  const files = { resolver: join(dir, "resolver.json"), control: join(dir, "control.json") };
-  for (const which of ["resolver", "control"] as const) {
-    writeFileSync(files[which], `${JSON.stringify(relativePaths(configs[which], dir), null, 2)}\n`);
+  const files = {
+    resolver: join(dir, "resolver.json"),
+    control: join(dir, "control.json"),
+    controlFirst: join(dir, "control-first.json"),
+  };
+  const all = { ...configs, controlFirst: firstControlConfig(configs.control, resourceNames(environment).resolver) };
+  for (const which of ["resolver", "control", "controlFirst"] as const) {
+    writeFileSync(files[which], `${JSON.stringify(relativePaths(all[which], dir), null, 2)}\n`);
   }
   return files;
 }

@@ -19,7 +19,7 @@ import {
 import { exampleValues, fieldsToFill } from "./examples.ts";
 import { preflight } from "./preflight.ts";
 import { callerDir, DEFAULT_SETTINGS, locateSettings, readSettings, SettingsError } from "./settings.ts";
-import { deploy, type Runner } from "./steps.ts";
+import { deploy, planLines, type Runner } from "./steps.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const RESOLVER_GZIP_BUDGET = 60 * 1024;
@@ -98,17 +98,12 @@ const problems = [
 if (problems.length) fail(problems);
 
 log(`plan for ${environment} (account ${envSettings.accountId}):`);
-log(
-  `  1. find or create KV ${names.kv}, D1 ${names.d1}, queues ${names.queue}, ${names.deadLetterQueue} and ${names.bindingChecksQueue}`,
-);
-log(`  2. write configuration to ${relative(root, dir)}/ and apply D1 migrations remotely`);
-log(`  3. deploy ${names.resolver} on ${urls.resolver}`);
-log(`  4. deploy ${names.control} on ${urls.control}, with any missing secret (generated or from the environment)`);
-log(`  5. smoke check ${urls.resolver}/health and /.well-known/jwks.json`);
+for (const line of planLines(names, urls, relative(root, dir))) log(`  ${line}`);
 
 if (values["dry-run"]) {
-  const files = writeConfigs(dry, dir);
-  for (const which of ["resolver", "control"] as const) {
+  const files = writeConfigs(dry, dir, environment);
+  // controlFirst: what a first deploy uploads before the resolver (steps.ts, workerDeploys).
+  for (const which of ["resolver", "control", "controlFirst"] as const) {
     log(`building ${which} with wrangler deploy --dry-run`);
     await wrangler(["deploy", "--dry-run", "--outdir", join(dir, "dist", which), "-c", files[which]]);
   }
@@ -136,7 +131,11 @@ if (values["dry-run"]) {
       MARKETPLACE_EVENTS_SECRET: process.env.MARKETPLACE_EVENTS_SECRET,
     },
     writeConfigs: (ids, signingJwks, logVerifierKey) =>
-      writeConfigs(generateConfigs(committed, environment, { ...envSettings, signingJwks, logVerifierKey }, ids), dir),
+      writeConfigs(
+        generateConfigs(committed, environment, { ...envSettings, signingJwks, logVerifierKey }, ids),
+        dir,
+        environment,
+      ),
     secretsFile: (secrets) => {
       const folder = mkdtempSync(join(tmpdir(), "passport-secrets-"));
       const path = join(folder, "secrets.json");

@@ -1,10 +1,11 @@
 // The deploy's network steps, in order, each idempotent: find or create the resources, apply the
-// migrations remotely, deploy the resolver, then the control plane (its service binding needs the
-// resolver), handing missing secrets to wrangler with the deploy, then a smoke check. Every call
+// migrations remotely, deploy the Workers in the order `workerDeploys` gives (each binds the other,
+// so a first deploy uploads the control plane once without its resolver binding), handing missing
+// secrets to wrangler with the first control-plane upload, then a smoke check. Every call
 // goes through `run` (wrangler's CLI) or `fetch`, so tests drive the whole sequence with fakes.
 import { randomBytes } from "node:crypto";
 import { logKeyPair, signingKeyPair } from "../dev-keys.mjs";
-import type { ResolvedIds } from "./config.ts";
+import type { ConfigFiles, ResolvedIds } from "./config.ts";
 import { CONTROL_SECRETS, logOrigin, resourceNames } from "./config.ts";
 import type { EnvironmentSettings } from "./settings.ts";
 
@@ -19,7 +20,7 @@ export type DeployContext = {
   run: Runner;
   fetch: typeof fetch;
   /** Writes the generated configs with the given ids and public keys; returns their file paths. */
-  writeConfigs: (ids: ResolvedIds, signingJwks: Jwks, logVerifierKey: string) => { resolver: string; control: string };
+  writeConfigs: (ids: ResolvedIds, signingJwks: Jwks, logVerifierKey: string) => ConfigFiles;
   /** Writes secrets to a private temporary file for `--secrets-file`; returns it and a remover. */
   secretsFile: (secrets: Record<string, string>) => { path: string; remove: () => void };
   /** Values read from the environment: the AWS credentials (required), the events secret (optional). */
@@ -75,14 +76,62 @@ async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
   return { kvNamespaceId, d1DatabaseId };
 }
 
-/** Secret names the deployed control plane already has (none before its first deploy). */
-async function existingSecrets(ctx: DeployContext, controlConfig: string): Promise<Set<string>> {
+/**
+ * Secret names the deployed control plane already has, or undefined when wrangler cannot list them
+ * because the control plane does not exist yet (before its first deploy).
+ */
+async function existingSecrets(ctx: DeployContext, controlConfig: string): Promise<Set<string> | undefined> {
   try {
     const listed = JSON.parse(await ctx.run(["secret", "list", "--format", "json", "-c", controlConfig]));
     return new Set((listed as { name: string }[]).map((secret) => secret.name));
   } catch {
-    return new Set();
+    return undefined;
   }
+}
+
+/** One Worker upload: `controlFirst` is the control plane without its RESOLVER binding. */
+export type WorkerDeploy = keyof ConfigFiles;
+
+/**
+ * The order of the Worker uploads. The resolver binds the control plane's PublicationSequencer
+ * (`script_name`) and the control plane binds the resolver (`RESOLVER`), and Cloudflare refuses a
+ * binding to a script or class that does not exist. So a first deploy uploads the control plane
+ * without RESOLVER (which creates its Durable Object classes), then the resolver, then the control
+ * plane with it. Later deploys upload the resolver, then the control plane, as both exist.
+ */
+export function workerDeploys(controlPlaneExists: boolean): WorkerDeploy[] {
+  return controlPlaneExists ? ["resolver", "control"] : ["controlFirst", "resolver", "control"];
+}
+
+/**
+ * The plan main.ts prints before a dry run or a deploy. Whether the control plane exists is known
+ * only from the account, so the first deploy's extra upload is named as such.
+ */
+export function planLines(
+  names: {
+    kv: string;
+    d1: string;
+    queue: string;
+    deadLetterQueue: string;
+    bindingChecksQueue: string;
+    resolver: string;
+    control: string;
+  },
+  urls: { resolver: string; control: string },
+  configDir: string,
+): string[] {
+  const upload: Record<WorkerDeploy, string> = {
+    controlFirst: `on a first deploy only (no ${names.control} yet): deploy ${names.control} without its RESOLVER binding, with its secrets, so the resolver's binding to its PublicationSequencer has a class to bind`,
+    resolver: `deploy ${names.resolver} on ${urls.resolver}`,
+    control: `deploy ${names.control} on ${urls.control}, with any missing secret (generated or from the environment)`,
+  };
+  const lines = [
+    `find or create KV ${names.kv}, D1 ${names.d1}, queues ${names.queue}, ${names.deadLetterQueue} and ${names.bindingChecksQueue}`,
+    `write configuration to ${configDir}/ and apply D1 migrations remotely`,
+    ...workerDeploys(false).map((step) => upload[step]),
+    `smoke check ${urls.resolver}/health and /.well-known/jwks.json`,
+  ];
+  return lines.map((line, index) => `${index + 1}. ${line}`);
 }
 
 const generatedKey = () => randomBytes(32).toString("base64");
@@ -90,7 +139,8 @@ const generatedKey = () => randomBytes(32).toString("base64");
 export async function deploy(ctx: DeployContext): Promise<DeployResult> {
   const ids = await findOrCreateResources(ctx);
   let files = ctx.writeConfigs(ids, ctx.signingJwks, ctx.logVerifierKey);
-  const have = await existingSecrets(ctx, files.control);
+  const listed = await existingSecrets(ctx, files.control);
+  const have = listed ?? new Set<string>();
   if (have.has("SIGNING_KEY") && ctx.signingJwks.keys.length === 0) {
     throw new Error(
       "secret SIGNING_KEY is set but the settings' signingJwks has no key: put its public half in the settings (docs/signing.md)",
@@ -141,14 +191,26 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
 
   ctx.log("applying D1 migrations (remote)");
   await ctx.run(["d1", "migrations", "apply", "DB", "--remote", "-c", files.control]);
-  ctx.log("deploying the resolver");
-  await ctx.run(["deploy", "-c", files.resolver]);
-  ctx.log("deploying the control plane");
-  const secrets = Object.keys(missing).length ? ctx.secretsFile(missing) : undefined;
-  try {
-    await ctx.run(["deploy", "-c", files.control, ...(secrets ? ["--secrets-file", secrets.path] : [])]);
-  } finally {
-    secrets?.remove();
+  // Missing secrets go with the first control-plane upload; wrangler refuses one without them.
+  let secretsSent = false;
+  for (const step of workerDeploys(listed !== undefined)) {
+    if (step === "resolver") {
+      ctx.log("deploying the resolver");
+      await ctx.run(["deploy", "-c", files.resolver]);
+      continue;
+    }
+    ctx.log(
+      step === "controlFirst"
+        ? "deploying the control plane without its resolver binding"
+        : "deploying the control plane",
+    );
+    const secrets = !secretsSent && Object.keys(missing).length ? ctx.secretsFile(missing) : undefined;
+    try {
+      await ctx.run(["deploy", "-c", files[step], ...(secrets ? ["--secrets-file", secrets.path] : [])]);
+    } finally {
+      secrets?.remove();
+    }
+    secretsSent = true;
   }
   await smokeCheck(ctx, ctx.urls.resolver);
   return {

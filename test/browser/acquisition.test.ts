@@ -65,8 +65,16 @@ describe("marketplace acquisition in Chromium", () => {
     // A cloud account seen for the first time: account and passport wait for the buyer's choice.
     expect(await page.locator(".stages li .badge").allTextContents()).toEqual([
       ...Array(4).fill("succeeded"),
-      ...Array(4).fill("pending"),
+      ...Array(3).fill("pending"),
+      "your step",
     ]);
+    // Set-up is never called complete while stages are pending: the page names them and the buyer's step.
+    const pending = (await page.locator("#still-pending").textContent()) ?? "";
+    expect(pending).toContain(
+      "Still pending: Account and parent organisation, API passport issue or reuse, Publication to the Resolver.",
+    );
+    expect(pending).toContain("The last step is yours: claim the passport");
+    expect(await page.locator("main").textContent()).not.toContain("Set-up is complete");
     expect(await page.locator("#claim").textContent()).toContain(subject);
     await page.getByLabel("A new organisation, with me as its owner").check();
     await screenshot(page, "onboarding-claim");
@@ -133,6 +141,47 @@ describe("marketplace acquisition in Chromium", () => {
     expect(subscriptions).toContain("prod-passport-api");
     expect(subscriptions).toContain("active");
     await screenshot(page, "organisation-subscriptions");
+  });
+
+  it("asks which API passport to adopt when the chosen organisation has several", async () => {
+    const subject = `customer-${unique()}`;
+    const organisation = `org_customer_${unique()}`;
+    const token = await developmentToken(subject, "owner", organisation);
+    const ids: string[] = [];
+    for (const display_name of ["Payments API", "Payments API (staging)"]) {
+      const created = await fetch(`${service.control}/v1/passports`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ organisation_id: organisation, family: "api", display_name }),
+      });
+      expect(created.status).toBe(201);
+      ids.push(((await created.json()) as { identity_id: string }).identity_id);
+    }
+    const [, staging] = ids as [string, string];
+
+    await subscribe("ok");
+    await signInAsBuyer(token);
+    const organisationChoice = page.getByRole("radio", { name: new RegExp(organisation) });
+    await organisationChoice.waitFor({ timeout: 30_000 });
+    await organisationChoice.check();
+    await page.getByRole("button", { name: "Claim this passport" }).click();
+
+    // Refused without a choice: both active passports are offered, none preselected.
+    const choice = page.locator("#passport-choice");
+    await choice.waitFor();
+    expect(await page.locator("#claim-problem").textContent()).toContain("2 active API passports");
+    const options = choice.getByRole("radio");
+    expect(await options.count()).toBe(2);
+    expect(await choice.textContent()).toContain(ids[0]);
+    await screenshot(page, "onboarding-choose-passport");
+    await choice.getByRole("radio", { name: new RegExp(staging) }).check();
+    await page.getByRole("button", { name: "Claim this passport" }).click();
+    await page.waitForURL((url) => url.pathname === "/dashboard/onboarding");
+
+    expect(await page.locator("#identity-id").textContent()).toBe(staging);
+    expect(await page.locator(".stages li", { hasText: "API passport issue or reuse" }).textContent()).toContain(
+      "existing passport reused",
+    );
   });
 
   it("shows a failed stage with its visible error, time and what to do next", async () => {

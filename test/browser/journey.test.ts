@@ -56,6 +56,21 @@ async function ownerWithPassport(name: string) {
 }
 
 describe("the customer's journey in Chromium", () => {
+  it("refuses an empty create beside the name field and creates nothing", async () => {
+    const organisation = `org_journey_${unique()}`;
+    const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
+    await signIn(token, "/dashboard/passports/new");
+    await page.getByRole("button", { name: "Create passport" }).click();
+    await page.locator("#create-display_name-error").waitFor();
+    expect(await page.locator("#create-display_name-error").textContent()).toContain(
+      "name the passport or give it a binding",
+    );
+    expect(await page.getByLabel("Name", { exact: true }).getAttribute("aria-invalid")).toBe("true");
+    expect(new URL(page.url()).pathname).toBe("/dashboard/passports/new");
+    const list = await api<{ items: unknown[] }>(token, "GET", `/v1/passports?organisation_id=${organisation}`);
+    expect(list.items).toEqual([]);
+  });
+
   it("creates a passport from the form, and shows a duplicate with a link and the distinct-object option", async () => {
     const organisation = `org_journey_${unique()}`;
     const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
@@ -63,7 +78,7 @@ describe("the customer's journey in Chromium", () => {
     await signIn(token, "/dashboard/passports/new");
     await page.getByLabel("Responsible organisation").selectOption(organisation);
     await page.getByLabel("Family").selectOption("api");
-    await page.getByLabel("Name (optional)").fill("Orders API");
+    await page.getByLabel("Name", { exact: true }).fill("Orders API");
     await page.getByLabel("Primary binding (optional)").fill(endpoint);
     await page.getByLabel("Another binding (optional)").selectOption("documentation");
     await page.getByLabel("Its value").fill("https://docs.journey.example/orders");
@@ -92,7 +107,7 @@ describe("the customer's journey in Chromium", () => {
     // The same primary binding again: refused, with a link to the passport that holds it.
     await page.goto(`${service.control}/dashboard/passports/new`);
     await page.getByLabel("Responsible organisation").selectOption(organisation);
-    await page.getByLabel("Name (optional)").fill("Orders admin API");
+    await page.getByLabel("Name", { exact: true }).fill("Orders admin API");
     await page.getByLabel("Primary binding (optional)").fill(endpoint);
     await page.getByRole("button", { name: "Create passport" }).click();
     await page.locator("#create-problem").waitFor();
@@ -100,7 +115,7 @@ describe("the customer's journey in Chromium", () => {
     expect(await page.getByRole("link", { name: /Open the existing passport/ }).getAttribute("href")).toBe(
       `/dashboard/passports/${id}`,
     );
-    expect(await page.getByLabel("Name (optional)").inputValue()).toBe("Orders admin API");
+    expect(await page.getByLabel("Name", { exact: true }).inputValue()).toBe("Orders admin API");
     await screenshot(page, "passport-new-duplicate");
 
     // Declared a materially distinct object, it is created, and the reason is in its history.
@@ -223,11 +238,18 @@ describe("the customer's journey in Chromium", () => {
     await page.getByLabel("Identity id of the surviving passport").fill("psp_not-an-id");
     await page.locator("#duplicate-reason").fill("Same search service");
     await page.getByRole("button", { name: "Retire as a duplicate" }).click();
+    await page.getByLabel("I understand this is final and cannot be undone").check();
+    await page.getByRole("button", { name: "Retire as a duplicate for good" }).click();
     await page.locator("#duplicate-survivor_id-error").waitFor();
     expect(await page.getByLabel("Identity id of the surviving passport").getAttribute("aria-invalid")).toBe("true");
 
     await page.getByLabel("Identity id of the surviving passport").fill(survivor);
     await page.getByRole("button", { name: "Retire as a duplicate" }).click();
+    // Final: a confirmation step names the survivor and asks for the box to be ticked.
+    expect(await page.locator("#final-consequence").textContent()).toContain(survivor);
+    expect((await resolverRecord(duplicate.identity_id)).state.lifecycle).toBe("active");
+    await page.getByLabel("I understand this is final and cannot be undone").check();
+    await page.getByRole("button", { name: "Retire as a duplicate for good" }).click();
     await page.waitForURL((url) => url.searchParams.get("done") === "duplicate");
     expect(await page.locator("#lifecycle-status").textContent()).toBe("retired");
     expect(await page.getByRole("link", { name: survivor }).getAttribute("href")).toBe(
@@ -237,6 +259,42 @@ describe("the customer's journey in Chromium", () => {
     const record = await resolverRecord(duplicate.identity_id);
     expect(record.state).toMatchObject({ lifecycle: "retired", duplicate_of: survivor });
     expect((await resolverRecord(survivor)).state.lifecycle).toBe("active");
+  });
+
+  it("revokes only after a confirmation step with a reason, which the history keeps", async () => {
+    const { token, id } = await ownerWithPassport("Ledger API");
+    await signIn(token, `/dashboard/passports/${id}`);
+    await page.locator("#lifecycle").getByRole("button", { name: "Revoke" }).click();
+
+    // One click changes nothing: a page of its own says what will happen.
+    expect(await page.locator("h1").textContent()).toBe("Revoke “Ledger API”?");
+    expect(await page.locator("#final-consequence").textContent()).toContain("This is final.");
+    expect(await page.getByRole("link", { name: "Cancel" }).getAttribute("href")).toBe(`/dashboard/passports/${id}`);
+    expect((await resolverRecord(id)).state.lifecycle).toBe("active");
+    await screenshot(page, "passport-revoke-confirm");
+
+    // Without a reason or the box ticked (the browser's `required` bypassed), it is refused beside each.
+    await page.locator("#confirm-final input[required]").evaluateAll((inputs) => {
+      for (const input of inputs) input.removeAttribute("required");
+    });
+    await page.getByRole("button", { name: "Revoke for good" }).click();
+    await page.locator("#confirm-reason-error").waitFor();
+    expect(await page.locator("#confirm-final-error").textContent()).toContain("tick this box");
+    expect(await page.getByLabel("Reason (public in the history)").getAttribute("aria-invalid")).toBe("true");
+    expect((await resolverRecord(id)).record_version).toBe(1);
+
+    await page.getByLabel("Reason (public in the history)").fill("Signing key exposed in a public log");
+    await page.getByLabel("I understand this is final and cannot be undone").check();
+    await page.getByRole("button", { name: "Revoke for good" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "lifecycle");
+    expect(await page.locator("#lifecycle-status").textContent()).toBe("revoked");
+    expect(await page.locator("ol.timeline li").first().textContent()).toContain(
+      "reason: Signing key exposed in a public log",
+    );
+    expect((await resolverRecord(id)).state.lifecycle).toBe("revoked");
+    // Retiring, the only step left, asks again.
+    await page.locator("#lifecycle").getByRole("button", { name: "Retire" }).click();
+    expect(await page.locator("h1").textContent()).toBe("Retire “Ledger API”?");
   });
 
   it("shows an organisation's products and entitlements with their history, to its members only", async () => {

@@ -108,6 +108,126 @@ describe("organisation page in Chromium", () => {
     expect(await page.locator("#members tbody tr", { hasText: colleague }).count()).toBe(0);
   });
 
+  it("reaches organisations from the header and passport pages, links a parent only for its members, and creates one", async () => {
+    const holder = `org_team_${unique()}`;
+    const holderToken = await developmentToken(`owner-${unique()}`, "owner", holder);
+    await api(holderToken, "PATCH", `/v1/organisations/${holder}`, { name: "Example Holdings" });
+    const child = await api<{ id: string }>(holderToken, "POST", "/v1/organisations", {
+      name: "Example Payments",
+      parent_id: holder,
+    });
+    const passport = await api<{ identity_id: string }>(holderToken, "POST", "/v1/passports", {
+      organisation_id: child.id,
+      family: "api",
+      display_name: "Payments API",
+    });
+    // A colleague who belongs to the child only: the parent's page is not open to them (404).
+    const colleague = `colleague-${unique()}`;
+    const colleagueToken = await developmentToken(colleague, "viewer", `org_team_${unique()}`);
+    await api(colleagueToken, "GET", "/v1/me");
+    await api(holderToken, "PUT", `/v1/organisations/${child.id}/members/${colleague}`, { role: "viewer" });
+
+    await signIn(colleagueToken, `/dashboard/passports/${passport.identity_id}`);
+    const organisationLink = page.locator("#passport-organisation a");
+    expect(await organisationLink.getAttribute("href")).toBe(`/dashboard/organisations/${child.id}`);
+    const parent = page.locator("#passport-parent");
+    expect(await parent.textContent()).toContain("Example Holdings");
+    expect(await parent.textContent()).toContain("you are not a member");
+    expect(await parent.locator("a").count()).toBe(0);
+
+    await organisationLink.click();
+    await page.waitForURL((url) => url.pathname === `/dashboard/organisations/${child.id}`);
+    expect(await page.locator("h1").textContent()).toBe("Example Payments");
+    const facts = (await page.locator("dl.facts").textContent()) ?? "";
+    expect(facts).toContain("Example Holdings");
+    expect(facts).toContain("you are not a member");
+    expect(await page.locator("dl.facts a").count()).toBe(0);
+    // The holder, a member of both, follows the parent link to a page, never a 404.
+    await page.context().clearCookies();
+    await signIn(holderToken, `/dashboard/organisations/${child.id}`);
+    await page.locator("dl.facts").getByRole("link", { name: "Example Holdings" }).click();
+    await page.waitForURL((url) => url.pathname === `/dashboard/organisations/${holder}`);
+    expect(await page.locator("h1").textContent()).toBe("Example Holdings");
+    expect(await page.locator("#children").getByRole("link", { name: "Example Payments" }).count()).toBe(1);
+
+    // From the header: the organisations list, and a new organisation the creator owns.
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Organisations" }).click();
+    await page.waitForURL((url) => url.pathname === "/dashboard/organisations");
+    const rows = (await page.locator("#organisations").textContent()) ?? "";
+    expect(rows).toContain("Example Holdings");
+    expect(rows).toContain("Example Payments");
+    // An empty name is the API's to refuse (the browser's `required` is bypassed): shown beside the field.
+    await page.locator("#new-name").evaluate((input) => input.removeAttribute("required"));
+    await page.getByRole("button", { name: "Create organisation" }).click();
+    await page.locator("#new-name-error").waitFor();
+    expect(await page.locator("#new-name").getAttribute("aria-invalid")).toBe("true");
+    await page.getByLabel("Name").fill("Example Labs");
+    await page.getByLabel("Parent organisation").selectOption(holder);
+    await page.getByRole("button", { name: "Create organisation" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "created");
+    expect(await page.locator("h1").textContent()).toBe("Example Labs");
+    expect(await page.locator("dl.facts").textContent()).toContain("owner");
+    expect(await page.locator("dl.facts").getByRole("link", { name: "Example Holdings" }).count()).toBe(1);
+    await screenshot(page, "organisation-created");
+  });
+
+  it("edits a passport's name, relationship and separate operator, and the resolver shows both organisations", async () => {
+    const organisation = `org_team_${unique()}`;
+    const token = await developmentToken(`owner-${unique()}`, "owner", organisation);
+    await api(token, "PATCH", `/v1/organisations/${organisation}`, { name: "Example Payments" });
+    const hosting = await api<{ id: string }>(token, "POST", "/v1/organisations", { name: "Example Hosting" });
+    const passport = await api<{ identity_id: string }>(token, "POST", "/v1/passports", {
+      organisation_id: organisation,
+      family: "api",
+      display_name: "Payments API",
+    });
+    const id = passport.identity_id;
+    await signIn(token, `/dashboard/passports/${id}`);
+
+    const details = page.locator("#details");
+    await details.getByLabel("Display name").fill("Card Payments API");
+    await details.getByLabel("Operated by another organisation").selectOption(hosting.id);
+    await details.getByRole("button", { name: "Save name and organisations" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "details");
+    expect(await page.locator("h1").textContent()).toBe("Card Payments API");
+    expect(await page.locator("#passport-operator").getByRole("link", { name: "Example Hosting" }).count()).toBe(1);
+    await screenshot(page, "passport-operator");
+    const record = (await (await fetch(`${service.resolver}/api/p/${id}.json`)).json()) as {
+      display_name: string;
+      organisation: { id: string; relationship: string };
+      operator?: { id: string; name: string };
+    };
+    expect(record).toMatchObject({
+      display_name: "Card Payments API",
+      organisation: { id: organisation, relationship: "responsible" },
+      operator: { id: hosting.id, name: "Example Hosting" },
+    });
+    const proof = await (await fetch(`${service.resolver}/p/${id}`)).text();
+    expect(proof).toContain("Operated by");
+    expect(proof).toContain("Example Hosting");
+
+    // "Operates it" beside a separate operator is refused beside the operator field, keeping the choice.
+    await page.locator("#details").getByLabel("Example Payments's relationship").selectOption("operator");
+    await page.locator("#details").getByRole("button", { name: "Save name and organisations" }).click();
+    await page.locator("#details-operator_organisation_id-error").waitFor();
+    expect(await page.locator("#details-operator_organisation_id-error").textContent()).toContain(
+      "needs relationship responsible",
+    );
+    expect(await page.locator("#details-relationship").inputValue()).toBe("operator");
+
+    await page.locator("#details").getByLabel("Operated by another organisation").selectOption("");
+    await page.locator("#details").getByRole("button", { name: "Save name and organisations" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "details");
+    expect(await page.locator("#passport-operator").count()).toBe(0);
+    expect(await page.locator("#passport-organisation").textContent()).toContain("(operator)");
+    const after = (await (await fetch(`${service.resolver}/api/p/${id}.json`)).json()) as {
+      organisation: { relationship: string };
+      operator?: unknown;
+    };
+    expect(after.organisation.relationship).toBe("operator");
+    expect(after.operator).toBeUndefined();
+  });
+
   it("offers a passport's consumers a copyable verify command and SDK call with pinned keys", async () => {
     const organisation = `org_team_${unique()}`;
     const token = await developmentToken(`owner-${unique()}`, "owner", organisation);

@@ -47,7 +47,7 @@ describe("POST /v1/passports/batch", () => {
       },
       { update: { identity_id: id, if_match: '"v1"', display_name: "Stale" } },
       { update: { identity_id: foreign.identity_id, display_name: "Taken over" } },
-      { create: { family: "api", organisation_id: stranger.organisation } },
+      { create: { family: "api", organisation_id: stranger.organisation, display_name: "Not mine" } },
       {
         create: {
           family: "api",
@@ -63,7 +63,11 @@ describe("POST /v1/passports/batch", () => {
     });
     expect(results[6]?.problem?.existing_identity_id).toBe(results[2]?.passport?.identity_id);
     expect(results[1]?.passport).toMatchObject({ display_name: "Second", record_version: 3 });
-    expect(results[1]?.passport?.publication).toEqual({ status: "published", next_attempt_at: null });
+    expect(results[1]?.passport?.publication).toEqual({
+      status: "published",
+      next_attempt_at: null,
+      status_url: `${env.RESOLVER_BASE_URL}/api/p/${results[1]?.passport?.identity_id}/status`,
+    });
     // The first update's answer shows the version it committed, already superseded by the published one.
     expect(results[0]?.passport?.record_version).toBe(2);
 
@@ -110,7 +114,7 @@ describe("POST /v1/passports/batch", () => {
 
   it(`refuses more than 100 items, and an empty batch, as a whole`, async () => {
     const owner = await Caller.create("owner");
-    const item = { create: { family: "api", organisation_id: owner.organisation } };
+    const item = { create: { family: "api", organisation_id: owner.organisation, display_name: "One of many" } };
     expect((await owner.request("POST", "/v1/passports/batch", { items: Array(101).fill(item) })).status).toBe(400);
     expect((await owner.request("POST", "/v1/passports/batch", { items: [] })).status).toBe(400);
     const list = await owner.json("GET", `/v1/passports?organisation_id=${owner.organisation}`);
@@ -123,7 +127,7 @@ describe("POST /v1/passports/batch", () => {
     const { identity_id: id } = await owner.createPassport({ display_name: "Kept" });
     const { results } = await batch(viewer, [
       { update: { identity_id: id, display_name: "Changed by a viewer" } },
-      { create: { family: "api", organisation_id: owner.organisation } },
+      { create: { family: "api", organisation_id: owner.organisation, display_name: "Refused" } },
     ]);
     expect(results.map((r) => r.status)).toEqual([403, 403]);
     expect((await resolve(id)).record.display_name).toBe("Kept");

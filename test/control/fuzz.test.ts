@@ -217,6 +217,8 @@ const pathArbitrary = fc
       "/dashboard/passports/{id}/authority/{child}/remove",
       "/dashboard/passports/{id}/transfer",
       "/dashboard/passports/{id}/duplicate",
+      "/dashboard/passports/{id}/details",
+      "/dashboard/organisations",
       "/dashboard/organisations/{org}",
       "/dashboard/sign-in",
       "/dashboard/sign-out",

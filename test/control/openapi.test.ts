@@ -4,8 +4,9 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
 import { type Body, Caller, uniqueEndpoint } from "../support/api.ts";
 
+type Response = { headers?: Record<string, Body>; content?: Record<string, { schema: Body }> };
 type Document = {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Body }> }> }>>;
+  paths: Record<string, Record<string, { operationId?: string; responses: Record<string, Response> }>>;
   components: { schemas: Record<string, Body> };
 };
 
@@ -20,8 +21,12 @@ function servedOperations(): string[] {
     .map((route) => `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, "{$1}").replace(/\/$/, "")}`);
 }
 
-/** The success status and response schema the document declares for an operation. */
-function declaredSuccess(document: Document, method: string, path: string): { statuses: number[]; schema?: Body } {
+/** The success statuses, response schema and headers (by status) the document declares for an operation. */
+function declaredSuccess(
+  document: Document,
+  method: string,
+  path: string,
+): { statuses: number[]; schema?: Body; headers: Record<string, string[]> } {
   const responses = document.paths[path]?.[method]?.responses ?? {};
   const statuses = Object.keys(responses).filter((code) => code.startsWith("2"));
   const [first] = statuses;
@@ -30,6 +35,7 @@ function declaredSuccess(document: Document, method: string, path: string): { st
   return {
     statuses: statuses.map(Number),
     schema: ref ? document.components.schemas[ref.split("/").at(-1) ?? ""] : undefined,
+    headers: Object.fromEntries(statuses.map((code) => [code, Object.keys(responses[code]?.headers ?? {})])),
   };
 }
 
@@ -52,12 +58,19 @@ describe("OpenAPI document", () => {
     const document = await openApi();
     const owner = await Caller.create("owner");
     const exercised = new Set<string>();
+    const exercisedHeaders = new Set<string>();
     /** Calls `method path` and checks the answer against the operation's declared status and schema. */
     async function call(method: string, template: string, path: string, body?: unknown): Promise<Body> {
       const response = await owner.request(method.toUpperCase(), path, body);
       const text = await response.text();
       const declared = declaredSuccess(document, method, template);
       expect(declared.statuses, `${method} ${path}: ${response.status} ${text}`).toContain(response.status);
+      // Every header the document promises is sent: If-Match depends on the ETag, clients on Location.
+      for (const header of declared.headers[String(response.status)] ?? []) {
+        expect(response.headers.get(header), `${header} of ${method} ${template}`).toBeTruthy();
+      }
+      if (response.headers.get("etag")) exercisedHeaders.add(`${method} ${template} ETag`);
+      if (response.headers.get("location")) exercisedHeaders.add(`${method} ${template} Location`);
       const parsed = text ? JSON.parse(text) : undefined;
       if (declared.schema) {
         const result = new Validator(declared.schema, "2020-12", false).validate(parsed);
@@ -77,7 +90,7 @@ describe("OpenAPI document", () => {
     await call("put", "/v1/organisations/{id}/members/{subject}", `${org}/members/someone`, { role: "viewer" });
     await call("delete", "/v1/organisations/{id}/members/{subject}", `${org}/members/someone`);
 
-    const create = { family: "api", organisation_id: owner.organisation };
+    const create = { family: "api", organisation_id: owner.organisation, display_name: "Contract" };
     const passport = await call("post", "/v1/passports", "/v1/passports", {
       ...create,
       bindings: [{ class: "endpoint", value: uniqueEndpoint() }],
@@ -125,6 +138,27 @@ describe("OpenAPI document", () => {
       .filter(([path]) => !path.startsWith("/v1/acquisitions"))
       .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method} ${path}`));
     for (const operation of withShapes) expect(exercised, operation).toContain(operation);
+    // And every header sent is declared: nothing a client relies on is left out of the document.
+    for (const sent of exercisedHeaders) {
+      const [method = "", path = "", header = ""] = sent.split(" ");
+      const { headers } = declaredSuccess(document, method, path);
+      expect(Object.values(headers).flat(), sent).toContain(header);
+    }
+    expect(exercisedHeaders).toContain("post /v1/passports Location");
+    expect(exercisedHeaders).toContain("patch /v1/passports/{id}/state ETag");
+  });
+
+  it("names every operation with a unique operationId and states its licence", async () => {
+    const document = await openApi();
+    const ids = Object.values(document.paths).flatMap((methods) =>
+      Object.values(methods).map((operation) => operation.operationId),
+    );
+    expect(ids.length).toBeGreaterThan(15);
+    for (const id of ids) expect(id).toMatch(/^(get|post|put|patch|delete)[A-Z][A-Za-z]*$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(document.paths["/v1/passports/{id}/duplicate-of"]?.post?.operationId).toBe("postPassportsByIdDuplicateOf");
+    const { info } = (await openApi()) as unknown as { info: { license?: { name: string; identifier?: string } } };
+    expect(info.license).toMatchObject({ name: expect.any(String), identifier: "LicenseRef-Proprietary" });
   });
 
   it("generates request schemas from the zod definitions", async () => {

@@ -1,5 +1,7 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { transparencyLog } from "../../workers/control/src/publication/log/append.ts";
 import { Caller, organisationState, resolve, uniqueEndpoint } from "../support/api.ts";
 
 /** AWS's documented example secret access key. */
@@ -7,6 +9,19 @@ const AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
 /** Shaped like a marketplace registration token: 95 bytes in base64, as the simulator issues them. */
 const REGISTRATION_TOKEN =
   "bjQLnP+zepicpUTmu3gKLHiQHT+zNzh2hRGjBhevoB1L9RIvNEVUxTveLruM0rfj0WAK1jHDhaXXzOI8d4VFmtvBtMkA/+SNV1tdpcY4BAEl9l2w/j4kSUt26phkV9k=";
+
+/** The record versions of one passport in the transparency log, in log order. */
+function logEntriesOf(identityId: string): Promise<number[]> {
+  return runInDurableObject(transparencyLog(env), (_instance, state) =>
+    state.storage.sql
+      .exec<{ record_version: number }>(
+        "SELECT record_version FROM entries WHERE identity_id = ? ORDER BY idx",
+        identityId,
+      )
+      .toArray()
+      .map((row) => row.record_version),
+  );
+}
 
 describe("identity continuity", () => {
   it("keeps the identity id while endpoint, gateway, provider, version and environment change", async () => {
@@ -193,6 +208,45 @@ describe("lifecycle", () => {
       current: "revoked",
       allowed: ["retired"],
     });
+  });
+
+  it("refuses a no-op transition with 409: no new version, no history event, no log entry", async () => {
+    const admin = await Caller.create("admin");
+    const { identity_id: id } = await admin.createPassport();
+    await admin.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "suspended", reason: "incident" });
+    const before = await organisationState(admin.organisation);
+    const logged = await logEntriesOf(id);
+    expect(logged).toEqual([1, 2]);
+
+    const response = await admin.request("PATCH", `/v1/passports/${id}/state`, {
+      lifecycle: "suspended",
+      reason: "again",
+    });
+    expect(response.status).toBe(409);
+    expect(await response.json()).toMatchObject({
+      type: "urn:svc:passport:problem:invalid-transition",
+      detail: expect.stringContaining("already suspended"),
+      current: "suspended",
+      allowed: ["active", "revoked", "retired"],
+    });
+    expect(await organisationState(admin.organisation)).toBe(before);
+    expect(await logEntriesOf(id)).toEqual(logged);
+    expect((await resolve(id)).record.record_version).toBe(2);
+  });
+
+  it("refuses marking a retired passport a duplicate: retirement is final", async () => {
+    const admin = await Caller.create("admin");
+    const survivor = await admin.createPassport();
+    const { identity_id: id } = await admin.createPassport();
+    await admin.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "retired", reason: "end of life" });
+    const before = await organisationState(admin.organisation);
+    const response = await admin.request("POST", `/v1/passports/${id}/duplicate-of`, {
+      survivor_id: survivor.identity_id,
+      reason: "same object",
+    });
+    expect(response.status).toBe(409);
+    expect(await response.json()).toMatchObject({ type: "urn:svc:passport:problem:invalid-transition", allowed: [] });
+    expect(await organisationState(admin.organisation)).toBe(before);
   });
 
   it("keeps a retired passport resolvable and unchangeable", async () => {

@@ -95,6 +95,29 @@ describe("publication", () => {
     expect(history.items.map((e: { record_version: number }) => e.record_version)).toEqual([1, 2, 3]);
   });
 
+  it("says saved, published and visible worldwide within the bound, never 'serves it now', with a link to the status route", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport();
+    await owner.json("PATCH", `/v1/passports/${id}`, { display_name: "Published" });
+    const page = await app.request(
+      `http://control.test/dashboard/passports/${id}?done=state`,
+      { headers: { "cf-access-jwt-assertion": owner.token } },
+      env,
+    );
+    const html = await page.text();
+    expect(html).toContain("Saved and published as record version 2 (signed and written)");
+    expect(html).toContain("at the latest within 2 minutes");
+    expect(html).not.toContain("serves it now");
+    const statusUrl = `${env.RESOLVER_BASE_URL}/api/p/${id}/status`;
+    expect(html).toContain(`href="${statusUrl}"`);
+    // The link answers a signed token of the current state, the version just published.
+    const status = await env.TEST_RESOLVER.fetch(`http://resolver.test/api/p/${id}/status`);
+    expect(status.status).toBe(200);
+    const { token } = await status.json<{ token: string }>();
+    const claims = JSON.parse(atob((token.split(".")[1] ?? "").replace(/-/g, "+").replace(/_/g, "/")));
+    expect(claims).toMatchObject({ identity_id: id, publication: "published", record_version: 2 });
+  });
+
   it("tells the truth about a deferred publication: the API says pending, the Dashboard says delayed, until the retry publishes", async () => {
     const owner = await Caller.create("owner");
     const { identity_id: id } = await owner.createPassport();
@@ -113,7 +136,11 @@ describe("publication", () => {
 
     await drainOutbox(env, new Date(Date.now() + 60_000));
     const published = await owner.json("GET", `/v1/passports/${id}`);
-    expect(published.publication).toEqual({ status: "published", next_attempt_at: null });
+    expect(published.publication).toEqual({
+      status: "published",
+      next_attempt_at: null,
+      status_url: `${env.RESOLVER_BASE_URL}/api/p/${id}/status`,
+    });
     expect((await resolve(id)).record.record_version).toBe(2);
   });
 

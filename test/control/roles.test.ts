@@ -9,13 +9,19 @@ const operations: Operation[] = [
   {
     name: "create an agent passport",
     minimum: "editor",
-    run: (c) => c.request("POST", "/v1/passports", { family: "agent", organisation_id: c.organisation }),
+    run: (c) =>
+      c.request("POST", "/v1/passports", {
+        family: "agent",
+        organisation_id: c.organisation,
+        display_name: "Role test",
+      }),
   },
   {
     // API passports are acquired through the marketplace; outside it only an owner or admin creates one (docs/api-passports.md).
     name: "create an API passport outside the marketplace",
     minimum: "admin",
-    run: (c) => c.request("POST", "/v1/passports", { family: "api", organisation_id: c.organisation }),
+    run: (c) =>
+      c.request("POST", "/v1/passports", { family: "api", organisation_id: c.organisation, display_name: "Role test" }),
   },
   {
     name: "add a binding",
@@ -146,7 +152,7 @@ describe("tenant isolation", () => {
       ["POST", `/v1/passports/${id}/duplicate-of`, { survivor_id: id, reason: "x" }],
       ["GET", `/v1/organisations/${a.organisation}`],
       ["PUT", `/v1/organisations/${a.organisation}/members/${b.subject}`, { role: "owner" }],
-      ["POST", "/v1/passports", { family: "api", organisation_id: a.organisation }],
+      ["POST", "/v1/passports", { family: "api", organisation_id: a.organisation, display_name: "Not yours" }],
     ];
     for (const [method, path, body] of attempts) {
       const response = await b.request(method, path, body);

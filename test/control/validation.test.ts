@@ -45,6 +45,28 @@ describe("request validation", () => {
     });
   }
 
+  it("refuses an empty create (no name, no binding) with 400 naming display_name, publishing nothing", async () => {
+    const owner = await Caller.create("owner");
+    const before = await organisationState(owner.organisation);
+    for (const body of [
+      { family: "api", organisation_id: owner.organisation },
+      { family: "agent", organisation_id: owner.organisation, bindings: [] },
+    ]) {
+      const response = await owner.request("POST", "/v1/passports", body);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({
+        type: "urn:svc:passport:problem:invalid-request",
+        errors: [{ path: "display_name", message: expect.stringContaining("name the passport or give it a binding") }],
+      });
+    }
+    // A whitespace-only name is no name either.
+    const blank = await owner.request("POST", "/v1/passports", { family: "api", display_name: "   " });
+    expect(blank.status).toBe(400);
+    expect(await organisationState(owner.organisation)).toBe(before);
+    const list = await owner.json("GET", `/v1/passports?organisation_id=${owner.organisation}`);
+    expect(list.items).toEqual([]);
+  });
+
   it("lists each schema problem with its path", async () => {
     const owner = await Caller.create("owner");
     const response = await owner.request("POST", "/v1/passports", {

@@ -18,7 +18,11 @@ async function existingCustomer() {
   const organisation = await api(user, "POST", "/v1/organisations", { name: "Example Payments", parent_id: parentId });
   expect(organisation.status).toBe(201);
   const organisationId = (await organisation.json<{ id: string }>()).id;
-  const passport = await api(user, "POST", "/v1/passports", { family: "api", organisation_id: organisationId });
+  const passport = await api(user, "POST", "/v1/passports", {
+    family: "api",
+    organisation_id: organisationId,
+    display_name: "Existing API",
+  });
   expect(passport.status).toBe(201);
   const passportId = (await passport.json<{ identity_id: string }>()).identity_id;
   return { user, parentId, organisationId, passportId };

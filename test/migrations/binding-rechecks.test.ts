@@ -1,13 +1,13 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 
-const MIGRATION = "0017_binding_rechecks.sql";
+const MIGRATION = "0018_binding_rechecks.sql";
 const before = env.TEST_MIGRATIONS.slice(
   0,
   env.TEST_MIGRATIONS.findIndex((m) => m.name === MIGRATION),
 );
 
-describe("migration 0017: bindings already verified or lapsed are put on the re-check schedule", () => {
+describe("migration 0018: bindings already verified or lapsed are put on the re-check schedule", () => {
   it("a verified binding falls due two days before its proof ends, a lapsed one now, a claimed one never", async () => {
     const db = env.TEST_MIGRATION_DB_RECHECKS;
     expect(before.length).toBeGreaterThan(0);

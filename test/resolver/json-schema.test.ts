@@ -46,6 +46,7 @@ describe("the JSON Schema served at /schemas/passport-record.json", () => {
       aggregate({ passport: { family: "agent", lifecycle: "retired", displayName: null, availability: null } }),
       aggregate({ passport: { lifecycle: "suspended", recheckRequired: true, duplicateOf: mintIdentityId() } }),
       aggregate({ parent: { id: "org_p", name: "Parent" }, bindings: [], evidence: [] }),
+      aggregate({ operator: { id: "org_ops", name: "Example Hosting Ltd" } }),
       aggregate({
         authority: [{ action: "payments.refund", context: "up to 100 EUR", grantedBy: null, expiresAt: null }],
       }),

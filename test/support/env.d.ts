@@ -26,5 +26,8 @@ declare namespace Cloudflare {
     TEST_MIGRATION_DB_ATTESTATION: D1Database;
     TEST_MIGRATION_DB_CANONICAL: D1Database;
     TEST_MIGRATION_DB_RECHECKS: D1Database;
+    /** Runs of the propagation property and the seed of its recorded history; empty for the defaults. */
+    TEST_PROPAGATION_RUNS: string;
+    TEST_PROPAGATION_SEED: string;
   }
 }

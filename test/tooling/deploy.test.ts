@@ -10,12 +10,14 @@ import {
   type Configs,
   committedConfigs,
   committedDevelopmentName,
+  firstControlConfig,
   generateConfigs,
+  resourceNames,
 } from "../../scripts/deploy/config.ts";
 import { exampleValues, fieldsToFill, madeUpHex } from "../../scripts/deploy/examples.ts";
 import { preflight } from "../../scripts/deploy/preflight.ts";
 import { EnvironmentSettings, parseSettings, SettingsError } from "../../scripts/deploy/settings.ts";
-import { type DeployContext, deploy } from "../../scripts/deploy/steps.ts";
+import { type DeployContext, deploy, planLines, workerDeploys } from "../../scripts/deploy/steps.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const example = parseSettings(readFileSync(join(root, "deploy", "settings.example.json"), "utf8"), "example");
@@ -300,6 +302,7 @@ function fakeAccount() {
     queues: new Set<string>(),
     secrets: new Set<string>(),
     controlDeployed: false,
+    resolverDeployed: false,
     logVerifierKey: "",
   };
   const calls: string[] = [];
@@ -317,7 +320,14 @@ function fakeAccount() {
     else if (a === "secret" && b === "list") {
       if (!state.controlDeployed) throw new Error("Worker not found");
       return JSON.stringify([...state.secrets].map((name) => ({ name, type: "secret_text" })));
-    } else if (a === "deploy" && c === "control.json") state.controlDeployed = true;
+    } else if (a === "deploy" && c === "resolver.json") {
+      // As Cloudflare does: a binding to a script (or its Durable Object class) that does not exist is refused.
+      if (!state.controlDeployed) throw new Error("binding PUBLICATION_SEQUENCER: script passport-control not found");
+      state.resolverDeployed = true;
+    } else if (a === "deploy" && c === "control.json") {
+      if (!state.resolverDeployed) throw new Error("service binding RESOLVER: script passport-resolver not found");
+      state.controlDeployed = true;
+    } else if (a === "deploy" && c === "control-first.json") state.controlDeployed = true;
     return "";
   };
   const context = (): DeployContext => ({
@@ -325,7 +335,7 @@ function fakeAccount() {
     run,
     fetch: async (url) =>
       String(url).endsWith("/health") ? new Response('{"status":"ok"}') : Response.json({ keys: [{ kid: "k" }] }),
-    writeConfigs: () => ({ resolver: "resolver.json", control: "control.json" }),
+    writeConfigs: () => ({ resolver: "resolver.json", control: "control.json", controlFirst: "control-first.json" }),
     secretsFile: (secrets) => {
       secretFiles.push(secrets);
       for (const name of Object.keys(secrets)) state.secrets.add(name);
@@ -350,7 +360,7 @@ function fakeAccount() {
 }
 
 describe("deploy steps", () => {
-  it("creates what is missing, migrates, deploys the resolver before the control plane, then re-runs without creating anything", async () => {
+  it("creates what is missing, migrates, deploys the control plane without its resolver binding, the resolver, the control plane, then re-runs without creating anything", async () => {
     const account = fakeAccount();
     const first = await deploy(account.context());
     expect(account.calls).toEqual([
@@ -368,8 +378,10 @@ describe("deploy steps", () => {
       "queues create passport-binding-checks",
       "secret list --format json -c control.json",
       "d1 migrations apply DB --remote -c control.json",
+      // Each Worker binds the other: the control plane goes first without RESOLVER, with its secrets.
+      "deploy -c control-first.json --secrets-file secrets.json",
       "deploy -c resolver.json",
-      "deploy -c control.json --secrets-file secrets.json",
+      "deploy -c control.json",
     ]);
     const [secrets = {}] = account.secretFiles;
     expect(Object.keys(secrets).sort()).toEqual([...CONTROL_SECRETS].sort());
@@ -399,6 +411,47 @@ describe("deploy steps", () => {
     expect(second.newSigningKey).toBeUndefined();
     expect(second.newLogVerifierKey).toBeUndefined();
     expect(account.secretFiles).toHaveLength(1);
+  });
+
+  it("on an environment whose control plane exists, deploys the resolver, then the control plane, only", async () => {
+    const account = fakeAccount();
+    await deploy(account.context());
+    account.calls.length = 0;
+    await deploy(account.context());
+    expect(account.calls.filter((call) => call.startsWith("deploy"))).toEqual([
+      "deploy -c resolver.json",
+      "deploy -c control.json",
+    ]);
+    expect(workerDeploys(true)).toEqual(["resolver", "control"]);
+    expect(workerDeploys(false)).toEqual(["controlFirst", "resolver", "control"]);
+  });
+
+  it("plans, for a dry run, the control plane's first upload without RESOLVER before the resolver that binds its class", () => {
+    const names = resourceNames("staging");
+    const lines = planLines(
+      names,
+      { resolver: "https://id.staging.example.com", control: "https://passport.staging.example.com" },
+      ".deploy/staging",
+    );
+    expect(lines).toEqual([
+      "1. find or create KV passport-snapshots-staging, D1 passport-staging, queues passport-acquisitions-staging, passport-acquisitions-staging-dlq and passport-binding-checks-staging",
+      "2. write configuration to .deploy/staging/ and apply D1 migrations remotely",
+      "3. on a first deploy only (no passport-control-staging yet): deploy passport-control-staging without its RESOLVER binding, with its secrets, so the resolver's binding to its PublicationSequencer has a class to bind",
+      "4. deploy passport-resolver-staging on https://id.staging.example.com",
+      "5. deploy passport-control-staging on https://passport.staging.example.com, with any missing secret (generated or from the environment)",
+      "6. smoke check https://id.staging.example.com/health and /.well-known/jwks.json",
+    ]);
+    // What each upload binds: the first control upload nothing of the resolver's; the resolver the
+    // class that upload created, in this environment's control plane.
+    const configs = generateConfigs(committed, "staging", staging, { kvNamespaceId: "kv2", d1DatabaseId: "d2" });
+    const first = firstControlConfig(configs.control, names.resolver);
+    expect(first.services).toEqual([]);
+    expect({ ...first, services: configs.control.services }).toEqual(configs.control);
+    expect(configs.resolver.durable_objects).toMatchObject({
+      bindings: [
+        { name: "PUBLICATION_SEQUENCER", class_name: "PublicationSequencer", script_name: "passport-control-staging" },
+      ],
+    });
   });
 
   it("stops before any deploy when an AWS credential is neither set nor provided", async () => {

@@ -3,6 +3,7 @@ import {
   type FetchLike,
   LogClient,
   MemoryCheckpointStore,
+  PROPAGATION_WINDOW_SECONDS,
   TileCache,
   type VerifyOutcome,
 } from "../../packages/verifier/src/index.ts";
@@ -158,6 +159,26 @@ describe("freshness by checkpoint: newest version", () => {
     });
   });
 
+  it("calls the older record stale, not a replay, within the propagation window after the newer version", async () => {
+    const { log, a } = await world();
+    log.serving.set(a, 2);
+    log.historyUpTo.set(a, 2);
+    // Version 3's record may not have reached this location yet, while the log already has it.
+    const newer = Date.parse(log.version(a, 3).record.published_at as string);
+    log.serveCheckpoint({ time: newer + 10_000 });
+    const at = (ms: number) => log.verifier({}, { now: () => ms }).verify(a, { family: "api" });
+    expect(await at(newer + 10_000)).toMatchObject({
+      outcome: "stale",
+      next_step: "re-resolve",
+      stale: [{ what: "propagation", lagging: "record", newer_version: 3 }],
+      relied_on: { identity_id: a, record_version: 2 },
+    });
+    expect(await at(newer + (PROPAGATION_WINDOW_SECONDS + 1) * 1000)).toMatchObject({
+      outcome: "not_newest",
+      newer_version: 3,
+    });
+  });
+
   it("catches the replay by reading the bundles when the hint lies or is missing", async () => {
     const { log, a } = await world();
     log.serving.set(a, 1);
@@ -191,21 +212,33 @@ describe("freshness by checkpoint: remembered checkpoint", () => {
   /** A verifier remembering checkpoints, whose resolver the test swaps. */
   function remembering(start: LogResolver) {
     let current = start;
+    let clock = NOW;
     const store = new MemoryCheckpointStore();
-    const verifier = start.verifier({ store }, { fetch: (input, init) => current.fetch(input, init) });
-    return { verifier, store, use: (log: LogResolver) => (current = log) };
+    const verifier = start.verifier(
+      { store },
+      { fetch: (input, init) => current.fetch(input, init), now: () => clock },
+    );
+    return { verifier, store, use: (log: LogResolver) => (current = log), setClock: (ms: number) => (clock = ms) };
   }
 
-  it("accepts an extension, and refuses a rolled-back log", async () => {
+  it("accepts an extension, and refuses a rolled-back log once a lagging cache cannot explain it", async () => {
     const { log, a } = await world();
     log.serveCheckpoint({ size: 550 });
-    const { verifier, store } = remembering(log);
+    const { verifier, store, setClock } = remembering(log);
     expect(logOf(await verifier.verify(a))?.remembered).toBe("first");
     log.serveCheckpoint({});
     expect(logOf(await verifier.verify(a))?.remembered).toBe("extended");
     expect(logOf(await verifier.verify(a))?.remembered).toBe("unchanged");
     expect(await store.load(LOG_ORIGIN)).toMatchObject({ size: 600 });
     log.serveCheckpoint({ size: 590 });
+    // Within the propagation window after the remembered checkpoint was signed, another location's
+    // copy may still be the older one: not yet, rather than a rollback (docs/freshness.md).
+    expect(await verifier.verify(a)).toMatchObject({
+      outcome: "stale",
+      next_step: "re-resolve",
+      stale: [{ what: "propagation", lagging: "log" }],
+    });
+    setClock(NOW + (PROPAGATION_WINDOW_SECONDS + 1) * 1000);
     expect(await verifier.verify(a)).toMatchObject({
       outcome: "rolled_back",
       remembered_size: 600,

@@ -14,7 +14,13 @@ import { CompactSign, importJWK } from "jose";
 import { describe, expect, it } from "vitest";
 import { EXIT } from "../../packages/verifier/src/cli/args.ts";
 import { run } from "../../packages/verifier/src/cli/main.ts";
-import { type FetchLike, type JwkSet, RecordCache, Verifier } from "../../packages/verifier/src/index.ts";
+import {
+  type FetchLike,
+  type JwkSet,
+  PROPAGATION_WINDOW_SECONDS,
+  RecordCache,
+  Verifier,
+} from "../../packages/verifier/src/index.ts";
 import { signingKeyPair } from "../../scripts/dev-keys.mjs";
 import { publishPassport } from "../../workers/control/src/publication/publish.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";
@@ -33,6 +39,13 @@ async function snapshot(id: string) {
 function tamper(id: string, text: string, metadata: SnapshotMetadata): Promise<void> {
   return env.SNAPSHOTS.put(snapshotKey(id), text, { metadata });
 }
+
+/**
+ * A clock past the propagation window: the versions the tests publish are seconds old, and until
+ * then an older copy is what a lagging cache may still serve (`stale`, docs/freshness.md). A replay
+ * is one that persists past the window.
+ */
+const afterPropagation = () => Date.now() + (PROPAGATION_WINDOW_SECONDS + 5) * 1000;
 
 /** A passport with `versions` published versions, and the snapshot of each as it was published. */
 async function publishedVersions(versions: number) {
@@ -167,7 +180,13 @@ describe("signed records: each kind of tampering has its own outcome", () => {
 
     // Validly signed, so the record alone looks fine; only the chain shows it is not current.
     expect((await verifierFor({ jwks: pinned() }).verify(id)).outcome).toBe("ok");
-    const result = await verifierFor({ jwks: pinned() }).verify(id, { history: true });
+    // Right after version 3 was published, the older copy may be a cache that has not caught up.
+    expect(await verifierFor({ jwks: pinned() }).verify(id, { history: true })).toMatchObject({
+      outcome: "stale",
+      next_step: "re-resolve",
+      stale: [{ what: "propagation", lagging: "record", newer_version: 3 }],
+    });
+    const result = await verifierFor({ jwks: pinned(), now: afterPropagation }).verify(id, { history: true });
     expect(result).toMatchObject({
       outcome: "history_broken",
       kind: "rollback",
@@ -182,12 +201,19 @@ describe("signed records: each kind of tampering has its own outcome", () => {
 
   it("an older version replayed after a newer one was seen: history_broken (rollback), from the cache or the caller's note", async () => {
     const { id, snapshots } = await publishedVersions(2);
-    const verifier = verifierFor({ jwks: pinned() });
+    let clock = Date.now;
+    const verifier = verifierFor({ jwks: pinned(), now: () => clock() });
     const seen = await verifier.verify(id, { consequence: "higher" });
     expect(seen).toMatchObject({ outcome: "ok", relied_on: { record_version: 2 } });
 
     const first = snapshots[0] as Awaited<ReturnType<typeof snapshot>>;
     await tamper(id, first.text, first.metadata);
+    // The cached copy says when version 2 was published: just now, so another location may lag.
+    expect(await verifier.verify(id, { consequence: "higher" })).toMatchObject({
+      outcome: "stale",
+      stale: [{ what: "propagation", lagging: "record", newer_version: 2 }],
+    });
+    clock = afterPropagation;
     const replayed = await verifier.verify(id, { consequence: "higher" });
     expect(replayed).toMatchObject({
       outcome: "history_broken",
@@ -210,7 +236,12 @@ describe("signed records: each kind of tampering has its own outcome", () => {
     const { id, snapshots } = await publishedVersions(3);
     await env.SNAPSHOTS.delete(historyKey(id, 2));
 
-    const result = await verifierFor({ jwks: pinned() }).verify(id, { history: true });
+    // Entries reach a location one by one, so right after version 3 a missing one is not yet a gap.
+    expect(await verifierFor({ jwks: pinned() }).verify(id, { history: true })).toMatchObject({
+      outcome: "stale",
+      stale: [{ what: "propagation", lagging: "history", newer_version: 3 }],
+    });
+    const result = await verifierFor({ jwks: pinned(), now: afterPropagation }).verify(id, { history: true });
     expect(result).toMatchObject({
       outcome: "history_broken",
       kind: "gap",
@@ -275,13 +306,19 @@ describe("key rotation", () => {
 });
 
 describe("passport verify with trusted keys", () => {
-  async function passport(args: string[], files: Record<string, string> = {}, fetch: FetchLike = resolverFetch) {
+  async function passport(
+    args: string[],
+    files: Record<string, string> = {},
+    fetch: FetchLike = resolverFetch,
+    now: () => number = Date.now,
+  ) {
     const out: string[] = [];
     const code = await run(args, {
       stdout: (text) => out.push(text),
       stderr: (text) => out.push(text),
       env: { PASSPORT_RESOLVER: RESOLVER },
       fetch,
+      now,
       readFile: async (path) => {
         const text = files[path];
         if (text === undefined) throw new Error("ENOENT");
@@ -306,7 +343,11 @@ describe("passport verify with trusted keys", () => {
 
     const first = snapshots[0] as Awaited<ReturnType<typeof snapshot>>;
     await tamper(id, first.text, first.metadata);
-    const replay = await passport(["verify", id, "--jwks", "keys.json", "--history", "--json"], files);
+    const args = ["verify", id, "--jwks", "keys.json", "--history", "--json"];
+    const propagating = await passport(args, files);
+    expect(propagating.code).toBe(EXIT.failed);
+    expect(JSON.parse(propagating.stdout)).toMatchObject({ outcome: "stale", stale: [{ what: "propagation" }] });
+    const replay = await passport(args, files, resolverFetch, afterPropagation);
     expect(replay.code).toBe(EXIT.proof);
     expect(JSON.parse(replay.stdout)).toMatchObject({ outcome: "history_broken", kind: "rollback" });
 

@@ -30,6 +30,14 @@ export const PROBLEMS = {
     status: 409,
     title: "The organisation already holds another cloud account's marketplace subscriptions",
   },
+  "passport-choice-required": {
+    status: 409,
+    title: "The organisation has several active passports of this family; choose the one to adopt",
+  },
+  "passport-not-adoptable": {
+    status: 409,
+    title: "The chosen passport is not an active passport of this family in the organisation",
+  },
   "rate-limited": { status: 429, title: "Too many requests" },
   unavailable: { status: 503, title: "Temporarily unavailable" },
   internal: { status: 500, title: "Internal error" },

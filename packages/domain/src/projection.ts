@@ -23,6 +23,8 @@ export interface PassportAggregate {
   };
   organisation: { id: string; name: string };
   parent: Nullable<{ id: string; name: string }>;
+  /** A separate organisation that operates the object while `organisation` stays responsible (spec 2.1). */
+  operator?: Nullable<{ id: string; name: string }>;
   bindings: {
     class: string;
     value: string;
@@ -122,7 +124,7 @@ export function projectPublicRecord(
   publishedAt: string,
   previousDigest?: string,
 ): UnsealedRecord {
-  const { passport, organisation, parent } = aggregate;
+  const { passport, organisation, parent, operator } = aggregate;
   const record = {
     record_format: RECORD_FORMAT,
     format_version: RECORD_FORMAT_VERSION,
@@ -135,6 +137,7 @@ export function projectPublicRecord(
       relationship: passport.relationship,
       ...(parent ? { parent: { id: parent.id, name: parent.name } } : {}),
     },
+    ...(operator ? { operator: { id: operator.id, name: operator.name } } : {}),
     bindings: aggregate.bindings.map((b) => ({
       ...present({ class: b.class, value: b.value, label: b.label, bound_at: b.boundAt }),
       verification: bindingVerification(b),

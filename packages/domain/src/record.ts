@@ -131,6 +131,13 @@ const PublicOrganisation = z
   })
   .strict();
 
+const PublicOperator = z
+  .object({ id: Text(64), name: Text(200) })
+  .strict()
+  .describe(
+    "The organisation that operates the object, where it is not the organisation named in `organisation`, which stays responsible for it (spec 2.1). A claim, like `organisation`: it proves no runtime control.",
+  );
+
 const PublicState = z
   .object({
     lifecycle: LifecycleStatus,
@@ -167,6 +174,7 @@ export const PassportRecord = z
     family: Family,
     display_name: Text(200).optional(),
     organisation: PublicOrganisation,
+    operator: PublicOperator.optional(),
     bindings: z.array(PublicBinding),
     state: PublicState,
     evidence: z.array(PublicEvidence),

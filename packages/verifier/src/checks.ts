@@ -374,6 +374,7 @@ const CURRENT_PROOF: Record<string, string> = {
 
 function describeStale(item: StaleItem): string {
   if (item.what === "recheck_required") return "the passport was reactivated or changed and is awaiting a re-check";
+  if (item.what === "propagation") return `the ${item.lagging ?? "proof"} has not caught up with a publication yet`;
   if (item.what === "status") {
     const problem = item.problem ?? "unavailable";
     const why = CURRENT_PROOF[problem] ?? `the status token is not usable (${problem})`;

@@ -29,6 +29,7 @@ export {
   type ProofCheck,
   type ProofFinding,
 } from "./proof.ts";
+export { PROPAGATION_WINDOW_SECONDS } from "./propagation.ts";
 export type * from "./record.ts";
 export { type PassportRecordView, parseRecord } from "./record.ts";
 export {

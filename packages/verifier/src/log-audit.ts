@@ -76,6 +76,14 @@ export async function auditLog(client: LogClient, options: AuditOptions): Promis
   let tileAudit: TileAudit | undefined;
   try {
     const accepted = await acceptCheckpoint(client, options.store, options.now, options.signal);
+    if (!accepted.ok && "behind" in accepted) {
+      const { rememberedSize, rememberedTime, offered } = accepted.behind;
+      return finish(
+        "checkpoint_stale",
+        `The log served a tree of ${offered.size} entries, smaller than the ${rememberedSize} accepted at ${rememberedTime}, within the time a cached checkpoint may lag (docs/freshness.md). Audit again shortly.`,
+        { checkpoint: offered },
+      );
+    }
     if (!accepted.ok) {
       return finish(accepted.finding.outcome, accepted.finding.reason, {
         finding: { ...accepted.finding, log: client.origin } as Omit<LogFinding, "relied_on">,

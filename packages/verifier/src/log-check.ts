@@ -4,7 +4,8 @@ import { LogClient, LogFetchError, type LogFetchFailure, type TileCache } from "
 import { decodeEntry, encodeEntry } from "./log/entry.ts";
 import { findTamperedTile } from "./log/tile-audit.ts";
 import { acceptCheckpoint, type CheckpointStore, type WithoutContext } from "./log-checkpoint.ts";
-import type { LogFinding, LogProof, ReliedOn } from "./outcome.ts";
+import type { LogFinding, LogProof, ReliedOn, StaleFinding } from "./outcome.ts";
+import { propagating, withinPropagation } from "./propagation.ts";
 import type { PassportRecordView } from "./record.ts";
 
 /** Default bound on the entry bundles read after a record's entry (256 entries each). */
@@ -61,6 +62,8 @@ export async function logClientFor(
 export type LogCheck =
   | { ok: true; proof: LogProof }
   | { ok: false; finding: LogFinding }
+  /** The record and the log disagree in a way publication in progress explains (propagation.ts). */
+  | { ok: false; stale: StaleFinding }
   | {
       ok: false;
       network: {
@@ -119,6 +122,20 @@ async function check(
   });
 
   const accepted = await acceptCheckpoint(client, settings.store, now, signal);
+  if (!accepted.ok && "behind" in accepted) {
+    const { rememberedSize, rememberedTime, offered } = accepted.behind;
+    return {
+      ok: false,
+      stale: propagating(
+        relied_on,
+        {
+          lagging: "log",
+          detail: `checkpoint of ${offered.size} entries offered; ${rememberedSize} accepted at ${rememberedTime}`,
+        },
+        `the log's checkpoint here (${offered.size} entries) is older than the one accepted at ${rememberedTime} (${rememberedSize} entries)`,
+      ),
+    };
+  }
   if (!accepted.ok) return fail(accepted.finding);
   const { checkpoint, view: cp, remembered } = accepted;
 
@@ -198,17 +215,26 @@ async function check(
       detail: tile?.message ?? detail,
     });
   };
-  const replay = (newer: { index: number; version: number }, via: "hint" | "scan") =>
-    fail({
-      outcome: "not_newest",
-      next_step: "re-resolve",
-      reason: `The log holds version ${newer.version} of this passport (entry ${newer.index}), newer than the version ${version} served: an old record is being replayed as current. Re-resolve from a resolver you trust, and do not rely on this one.`,
-      record_version: version,
-      newer_version: newer.version,
-      newer_index: newer.index,
-      via,
-      checkpoint: cp,
-    });
+  const replay = (newer: { index: number; version: number; publishedAt: string }, via: "hint" | "scan"): LogCheck =>
+    withinPropagation(newer.publishedAt, now)
+      ? {
+          ok: false,
+          stale: propagating(
+            relied_on,
+            { lagging: "record", newer_version: newer.version, published_at: newer.publishedAt },
+            `the log holds version ${newer.version} (entry ${newer.index}, published ${newer.publishedAt}), and this copy still shows version ${version}`,
+          ),
+        }
+      : fail({
+          outcome: "not_newest",
+          next_step: "re-resolve",
+          reason: `The log holds version ${newer.version} of this passport (entry ${newer.index}), newer than the version ${version} served: an old record is being replayed as current. Re-resolve from a resolver you trust, and do not rely on this one.`,
+          record_version: version,
+          newer_version: newer.version,
+          newer_index: newer.index,
+          via,
+          checkpoint: cp,
+        });
   const bundles = new Map<number, Awaited<ReturnType<LogClient["bundle"]>>>();
   const bundle = async (n: number) => {
     let read = bundles.get(n);
@@ -218,12 +244,15 @@ async function check(
     }
     return read;
   };
-  const newerIn = (entries: Uint8Array[], first: number): { index: number; version: number } | undefined => {
+  const newerIn = (
+    entries: Uint8Array[],
+    first: number,
+  ): { index: number; version: number; publishedAt: string } | undefined => {
     for (const [offset, bytes] of entries.entries()) {
       if (first + offset <= index) continue;
       const later = decodeEntry(bytes);
       if (later?.identityId === record.identity_id && later.recordVersion > version) {
-        return { index: first + offset, version: later.recordVersion };
+        return { index: first + offset, version: later.recordVersion, publishedAt: later.publishedAt };
       }
     }
     return undefined;

@@ -6,6 +6,7 @@ import type { RememberedCheckpoint } from "./log/checkpoint-state.ts";
 import { type LogClient, toBase64, type VerifiedCheckpoint } from "./log/client.ts";
 import { findTamperedTile } from "./log/tile-audit.ts";
 import type { CheckpointView, LogFinding, LogProof } from "./outcome.ts";
+import { withinPropagation } from "./propagation.ts";
 
 /** How far ahead of the verifier's clock a checkpoint's time may be (clock skew). */
 const MAX_CLOCK_SKEW_MS = 300_000;
@@ -44,7 +45,13 @@ export class MemoryCheckpointStore implements CheckpointStore {
 
 export type AcceptedCheckpoint =
   | { ok: true; checkpoint: VerifiedCheckpoint; view: CheckpointView; remembered: LogProof["remembered"] }
-  | { ok: false; finding: WithoutContext<LogFinding> };
+  | { ok: false; finding: WithoutContext<LogFinding> }
+  /**
+   * A smaller tree than the remembered one, offered within the propagation window after the
+   * remembered one was signed: another location's copy of the checkpoint has not caught up yet
+   * (propagation.ts). Nothing is accepted and the remembered checkpoint stays.
+   */
+  | { ok: false; behind: { rememberedSize: number; rememberedTime: string; offered: CheckpointView } };
 
 /**
  * Fetches the log's checkpoint, verifies it under the pinned key and witness policy, and, with a
@@ -100,6 +107,12 @@ export async function acceptCheckpoint(
     const advance = await client.advance(before, checkpoint, signal);
     switch (advance.outcome) {
       case "rolled_back":
+        if (stored?.time && withinPropagation(stored.time, now)) {
+          return {
+            ok: false,
+            behind: { rememberedSize: advance.rememberedSize, rememberedTime: stored.time, offered: cp },
+          };
+        }
         return failed({
           outcome: "rolled_back",
           next_step: "deny",

@@ -147,6 +147,11 @@ export interface LogProof {
 export interface SeenVersion {
   record_version: number;
   digest: string;
+  /**
+   * When that version was published (its `published_at`). With it, an older version served within
+   * the propagation window after it is `stale` (a cache has not caught up), not a rollback.
+   */
+  published_at?: string;
 }
 
 interface Common<Ok extends boolean> {
@@ -296,7 +301,17 @@ export type CurrentProofProblem =
   | "publication_pending";
 
 export interface StaleItem {
-  what: "evidence" | "record" | "recheck_required" | "status";
+  /**
+   * `propagation`: two pieces of the service's proof disagree in a way that publication in progress
+   * explains (one reached this location before the other, docs/freshness.md), so nothing is
+   * established yet; `lagging` says which piece is behind.
+   */
+  what: "evidence" | "record" | "recheck_required" | "status" | "propagation";
+  /** For `propagation`: the piece that has not caught up yet. */
+  lagging?: "record" | "history" | "log";
+  /** For `propagation`: the newer version the other piece shows, and when it was published. */
+  newer_version?: number;
+  published_at?: string;
   claim?: string;
   evidence_id?: string;
   /** Age in seconds; absent when the evidence carries no observation time. */
@@ -311,7 +326,7 @@ export interface StaleItem {
   /** `status` only: the committed version still being published, and when it is retried. */
   pending_version?: number;
   next_attempt_at?: string;
-  /** `status` only: what went wrong, for a person. */
+  /** `status` and `propagation`: what went wrong, for a person. */
   detail?: string;
 }
 

@@ -8,11 +8,14 @@ import type {
   SeenVersion,
   SignatureInvalidFinding,
   SignatureProblem,
+  StaleFinding,
   UnknownKeyFinding,
 } from "./outcome.ts";
+import { propagating, withinPropagation } from "./propagation.ts";
 import type { PassportRecordView } from "./record.ts";
 
-export type ProofFinding = SignatureInvalidFinding | UnknownKeyFinding | HistoryBrokenFinding;
+/** A failed proof, or (`stale`) pieces of it that publication in progress explains (propagation.ts). */
+export type ProofFinding = SignatureInvalidFinding | UnknownKeyFinding | HistoryBrokenFinding | StaleFinding;
 export type ProofCheck = { ok: true; proof: Proof } | { ok: false; finding: ProofFinding };
 
 /** One entry of a passport's published history, as served (docs/signing.md). */
@@ -120,6 +123,20 @@ function historyBroken(
   };
 }
 
+function lagging(
+  record: PassportRecordView,
+  behind: "record" | "history",
+  newer: number,
+  publishedAt: string | undefined,
+  what: string,
+): ProofFinding {
+  return propagating(
+    proofReliedOn(record),
+    { lagging: behind, newer_version: newer, ...(publishedAt ? { published_at: publishedAt } : {}) },
+    what,
+  );
+}
+
 /**
  * Checks a record as served: its digest against its canonical JSON, then its detached signature
  * against the trusted keys (when any are configured).
@@ -158,11 +175,26 @@ export async function checkRecordProof(
 /**
  * Compares a record with a version seen before: an older version served as current is a rollback,
  * a different record for the same version a fork. A newer version passes (the history check, when
- * asked for, shows whether it descends from the one seen).
+ * asked for, shows whether it descends from the one seen). An older version within the propagation
+ * window after the one seen was published (when `seen.published_at` says when) is `stale`: another
+ * location's copy has not caught up yet.
  */
-export function compareWithSeen(record: PassportRecordView, seen: SeenVersion): ProofFinding | undefined {
+export function compareWithSeen(
+  record: PassportRecordView,
+  seen: SeenVersion,
+  now = Number.NEGATIVE_INFINITY,
+): ProofFinding | undefined {
   const version = record.record_version;
   if (version === undefined) return undefined;
+  if (version < seen.record_version && withinPropagation(seen.published_at, now)) {
+    return lagging(
+      record,
+      "record",
+      seen.record_version,
+      seen.published_at,
+      `version ${seen.record_version} was seen, and this copy still shows version ${version}`,
+    );
+  }
   if (version < seen.record_version) {
     return historyBroken(
       record,
@@ -196,6 +228,7 @@ export async function checkHistory(
   entries: HistoryEntryView[],
   keys: KeyRing | undefined,
   seen: SeenVersion[],
+  now = Number.NEGATIVE_INFINITY,
 ): Promise<ProofFinding | undefined> {
   if (keys) {
     for (const { signature, ...entry } of entries) {
@@ -224,6 +257,16 @@ export async function checkHistory(
         `the history lists version ${entry.record_version} after version ${previous.record_version}`,
       );
     }
+    if (entry.previous_digest !== previous?.digest && withinPropagation(entry.published_at, now)) {
+      // The entries between were written before this one, and may reach this location after it.
+      return lagging(
+        record,
+        "history",
+        entry.record_version,
+        entry.published_at,
+        `the history lists version ${entry.record_version} but not yet every version before it`,
+      );
+    }
     if (entry.previous_digest !== previous?.digest) {
       return historyBroken(
         record,
@@ -240,6 +283,15 @@ export async function checkHistory(
   }
   for (const version of seen) {
     const listed = entries.find((e) => e.record_version === version.record_version);
+    if (!listed && withinPropagation(version.published_at, now)) {
+      return lagging(
+        record,
+        "history",
+        version.record_version,
+        version.published_at,
+        `version ${version.record_version} was seen, and the history does not list it yet`,
+      );
+    }
     if (!listed || listed.digest !== version.digest) {
       return historyBroken(
         record,
@@ -256,6 +308,9 @@ export async function checkHistory(
   const version = record.record_version ?? 0;
   const mine = entries.find((e) => e.record_version === version);
   const last = entries.at(-1);
+  if (!mine && withinPropagation(record.published_at, now)) {
+    return lagging(record, "history", version, record.published_at, `the history does not list version ${version} yet`);
+  }
   if (!mine) {
     return historyBroken(
       record,
@@ -273,6 +328,15 @@ export async function checkHistory(
       "published_history",
       `the history lists a different record for version ${version}`,
       { expected: mine.digest, actual: record.digest ?? "" },
+    );
+  }
+  if (last && last !== mine && withinPropagation(last.published_at, now)) {
+    return lagging(
+      record,
+      "record",
+      last.record_version,
+      last.published_at,
+      `the history lists version ${last.record_version}, and this copy still shows version ${version}`,
     );
   }
   if (last && last !== mine) {

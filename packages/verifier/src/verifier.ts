@@ -37,6 +37,7 @@ import {
   type ProofFailure,
   type ProofSource,
   type SeenVersion,
+  type Stale,
   type StaleItem,
   type StatusProof,
   type VerifyOutcome,
@@ -123,7 +124,8 @@ export interface Resolved {
   proof: Proof;
 }
 
-export type ResolveResult = Resolved | NotFound | MalformedId | NetworkFailure | ProofFailure;
+/** `stale` here is publication still propagating (the record and its proof disagree for now). */
+export type ResolveResult = Resolved | NotFound | MalformedId | NetworkFailure | ProofFailure | Stale;
 
 const DEFAULT_JWKS_MAX_AGE_SECONDS = 300;
 
@@ -539,12 +541,16 @@ export class Verifier {
     if (options.seen) seen.push(options.seen);
     const before = replaced?.proof ? replaced.record : undefined;
     if (before?.record_version !== undefined && before.digest !== undefined && before !== entry.record) {
-      seen.push({ record_version: before.record_version, digest: before.digest });
+      seen.push({
+        record_version: before.record_version,
+        digest: before.digest,
+        ...(before.published_at ? { published_at: before.published_at } : {}),
+      });
     }
     const fail = (finding: ProofFinding | LogFinding) =>
       proofFailure(identityId, finding, source(entry, url, now, how));
     for (const version of seen) {
-      const finding = compareWithSeen(entry.record, version);
+      const finding = compareWithSeen(entry.record, version, now);
       if (finding) return fail(finding);
     }
     const newest = seen.reduce<SeenVersion | undefined>(
@@ -559,7 +565,7 @@ export class Verifier {
         const { ok: _, url: historyUrl, ...failure } = answer;
         return networkFailure(identityId, historyUrl, failure);
       }
-      const finding = await checkHistory(entry.record, answer.entries, keys, seen);
+      const finding = await checkHistory(entry.record, answer.entries, keys, seen, this.#now());
       if (finding) return fail(finding);
       entry.proof = { ...(entry.proof as Proof), history: keys ? "verified" : "chain_only" };
     }
@@ -569,6 +575,7 @@ export class Verifier {
       const { client, settings } = await this.#log;
       const check = await checkLog(client, settings, entry.record, entry.logIndex, this.#now(), options.signal);
       if (!check.ok && "network" in check) return networkFailure(identityId, check.network.url, check.network.failure);
+      if (!check.ok && "stale" in check) return proofFailure(identityId, check.stale, result.source);
       if (!check.ok) return fail(check.finding);
       result.proof.log = check.proof;
     }
@@ -667,9 +674,12 @@ function resolved(
   };
 }
 
-/** A record whose proof failed: the finding is the outcome, and its contents are not evaluated. */
-function proofFailure(identityId: string, finding: ProofFinding | LogFinding, from: ProofSource): ProofFailure {
-  return outcome<ProofFailure>({ ...finding, identity_id: identityId, source: from, findings: [finding] });
+/**
+ * A record whose proof failed, or is still propagating (`stale`): the finding is the outcome, and
+ * its contents are not evaluated.
+ */
+function proofFailure(identityId: string, finding: ProofFinding | LogFinding, from: ProofSource): ProofFailure | Stale {
+  return outcome<ProofFailure | Stale>({ ...finding, identity_id: identityId, source: from, findings: [finding] });
 }
 
 const NETWORK_REASONS: Record<NetworkFailureKind, string> = {

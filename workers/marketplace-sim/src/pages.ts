@@ -3,7 +3,8 @@ import { html } from "hono/html";
 const STYLE = html`<style>
   body { font: 16px/1.5 system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem; }
   label { display: block; margin: .75rem 0 .25rem; }
-  input, select, button { font: inherit; padding: .35rem .5rem; }
+  input, select, button { font: inherit; padding: .35rem .5rem; max-width: 100%; box-sizing: border-box; }
+  code { overflow-wrap: anywhere; }
   button { margin-top: 1rem; }
   .note { color: #555; font-size: .9rem; }
 </style>`;
@@ -12,7 +13,7 @@ const STYLE = html`<style>
 export function marketplacePage(fulfillmentUrl: string) {
   return html`<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>Simulated marketplace: Passport API listing</title>${STYLE}</head>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Simulated marketplace: Passport API listing</title>${STYLE}</head>
 <body>
   <h1>Passport API (free) <small>simulated marketplace</small></h1>
   <p class="note">Local development only. Subscribing issues a registration token and posts it to
@@ -45,7 +46,7 @@ export function marketplacePage(fulfillmentUrl: string) {
 export function setupRedirectPage(fulfillmentUrl: string, token: string) {
   return html`<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>Setting up your account…</title>${STYLE}</head>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Setting up your account…</title>${STYLE}</head>
 <body>
   <p>Taking you to the seller to set up your account…</p>
   <form id="handoff" method="post" action="${fulfillmentUrl}">

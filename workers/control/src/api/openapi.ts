@@ -87,6 +87,54 @@ function parameters(operation: DeclaredOperation) {
   return [...fromPath, ...fromQuery, ...ifMatch];
 }
 
+const pascal = (word: string) =>
+  word
+    .split(/[^A-Za-z0-9]+/)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join("");
+
+/**
+ * A stable `operationId` from the method and path, unique because they are: each literal segment
+ * after `/v1` in PascalCase, each parameter as `By{Name}`.
+ * @example
+ * operationId({ method: "post", path: "/v1/passports/{id}/duplicate-of" }); // "postPassportsByIdDuplicateOf"
+ */
+function operationId(operation: Pick<DeclaredOperation, "method" | "path">): string {
+  const segments = operation.path
+    .split("/")
+    .filter((segment) => segment !== "" && segment !== "v1")
+    .map((segment) => {
+      const parameter = /^\{(\w+)\}$/.exec(segment)?.[1];
+      return parameter ? `By${pascal(parameter)}` : pascal(segment);
+    });
+  return `${operation.method}${segments.join("")}`;
+}
+
+/**
+ * The headers a success answer carries. Every answer with a passport view carries its `ETag`, the
+ * value `If-Match` expects back (docs/dashboard.md); a create answers 201 with the new resource's
+ * `Location`.
+ */
+function successHeaders(operation: DeclaredOperation, status: number, response: string | undefined) {
+  const headers: Record<string, unknown> = {};
+  if (response === "PassportView") {
+    headers.ETag = {
+      description:
+        'The passport\'s record version as a strong entity tag, `"v{record_version}"`; send it back as `If-Match`.',
+      required: true,
+      schema: { type: "string", pattern: '^"v[0-9]+"$' },
+    };
+  }
+  if (status === 201 && operation.method === "post") {
+    headers.Location = {
+      description: "The path of the created resource.",
+      required: true,
+      schema: { type: "string", format: "uri-reference" },
+    };
+  }
+  return Object.keys(headers).length > 0 ? { headers } : {};
+}
+
 function jsonSchema(named: Record<string, z.ZodType>, io: "input" | "output") {
   const [schema] = Object.values(named);
   return z.toJSONSchema(schema ?? z.unknown(), { io, unrepresentable: "any" });
@@ -104,12 +152,15 @@ export function openApiDocument(serverUrl: string) {
     const response = operation.response && schemaName(operation.response);
     if (operation.body && request) schemas[request] = jsonSchema(operation.body, "input");
     if (operation.response && response) schemas[response] = jsonSchema(operation.response, "output");
-    const status = String(operation.status ?? 200);
-    const success = response
-      ? { description: "OK", content: { "application/json": { schema: ref(response) } } }
-      : { description: "OK" };
+    const status = operation.status ?? 200;
+    const success = (code: number) => ({
+      description: code === 201 ? "Created" : "OK",
+      ...successHeaders(operation, code, response),
+      ...(response ? { content: { "application/json": { schema: ref(response) } } } : {}),
+    });
     paths[operation.path] ??= {};
     (paths[operation.path] as Record<string, unknown>)[operation.method] = {
+      operationId: operationId(operation),
       summary: operation.summary,
       description: `Minimum role: ${operation.role}.`,
       parameters: parameters(operation),
@@ -117,8 +168,8 @@ export function openApiDocument(serverUrl: string) {
         ? { requestBody: { required: true, content: { "application/json": { schema: ref(request) } } } }
         : {}),
       responses: {
-        [status]: success,
-        ...(operation.alsoStatus ? { [String(operation.alsoStatus)]: success } : {}),
+        [String(status)]: success(status),
+        ...(operation.alsoStatus ? { [String(operation.alsoStatus)]: success(operation.alsoStatus) } : {}),
         "400": problemResponse("Invalid request"),
         "401": problemResponse("Missing or invalid token"),
         "403": problemResponse("Role too weak"),
@@ -135,6 +186,8 @@ export function openApiDocument(serverUrl: string) {
       title: "Passport Identity Service: Dashboard API",
       version: "2026-10",
       description: "Authenticated control plane. Errors are RFC 9457 problem details.",
+      // The service is not open source; the SPDX form of "no licence is granted" (as in packages/verifier).
+      license: { name: "Proprietary: all rights reserved", identifier: "LicenseRef-Proprietary" },
     },
     servers: [{ url: serverUrl }],
     paths,

@@ -121,6 +121,15 @@ export const CreatePassportRequest = z
   })
   .strict()
   .superRefine((body, ctx) => {
+    // A passport with neither a name nor a binding says nothing about which object it identifies,
+    // yet it would be published at once (docs/lifecycle.md#creation).
+    if (body.display_name === undefined && body.bindings.length === 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["display_name"],
+        message: "name the passport or give it a binding, so the record says which object it identifies",
+      });
+    }
     body.bindings.forEach((binding, index) => {
       const refusal = bindingClassRefusal(body.family, binding.class);
       if (refusal) ctx.addIssue({ code: "custom", path: ["bindings", index, "class"], message: refusal });
@@ -134,11 +143,17 @@ const UpdateFields = {
     .enum(["responsible", "operator"])
     .optional()
     .describe("The organisation's relationship to the object (spec 2.1): responsible for it, or operating it."),
+  operator_organisation_id: Text(64)
+    .nullable()
+    .optional()
+    .describe(
+      "Another organisation that operates the object while this passport's organisation stays responsible (spec 2.1); you must be at least an editor there. null: none.",
+    ),
 };
 const SOMETHING_TO_UPDATE = {
-  check: (body: { display_name?: unknown; relationship?: unknown }) =>
-    body.display_name !== undefined || body.relationship !== undefined,
-  message: "Send display_name, relationship or both.",
+  check: (body: { display_name?: unknown; relationship?: unknown; operator_organisation_id?: unknown }) =>
+    body.display_name !== undefined || body.relationship !== undefined || body.operator_organisation_id !== undefined,
+  message: "Send display_name, relationship, operator_organisation_id or any of them together.",
 };
 
 export const UpdatePassportRequest = z

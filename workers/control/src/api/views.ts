@@ -61,6 +61,10 @@ export const PassportView = z.object({
     relationship: z.enum(["responsible", "operator"]),
     parent: z.object({ id: z.string(), name: z.string() }).nullable(),
   }),
+  operator: z
+    .object({ id: z.string(), name: z.string() })
+    .nullable()
+    .describe("A separate organisation that operates the object while `organisation` stays responsible (spec 2.1)."),
   state: z.object({
     lifecycle: LifecycleStatus,
     availability: Availability.nullable(),
@@ -106,11 +110,20 @@ export const PassportView = z.object({
   resolver_url: z.url(),
   publication: z
     .object({
-      status: z.enum(["published", "pending"]),
+      status: z
+        .enum(["published", "pending"])
+        .describe(
+          "published: this record version is signed and written to the resolver's store; pending: it is saved (committed) and its publication waits for a retry at next_attempt_at.",
+        ),
       next_attempt_at: Timestamp.nullable(),
+      status_url: z
+        .url()
+        .describe(
+          "The resolver's status route for this passport: a signed status token of the current state, read from the source of truth and never cached (docs/freshness.md, Status token).",
+        ),
     })
     .describe(
-      "Whether the resolver serves this record version yet: `pending` while its publication waits for a retry at next_attempt_at (docs/publication.md).",
+      "Saved, published, visible: every version in this answer is saved. `published` means signed and written; resolvers in every location serve it within 60 s plus the delay of a second cache purge (120 s at the latest should that purge be delayed; clients may keep an answer 15 s more), not at once (docs/freshness.md). status_url states the current state at once.",
     ),
 });
 export type PassportView = z.infer<typeof PassportView>;
@@ -144,6 +157,11 @@ function resolverUrl(env: Env, identityId: string): string {
   return `${env.RESOLVER_BASE_URL}/api/p/${identityId}.json`;
 }
 
+/** The resolver's status route for one passport (docs/freshness.md, Status token). */
+function statusUrl(env: Env, identityId: string): string {
+  return `${env.RESOLVER_BASE_URL}/api/p/${identityId}/status`;
+}
+
 export function passportEtag(recordVersion: number): string {
   return `"v${recordVersion}"`;
 }
@@ -155,7 +173,7 @@ export function passportView(
   pending?: { nextAttemptAt: string },
   now = Date.now(),
 ): PassportView {
-  const { passport, organisation, parent } = stored;
+  const { passport, organisation, parent, operator } = stored;
   return {
     identity_id: passport.id,
     family: passport.family,
@@ -166,6 +184,7 @@ export function passportView(
       relationship: passport.relationship,
       parent: parent ? { id: parent.id, name: parent.name } : null,
     },
+    operator: operator ? { id: operator.id, name: operator.name } : null,
     state: {
       lifecycle: passport.lifecycle,
       availability: passport.availability,
@@ -202,8 +221,8 @@ export function passportView(
     updated_at: passport.updatedAt,
     resolver_url: resolverUrl(env, passport.id),
     publication: pending
-      ? { status: "pending", next_attempt_at: pending.nextAttemptAt }
-      : { status: "published", next_attempt_at: null },
+      ? { status: "pending", next_attempt_at: pending.nextAttemptAt, status_url: statusUrl(env, passport.id) }
+      : { status: "published", next_attempt_at: null, status_url: statusUrl(env, passport.id) },
   };
 }
 

@@ -3,8 +3,10 @@ import {
   canTransition,
   type Family,
   isReactivation,
+  type LifecycleStatus,
   PRIMARY_BINDING_CLASS,
 } from "@passport/domain";
+import { requireRole } from "../access/membership.ts";
 import { HttpProblem } from "../api/problem.ts";
 import {
   type AuthorityExpiryRequest,
@@ -16,7 +18,7 @@ import {
   type UpdatePassportRequest,
 } from "../api/requests.ts";
 import { type Database, randomId } from "../db/client.ts";
-import type { Role } from "../db/organisations.ts";
+import { membershipIn, type Role } from "../db/organisations.ts";
 import {
   authorityOf,
   bindingOf,
@@ -127,18 +129,64 @@ export async function duplicateRaceRefusal(
   });
 }
 
-/** A new display name and/or a stated relationship of the organisation to the object (spec 2.1). */
-export function displayUpdate(input: UpdatePassportRequest): PassportChange {
+/**
+ * The organisation named as a separate operator, checked: another organisation than the passport's,
+ * in which the caller is at least an editor (naming it publishes its name in the record). A
+ * non-member gets the same answer as an unknown id, so the check reveals no organisation.
+ */
+async function namedOperator(db: Database, subject: string, passport: PassportRow, operatorId: string) {
+  const refuse = (message: string) =>
+    new HttpProblem("invalid-request", {
+      detail: `${message.charAt(0).toUpperCase()}${message.slice(1)}.`,
+      errors: [{ path: "operator_organisation_id", message }],
+    });
+  if (operatorId === passport.organisationId) {
+    throw refuse("this is the passport's own organisation; a separate operator is another organisation");
+  }
+  const membership = await membershipIn(db, subject, operatorId);
+  if (!membership) throw refuse("no organisation you belong to has this id");
+  requireRole(membership, "editor");
+}
+
+/**
+ * A new display name, a stated relationship of the organisation to the object, and/or a separate
+ * operator organisation (spec 2.1). A separate operator is stated only while the passport's
+ * organisation is the responsible one: an organisation that itself only operates the object
+ * leaves no one else to name.
+ */
+export async function displayUpdate(
+  db: Database,
+  subject: string,
+  passport: PassportRow,
+  input: UpdatePassportRequest,
+): Promise<PassportChange> {
+  const operatorId = input.operator_organisation_id;
+  const relationship = input.relationship ?? passport.relationship;
+  const operatorAfter = operatorId !== undefined ? operatorId : passport.operatorOrganisationId;
+  if (relationship === "operator" && operatorAfter) {
+    throw new HttpProblem("invalid-request", {
+      detail: "A separate operator is named only while this organisation is the responsible one.",
+      errors: [{ path: "operator_organisation_id", message: "needs relationship responsible" }],
+    });
+  }
+  if (operatorId) await namedOperator(db, subject, passport, operatorId);
   const detail = {
     ...(input.display_name !== undefined ? { display_name: input.display_name } : {}),
     ...(input.relationship ? { relationship: input.relationship } : {}),
+    ...(operatorId !== undefined ? { operator_organisation_id: operatorId } : {}),
   };
   return {
-    kind: input.display_name !== undefined ? "display.updated" : "relationship.changed",
+    kind:
+      input.display_name !== undefined
+        ? "display.updated"
+        : input.relationship
+          ? "relationship.changed"
+          : "operator.changed",
     detail,
     set: {
       ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
       ...(input.relationship ? { relationship: input.relationship } : {}),
+      ...(operatorId !== undefined ? { operatorOrganisationId: operatorId } : {}),
     },
   };
 }
@@ -330,21 +378,29 @@ export function roleForStateChange(input: StateChangeRequest): Role {
 }
 
 /**
- * A state change. The lifecycle moves only along the state machine in @passport/domain (asking for
- * the current lifecycle again is not a transition). Reactivating a suspended or deprecated passport
+ * The refusal of a lifecycle change the state machine does not allow, naming the current status and
+ * the allowed ones. Asking for the current status again is refused too (docs/lifecycle.md): it would
+ * publish a new version and a history event that change nothing.
+ */
+function transitionRefusal(from: LifecycleStatus, to: LifecycleStatus): HttpProblem {
+  const allowed = allowedTransitions(from);
+  const detail =
+    from === to ? `The passport is already ${from}; nothing was changed.` : `A ${from} passport cannot become ${to}.`;
+  return new HttpProblem("invalid-transition", {
+    detail: `${detail} Allowed: ${allowed.join(", ") || "none"}.`,
+    current: from,
+    allowed,
+  });
+}
+
+/**
+ * A state change. The lifecycle moves only along the state machine in @passport/domain. Reactivating a suspended or deprecated passport
  * sets the re-check flag: while it was out of use its bindings and evidence may have gone stale, so
  * verifiers are told to look again until an editor confirms with `recheck_completed`.
  */
 export function stateChange(passport: PassportRow, input: StateChangeRequest): PassportChange {
   const to = input.lifecycle;
-  if (to && to !== passport.lifecycle && !canTransition(passport.lifecycle, to)) {
-    const allowed = allowedTransitions(passport.lifecycle);
-    throw new HttpProblem("invalid-transition", {
-      detail: `A ${passport.lifecycle} passport cannot become ${to}. Allowed: ${allowed.join(", ") || "none"}.`,
-      current: passport.lifecycle,
-      allowed,
-    });
-  }
+  if (to && !canTransition(passport.lifecycle, to)) throw transitionRefusal(passport.lifecycle, to);
   const reactivated = to !== undefined && isReactivation(passport.lifecycle, to);
   const set = {
     ...(to ? { lifecycle: to } : {}),

@@ -144,9 +144,12 @@ export function movedScope(organisationId: string): SQL {
   return sql`${passports.organisationId} = ${organisationId}`;
 }
 
-/** The scope of a rename: the organisation's passports and its children's (their records name it as the parent). */
+/**
+ * The scope of a rename: the organisation's passports, its children's (their records name it as the
+ * parent) and those naming it as their separate operator.
+ */
 export function renamedScope(organisationId: string): SQL {
-  return sql`(${passports.organisationId} = ${organisationId} or ${passports.organisationId} in (select ${organisations.id} from ${organisations} where ${organisations.parentId} = ${organisationId}))`;
+  return sql`(${passports.organisationId} = ${organisationId} or ${passports.organisationId} in (select ${organisations.id} from ${organisations} where ${organisations.parentId} = ${organisationId}) or ${passports.operatorOrganisationId} = ${organisationId})`;
 }
 
 /** Organisations whose parent is one of `organisationIds`. */

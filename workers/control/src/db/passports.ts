@@ -1,4 +1,4 @@
-import { and, asc, eq, getTableName, gt, inArray, isNull, ne, sql } from "drizzle-orm";
+import { and, asc, eq, getTableName, gt, inArray, isNull, ne, or, sql } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Database } from "./client.ts";
 import { authority, bindings, events, evidence, members, organisations, outbox, passports } from "./schema.ts";
@@ -106,13 +106,18 @@ export async function passportWithMembership(db: Database, subject: string, id: 
  */
 function aggregateReads(db: Database, id: string) {
   const organisationOf = db.select({ id: passports.organisationId }).from(passports).where(eq(passports.id, id));
+  const operatorOf = db.select({ id: passports.operatorOrganisationId }).from(passports).where(eq(passports.id, id));
   const parentOf = db
     .select({ id: organisations.parentId })
     .from(organisations)
     .where(inArray(organisations.id, organisationOf));
   return [
     db.select().from(passports).where(eq(passports.id, id)),
-    db.select().from(organisations).where(inArray(organisations.id, organisationOf)),
+    // The responsible organisation and, when there is one, the separate operator: one read for both.
+    db
+      .select()
+      .from(organisations)
+      .where(or(inArray(organisations.id, organisationOf), inArray(organisations.id, operatorOf))),
     db.select().from(organisations).where(inArray(organisations.id, parentOf)),
     db
       .select()
@@ -137,14 +142,19 @@ type AggregateResults = BatchResponse<ReturnType<typeof aggregateReads>>;
 
 function toAggregate(
   id: string,
-  [[passport], [organisation], [parent], boundList, evidenceList, authorityList, [pending]]: AggregateResults,
+  [[passport], named, [parent], boundList, evidenceList, authorityList, [pending]]: AggregateResults,
 ) {
   if (!passport) return undefined;
+  const organisation = named.find((o) => o.id === passport.organisationId);
   if (!organisation) throw new Error(`passport ${id} has no organisation`);
+  const operator = passport.operatorOrganisationId
+    ? named.find((o) => o.id === passport.operatorOrganisationId)
+    : undefined;
   return {
     passport,
     organisation,
     parent,
+    operator,
     bindings: boundList,
     evidence: evidenceList,
     authority: authorityList,

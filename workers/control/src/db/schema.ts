@@ -84,6 +84,8 @@ export const passports = sqliteTable(
     relationship: text("relationship", { enum: ["responsible", "operator"] })
       .notNull()
       .default("responsible"),
+    /** A separate organisation that operates the object while `organisationId` stays responsible (spec 2.1). */
+    operatorOrganisationId: text("operator_organisation_id").references(() => organisations.id),
     lifecycle: text("lifecycle", { enum: ["active", "suspended", "revoked", "retired"] })
       .notNull()
       .default("active"),
@@ -103,6 +105,8 @@ export const passports = sqliteTable(
     listIndex("passports_org_environment_created", t, "environment"),
     listIndex("passports_org_lifecycle_created", t, "lifecycle"),
     listIndex("passports_org_family_created", t, "family"),
+    // An operator's rename finds the records naming it (migration 0017).
+    index("passports_operator").on(t.operatorOrganisationId),
   ],
 );
 

@@ -32,7 +32,7 @@ export function customerOf(row: AcquisitionRow): ResolvedCustomer | undefined {
 /**
  * The account, passport and publication stages (spec 4.3 steps 6, 8): the cloud account's account
  * reused, else linked to `existing` or created; its passport of the family reused, adopted from the
- * organisation, else issued; then published. Every write is idempotent or guarded by a unique key,
+ * organisation (the one the claimant chose, else the oldest active one), else issued; then published. Every write is idempotent or guarded by a unique key,
  * so a retried or concurrent run converges on one account, parent and passport. Runs in the queue
  * consumer for a cloud account that already has an account, and in the claim for one that has none
  * yet (the claimant chooses where the subscription belongs).
@@ -46,6 +46,8 @@ export async function setUpAccountAndPassport(
     marketplaceCustomerId: string;
     family: "api" | "agent";
     existing?: ExistingOrganisation;
+    /** The organisation's passport the claimant chose to adopt; omitted: the oldest active one. */
+    chosenPassport?: string;
     attempts: number;
     now: () => string;
   },
@@ -71,7 +73,13 @@ export async function setUpAccountAndPassport(
     at: now(),
   });
 
-  const { passportId, outcome: passportOutcome } = await ensurePassport(db, account, input.family, now());
+  const { passportId, outcome: passportOutcome } = await ensurePassport(
+    db,
+    account,
+    input.family,
+    now(),
+    input.chosenPassport,
+  );
   await recordPassport(db, row.id, { passportId, outcome: passportOutcome, at: now() });
   await recordStage(db, row.id, "passport", {
     status: "succeeded",

@@ -11,7 +11,13 @@ import { customerOf, setUpAccountAndPassport } from "./claim-set-up.ts";
 import { type MarketplaceEnv, secret } from "./config.ts";
 import { keyedHash } from "./crypto.ts";
 import { limitClaims } from "./limits.ts";
-import { type ExistingOrganisation, OrganisationAlreadyLinked } from "./queries/accounts.ts";
+import {
+  adoptionCandidates,
+  type ExistingOrganisation,
+  MAX_ADOPTION_CANDIDATES,
+  OrganisationAlreadyLinked,
+  PassportNotAdoptable,
+} from "./queries/accounts.ts";
 import {
   type AcquisitionRow,
   accountOf,
@@ -35,6 +41,11 @@ const ClaimRequest = z
     claim_reference: z.string().min(1).max(128),
     /** An organisation you own or administer to hold a first-time subscription; omitted: a new one. */
     organisation_id: z.string().min(1).max(128).optional(),
+    /**
+     * The organisation's active passport (of the product's family) to adopt, when it has several;
+     * a claim without it is refused with the candidates listed (`passport-choice-required`).
+     */
+    passport_id: z.string().min(1).max(128).optional(),
   })
   .strict();
 
@@ -91,6 +102,48 @@ async function chosenOrganisation(db: Database, subject: string, organisationId:
   return { organisationId, parentOrganisationId: organisation?.organisation.parentId ?? organisationId };
 }
 
+/** The passports offered to choose from, as the problem documents name them. */
+function candidateList(candidates: { id: string; displayName: string | null }[]) {
+  return candidates.slice(0, MAX_ADOPTION_CANDIDATES).map((p) => ({ identity_id: p.id, display_name: p.displayName }));
+}
+
+/**
+ * The passport a claim adopts from the organisation that will hold the subscription (`target`):
+ * the one the claimant chose, which must be one of its active passports of the family; with no
+ * choice, undefined (the only one is adopted, or a new one issued when there is none), unless it
+ * has several: then the claimant must choose, and the refusal lists them. Checked before the claim
+ * reference is used, so a refused claim can be sent again with a choice.
+ */
+async function choosePassport(
+  db: Database,
+  target: string | undefined,
+  family: "api" | "agent",
+  chosen: string | undefined,
+): Promise<string | undefined> {
+  const candidates = target ? await adoptionCandidates(db, target, family) : [];
+  if (chosen) {
+    if (candidates.some((p) => p.id === chosen)) return chosen;
+    throw notAdoptable(chosen, candidates);
+  }
+  if (candidates.length > 1) {
+    const count =
+      candidates.length > MAX_ADOPTION_CANDIDATES ? `more than ${MAX_ADOPTION_CANDIDATES}` : String(candidates.length);
+    throw new HttpProblem("passport-choice-required", {
+      detail: `The organisation has ${count} active ${family === "api" ? "API" : "agent"} passports; choose the one this subscription adopts (passport_id).`,
+      candidates: candidateList(candidates),
+    });
+  }
+  return undefined;
+}
+
+function notAdoptable(chosen: string, candidates: { id: string; displayName: string | null }[]) {
+  return new HttpProblem("passport-not-adoptable", {
+    detail: `Passport ${chosen} is not an active passport of this family in the organisation that holds the subscription. Choose one of the candidates${candidates.length ? "" : ", or send no passport_id to issue a new one"}.`,
+    passport_id: chosen,
+    candidates: candidateList(candidates),
+  });
+}
+
 /**
  * Sets up the account and passport of a cloud account seen for the first time, where the claimant
  * chose (spec 4.3 steps 6, 8, 1.6): their existing organisation (its API passport is reused) or a new
@@ -102,6 +155,7 @@ async function setUpForClaimant(
   row: AcquisitionRow,
   subject: string,
   existing: ExistingOrganisation | undefined,
+  chosenPassport: string | undefined,
 ) {
   const customer = customerOf(row);
   if (!customer || !row.marketplaceCustomerId || (row.family !== "api" && row.family !== "agent")) {
@@ -114,10 +168,17 @@ async function setUpForClaimant(
       marketplaceCustomerId: row.marketplaceCustomerId,
       family: row.family,
       existing,
+      chosenPassport,
       attempts: 1,
       now: () => new Date().toISOString(),
     });
   } catch (error) {
+    // Suspended, moved or retired since the claim was checked: the reference stays with this
+    // claimant (an unfinished claim), so they can choose again.
+    if (error instanceof PassportNotAdoptable && chosenPassport) {
+      const holder = existing?.organisationId ?? (await accountOf(db, row))?.organisationId;
+      throw notAdoptable(chosenPassport, holder ? await adoptionCandidates(db, holder, row.family) : []);
+    }
     if (!(error instanceof OrganisationAlreadyLinked)) throw error;
     throw new HttpProblem("organisation-already-linked", {
       detail:
@@ -202,12 +263,22 @@ marketplaceApi.post(
       });
     }
     const existing = account ? undefined : await chosenOrganisation(db, subject, body.organisation_id);
+    const settingUp = !account || !row.passportId;
+    if (!settingUp && body.passport_id) {
+      throw new HttpProblem("invalid-request", {
+        detail: "This acquisition's passport is already set up; passport_id chooses one only at a first claim.",
+      });
+    }
+    const family = row.family === "agent" ? "agent" : "api";
+    const chosenPassport = settingUp
+      ? await choosePassport(db, account?.organisationId ?? existing?.organisationId, family, body.passport_id)
+      : undefined;
     if (!unfinishedByYou && !(await consumeClaim(db, row.id, hash, subject, now))) {
       throw new HttpProblem("claim-reference-invalid", { detail: "This claim reference was just used." });
     }
     let outcome: keyof typeof CLAIM_OUTCOMES = alreadyMember ? "reused" : "created";
-    if (!account || !row.passportId) {
-      outcome = (await setUpForClaimant(env, db, row, subject, existing)).accountOutcome;
+    if (settingUp) {
+      outcome = (await setUpForClaimant(env, db, row, subject, existing, chosenPassport)).accountOutcome;
     } else if (!alreadyMember && !(await becomeFirstOwner(db, account.organisationId, subject))) {
       throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
     }

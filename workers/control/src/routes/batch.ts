@@ -39,7 +39,9 @@ export async function runBatch(c: Context<AppEnv>, items: BatchItem[]) {
         const { identity_id, if_match, ...fields } = item.update;
         const request = { db, subject, minimum, expectedVersions: expectedVersions(if_match) };
         committed.push({
-          stored: await commitOrAnswer(request, identity_id, () => displayUpdate(fields)),
+          stored: await commitOrAnswer(request, identity_id, (passport) =>
+            displayUpdate(db, subject, passport, fields),
+          ),
           status: 200,
         });
       }

@@ -148,13 +148,17 @@ passports.patch(
   operation({
     method: "patch",
     path: "/v1/passports/{id}",
-    summary: "Update the display name or the organisation's stated relationship (responsible or operator)",
+    summary:
+      "Update the display name, the organisation's stated relationship (responsible or operator) or a separate operator organisation",
     role: "editor",
     body: { UpdatePassportRequest },
     response: { PassportView },
     ifMatch: true,
   }),
-  (c) => applyChange(c, c.req.param("id"), () => displayUpdate(c.req.valid("json"))),
+  (c) =>
+    applyChange(c, c.req.param("id"), (passport) =>
+      displayUpdate(c.get("db"), c.get("principal").subject, passport, c.req.valid("json")),
+    ),
 );
 
 passports.post(

@@ -4,6 +4,7 @@ import { assetVersions } from "./assets.ts";
 import type { UiEnv } from "./context.ts";
 import { formPosts, signedIn } from "./guard.tsx";
 import { onboardingRoutes } from "./onboarding.tsx";
+import { organisationListPages } from "./organisation-list.tsx";
 import { organisationPages } from "./organisation-page.tsx";
 import { passportActions } from "./passport-actions.tsx";
 import { passportCreation } from "./passport-create.tsx";
@@ -39,6 +40,7 @@ export function dashboardUi(fetchApi: ApiFetch) {
   pages.route("/passports", passportCreation);
   pages.get("/passports/:id", (c) => passportPage(c, c.req.param("id")));
   pages.route("/passports", passportActions);
+  pages.route("/organisations", organisationListPages);
   pages.route("/organisations", organisationPages);
   ui.route("/dashboard", pages);
   return ui;

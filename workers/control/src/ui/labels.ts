@@ -30,6 +30,7 @@ const HISTORY_LABELS: Record<string, string> = {
   "duplicate.retired": "Retired as a duplicate",
   "responsibility.changed": "Responsibility moved",
   "relationship.changed": "Organisation's relationship stated",
+  "operator.changed": "Operator organisation stated",
   "organisation.renamed": "Organisation renamed",
   "organisation.parent_changed": "Organisation's parent changed",
   "organisation.recovered": "Owner recovered by an operator",

@@ -67,6 +67,7 @@ export function Layout(props: {
               <nav aria-label="Main">
                 <a href="/dashboard/passports">Passports</a>
                 <a href="/dashboard/passports/new">New passport</a>
+                <a href="/dashboard/organisations">Organisations</a>
                 <a href="/docs">API reference</a>
               </nav>
               <span class="hint">

@@ -73,7 +73,7 @@ function onboardingPath(acquisitionId: string): string {
 
 const NEXT_STEPS: Record<Acquisition["next"], string> = {
   wait: "Nothing to do: this page follows set-up by itself.",
-  claim: "Set-up is complete. Claim the passport to manage it in the Dashboard.",
+  claim: "Claim the passport to manage it in the Dashboard.",
   contact_support:
     "Contact support and send them the details below. Never send the registration token, and do not try to work around the failure by creating a new account or passport.",
 };
@@ -121,14 +121,42 @@ function ClaimReferenceForm(props: { acquisitionId: string }) {
   );
 }
 
+/** The stages that have not succeeded yet, in order. */
+function pendingStages(acquisition: Acquisition): Stage[] {
+  const succeeded = new Set(acquisition.stages.filter((s) => s.status === "succeeded").map((s) => s.stage));
+  return STAGES.filter((stage) => !succeeded.has(stage));
+}
+
+/**
+ * What is still to happen before the passport is the customer's, in words: set-up is never called
+ * complete while a stage is pending, and the claim, which waits for the customer, is named as theirs.
+ */
+function StillPending(props: { acquisition: Acquisition; choosing: boolean }) {
+  const pending = pendingStages(props.acquisition).filter((stage) => stage !== "claim");
+  const labels = pending.map((stage) => STAGE_LABELS[stage]).join(", ");
+  return (
+    <p id="still-pending">
+      {pending.length === 0 ? "Every set-up stage has succeeded but the last. " : null}
+      {pending.length > 0 && props.choosing
+        ? `Still pending: ${labels}. They run once you claim the passport and choose the organisation that holds the subscription. `
+        : null}
+      {pending.length > 0 && !props.choosing ? `Still pending: ${labels}. ` : null}
+      The last step is yours: {NEXT_STEPS.claim.charAt(0).toLowerCase()}
+      {NEXT_STEPS.claim.slice(1)}
+    </p>
+  );
+}
+
 function StageList(props: { acquisition: Acquisition }) {
   const reached = new Map(props.acquisition.stages.map((s) => [s.stage, s]));
   const finished = props.acquisition.status === "failed";
+  const awaitingClaim = props.acquisition.status === "completed" && !props.acquisition.claimed;
   return (
     <ol class="stages" aria-label="Set-up stages">
       {STAGES.map((stage: Stage) => {
         const row = reached.get(stage);
-        const status = row?.status ?? (finished ? "not reached" : "pending");
+        const status =
+          row?.status ?? (finished ? "not reached" : stage === "claim" && awaitingClaim ? "your step" : "pending");
         return (
           <li>
             <strong>{row?.label ?? STAGE_LABELS[stage]}</strong>
@@ -221,7 +249,8 @@ function OrganisationChoice(props: { organisations: OrganisationItem[] }) {
     <fieldset id="organisation-choice">
       <legend>Which organisation holds this subscription?</legend>
       <p class="hint">
-        Choose one you already run to keep its parent and its API passport; nothing new is published for it.
+        Choose one you already run to keep its parent and its API passport (if it has several, you choose which next);
+        nothing new is published for it.
       </p>
       {choices.map((o) => (
         <label class="choice">
@@ -235,7 +264,61 @@ function OrganisationChoice(props: { organisations: OrganisationItem[] }) {
   );
 }
 
-async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?: Problem) {
+/** A passport the claim may adopt, as the `passport-choice-required` problem lists it. */
+interface PassportCandidate {
+  identity_id: string;
+  display_name: string | null;
+}
+
+/** The organisation chosen at the claim, and its active passports when it has several. */
+interface PassportChoiceState {
+  organisationId: string;
+  candidates: PassportCandidate[];
+}
+
+const CHOICE_PROBLEMS = new Set([
+  `${PROBLEM_TYPE_BASE}passport-choice-required`,
+  `${PROBLEM_TYPE_BASE}passport-not-adoptable`,
+]);
+
+/** The candidates a refused claim listed, when the customer must choose among them. */
+function passportChoiceFrom(problem: Problem, organisationId: string): PassportChoiceState | undefined {
+  if (!organisationId || !CHOICE_PROBLEMS.has(problem.type) || !Array.isArray(problem.candidates)) return undefined;
+  const candidates = (problem.candidates as PassportCandidate[]).filter((p) => typeof p?.identity_id === "string");
+  return candidates.length ? { organisationId, candidates } : undefined;
+}
+
+/**
+ * The organisation the customer chose has several active passports of the product's family: which
+ * one the subscription adopts (it keeps its identity id, so consumers that pinned it see no change).
+ */
+function PassportChoice(props: { acquisitionId: string; choice: PassportChoiceState; organisationName?: string }) {
+  const { choice } = props;
+  return (
+    <fieldset id="passport-choice">
+      <legend>Which passport does this subscription adopt?</legend>
+      <input type="hidden" name="organisation_id" value={choice.organisationId} />
+      <p class="hint">
+        {props.organisationName ?? "The organisation"} <code>{choice.organisationId}</code> has several active
+        passports. The one you choose keeps its identity id; the others are left as they are.{" "}
+        <a href={onboardingPath(props.acquisitionId)}>Choose another organisation</a>
+      </p>
+      {choice.candidates.map((p) => (
+        <label class="choice">
+          <input type="radio" name="passport_id" value={p.identity_id} required /> {p.display_name ?? "(no name)"}{" "}
+          <code>{p.identity_id}</code>
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+async function onboardingPage(
+  c: UiContext,
+  acquisitionId: string,
+  claimProblem?: Problem,
+  passportChoice?: PassportChoiceState,
+) {
   const viewer = c.get("viewer");
   const reference = claimReference(c, acquisitionId);
   if (!viewer) {
@@ -310,13 +393,26 @@ async function onboardingPage(c: UiContext, acquisitionId: string, claimProblem?
         {acquisition.status === "completed" && !acquisition.claimed ? (
           <form method="post" action="/dashboard/onboarding/claim" class="panel" id="claim">
             <h2>Claim your passport</h2>
+            <StillPending acquisition={acquisition} choosing={choosing} />
             <p>
-              {NEXT_STEPS.claim} You are signed in as <code>{viewer.subject}</code>; the marketplace account and its
-              passport will be managed by this sign-in.
+              You are signed in as <code>{viewer.subject}</code>; the marketplace account and its passport will be
+              managed by this sign-in.
             </p>
             <input type="hidden" name="csrf" value={viewer.csrf} />
             <input type="hidden" name="acquisition" value={acquisition.acquisition_id} />
-            {choosing ? <OrganisationChoice organisations={organisations?.ok ? organisations.body.items : []} /> : null}
+            {choosing && passportChoice ? (
+              <PassportChoice
+                acquisitionId={acquisition.acquisition_id}
+                choice={passportChoice}
+                organisationName={
+                  organisations?.ok
+                    ? organisations.body.items.find((o) => o.id === passportChoice.organisationId)?.name
+                    : undefined
+                }
+              />
+            ) : choosing ? (
+              <OrganisationChoice organisations={organisations?.ok ? organisations.body.items : []} />
+            ) : null}
             {claimProblem ? <ProblemMessage problem={claimProblem} id="claim-problem" /> : null}
             <button type="submit">Claim this passport</button>
           </form>
@@ -383,14 +479,18 @@ export function onboardingRoutes(fetchApi: ApiFetch) {
       });
     }
     const organisationId = String(form.get("organisation_id") ?? "");
+    const passportId = String(form.get("passport_id") ?? "");
     const claimed = await c.get("api").call<Acquisition>(`/v1/acquisitions/${encodeURIComponent(id)}/claim`, {
       method: "POST",
       body: {
         claim_reference: claimReference(c, id) ?? "",
         ...(organisationId ? { organisation_id: organisationId } : {}),
+        ...(passportId ? { passport_id: passportId } : {}),
       },
     });
-    if (!claimed.ok) return onboardingPage(c, id, claimed.problem);
+    if (!claimed.ok) {
+      return onboardingPage(c, id, claimed.problem, passportChoiceFrom(claimed.problem, organisationId));
+    }
     deleteCookie(c, claimCookieName(c), { path: CLAIM_COOKIE_PATH });
     return c.redirect(onboardingPath(id), 303);
   });

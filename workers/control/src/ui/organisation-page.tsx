@@ -6,6 +6,7 @@ import type { SubscriptionHistory as SubscriptionHistorySchema } from "../market
 import type { UiEnv } from "./context.ts";
 import { historyLabel, historySummary } from "./labels.ts";
 import { Layout, ProblemMessage, Time } from "./layout.tsx";
+import { OrganisationName, organisationPath } from "./organisation-list.tsx";
 import { refuseForgedPost } from "./session.ts";
 
 type UiContext = Context<UiEnv>;
@@ -42,10 +43,6 @@ interface OrganisationItem {
 /** The names marketplace set-up gives the organisations it makes; public, so the customer should replace them. */
 const NEUTRAL_NAMES = new Set(["Marketplace account", "Marketplace customer"]);
 
-function organisationPath(id: string, query = ""): string {
-  return `/dashboard/organisations/${encodeURIComponent(id)}${query}`;
-}
-
 /**
  * One organisation: who it says it is (name and parent, published in every record that names it),
  * its children, members and history. Admins rename it and choose its parent among the
@@ -72,8 +69,10 @@ async function organisationPage(
   const organisation = found.body;
   const products = await api.call<SubscriptionHistory>(`/v1/organisations/${encodeURIComponent(id)}/subscriptions`);
   const canEdit = roleAtLeast(organisation.role, "admin");
-  const mine = canEdit ? await api.call<{ items: OrganisationItem[] }>("/v1/organisations") : undefined;
-  const parents = (mine?.ok ? mine.body.items : []).filter(
+  const mine = await api.call<{ items: OrganisationItem[] }>("/v1/organisations");
+  // Only organisations the viewer belongs to get a link: the API answers any other with 404.
+  const memberOf = new Set((mine.ok ? mine.body.items : []).map((o) => o.id));
+  const parents = (canEdit && mine.ok ? mine.body.items : []).filter(
     (o) =>
       roleAtLeast(o.role, "admin") && o.id !== organisation.id && !organisation.children.some((ch) => ch.id === o.id),
   );
@@ -85,9 +84,14 @@ async function organisationPage(
   return c.html(
     <Layout title={organisation.name} viewer={viewer}>
       <p>
-        <a href="/dashboard/passports">Passports</a>
+        <a href="/dashboard/organisations">← All organisations</a>
       </p>
       <h1>{organisation.name}</h1>
+      {done === "created" ? (
+        <p class="notice" role="status">
+          Organisation created; you are its owner.
+        </p>
+      ) : null}
       {done === "members" ? (
         <p class="notice" role="status">
           Members updated.
@@ -95,8 +99,9 @@ async function organisationPage(
       ) : null}
       {done === "saved" ? (
         <p class="notice" role="status">
-          Saved. Every passport record naming this organisation now carries the change; the resolver serves the first 20
-          at once and the rest at about 200 a minute.
+          Saved. Every passport record naming this organisation now carries the change; the first 20 are published now
+          and the rest at about 200 a minute, and resolvers in every location serve each within about a minute of its
+          publication (2 minutes at the latest).
         </p>
       ) : null}
       <dl class="facts">
@@ -106,11 +111,7 @@ async function organisationPage(
         </dd>
         <dt>Parent</dt>
         <dd>
-          {organisation.parent ? (
-            <a href={organisationPath(organisation.parent.id)}>{organisation.parent.name}</a>
-          ) : (
-            "none"
-          )}
+          {organisation.parent ? <OrganisationName organisation={organisation.parent} memberOf={memberOf} /> : "none"}
         </dd>
         <dt>Your role</dt>
         <dd>{organisation.role}</dd>
@@ -161,7 +162,13 @@ async function organisationPage(
           <ul id="children">
             {organisation.children.map((child) => (
               <li>
-                <a href={organisationPath(child.id)}>{child.name}</a> <code>{child.id}</code>
+                <OrganisationName organisation={child} memberOf={memberOf} />
+                {memberOf.has(child.id) ? (
+                  <>
+                    {" "}
+                    <code>{child.id}</code>
+                  </>
+                ) : null}
               </li>
             ))}
           </ul>

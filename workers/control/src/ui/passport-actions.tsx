@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { BindingCheckView, PassportView } from "../api/views.ts";
 import type { ApiCall, ApiResult } from "./api.ts";
 import type { UiEnv } from "./context.ts";
+import { confirmationDue, confirmationPage, finalChange } from "./passport-confirm.tsx";
 import { passportPage } from "./passport-page.tsx";
 import { refuseForgedPost } from "./session.ts";
 
@@ -34,8 +35,20 @@ const utc = (value: string | undefined) => {
 };
 
 type Step = (fields: Fields, c: UiContext) => Promise<ApiResult<PassportView>>;
+/** A page to show instead of making the change yet (a confirmation step), or undefined to go ahead. */
+type Gate = (fields: Fields, c: UiContext) => Promise<Response | undefined>;
 
-function handle(form: (c: UiContext) => string, done: string, step: Step) {
+/** Revoking, retiring and marking a duplicate wait for the confirmation step (ui/passport-confirm.tsx). */
+function confirmedFinal(action: "lifecycle" | "duplicate"): Gate {
+  return async (fields, c) => {
+    const change = finalChange(action, fields);
+    const due = change ? confirmationDue(fields) : undefined;
+    if (!change || !due) return undefined;
+    return confirmationPage(c, c.req.param("id") as string, change, fields, due.problem);
+  };
+}
+
+function handle(form: (c: UiContext) => string, done: string, step: Step, gate?: Gate) {
   return async (c: UiContext) => {
     const id = c.req.param("id") as string;
     const raw = await c.req.formData();
@@ -45,6 +58,8 @@ function handle(form: (c: UiContext) => string, done: string, step: Step) {
     if (refused) {
       return fail({ type: `${PROBLEM_TYPE_BASE}forbidden`, title: "Form refused", status: 403, detail: refused });
     }
+    const held = await gate?.(fields, c);
+    if (held) return held;
     const result = await step(fields, c);
     if (!result.ok) return fail(result.problem);
     return c.redirect(`/dashboard/passports/${id}?done=${done}`, 303);
@@ -175,6 +190,7 @@ passportActions.post(
     () => "lifecycle",
     "lifecycle",
     (f, c) => call(c, "/state", f, { method: "PATCH", body: { lifecycle: f.lifecycle, reason: optional(f.reason) } }),
+    confirmedFinal("lifecycle"),
   ),
 );
 
@@ -197,6 +213,30 @@ passportActions.post(
       );
       if (Object.keys(changes).length === 0) return current;
       return call(c, "/state", f, { method: "PATCH", body: changes });
+    },
+  ),
+);
+
+/** Name, relationship and operator: only what the user changed is sent, so an untouched form records nothing. */
+passportActions.post(
+  "/:id/details",
+  handle(
+    () => "details",
+    "details",
+    async (f, c) => {
+      const current = await call(c, "", {}, {});
+      if (!current.ok) return current;
+      const { display_name, organisation, operator } = current.body;
+      const name = optional(f.display_name) ?? null;
+      const changes = {
+        ...(name !== display_name ? { display_name: name } : {}),
+        ...(f.relationship && f.relationship !== organisation.relationship ? { relationship: f.relationship } : {}),
+        ...((optional(f.operator_organisation_id) ?? null) !== (operator?.id ?? null)
+          ? { operator_organisation_id: optional(f.operator_organisation_id) ?? null }
+          : {}),
+      };
+      if (Object.keys(changes).length === 0) return current;
+      return call(c, "", f, { method: "PATCH", body: changes });
     },
   ),
 );
@@ -274,5 +314,6 @@ passportActions.post(
         method: "POST",
         body: { survivor_id: f.survivor_id?.trim() ?? "", reason: f.reason?.trim() ?? "" },
       }),
+    confirmedFinal("duplicate"),
   ),
 );

@@ -50,9 +50,16 @@ async function createPage(c: UiContext, failure?: Failure) {
   const values = failure?.values ?? { organisation_id: c.req.query("organisation") ?? "" };
   const duplicate = failure && problemSlug(failure.problem) === "duplicate-identity";
   const distinctOffered = duplicate || Boolean(values.distinct_object_reason);
-  const family = (PASSPORT_FAMILIES as readonly string[]).includes(values.family ?? "")
+  // API passports come through the marketplace; only owners and admins create one here
+  // (docs/api-passports.md), so the family is offered where the viewer's role allows it: in the
+  // organisation already chosen, else in any they may edit.
+  const chosen = editable.find((o) => o.id === values.organisation_id);
+  const apiAllowed = chosen ? roleAtLeast(chosen.role, "admin") : editable.some((o) => roleAtLeast(o.role, "admin"));
+  const apiRestricted = editable.some((o) => !roleAtLeast(o.role, "admin"));
+  const families = PASSPORT_FAMILIES.filter((f) => f !== "api" || apiAllowed);
+  const family = (families as readonly string[]).includes(values.family ?? "")
     ? (values.family as Family)
-    : "api";
+    : (families[0] ?? "agent");
   // The extra binding follows the primary one in the request, so its errors' index depends on it.
   const extraPath = values.primary ? "bindings.1" : "bindings.0";
   const extraClassError = fieldError(failure?.problem, `${extraPath}.class`);
@@ -81,7 +88,7 @@ async function createPage(c: UiContext, failure?: Failure) {
               </Field>
               <Field form={FORM} name="family" label="Family" failure={failure}>
                 <select id={`${FORM}-family`} name="family">
-                  {PASSPORT_FAMILIES.map((f) => (
+                  {families.map((f) => (
                     <option value={f} selected={family === f}>
                       {FAMILY_LABELS[f]}
                     </option>
@@ -92,12 +99,20 @@ async function createPage(c: UiContext, failure?: Failure) {
                 <Field
                   form={FORM}
                   name="display_name"
-                  label="Name (optional)"
+                  label="Name"
                   failure={failure}
-                  hint="Public, e.g. Payments API"
+                  hint="Public, e.g. Payments API. A passport needs a name, a primary binding or both."
                 />
               </div>
             </div>
+            {apiRestricted ? (
+              <p class="hint" id="family-note">
+                API passports come through your marketplace subscription;{" "}
+                {apiAllowed
+                  ? "you create another here only where you are owner or admin, for a materially distinct API."
+                  : "only an owner or admin creates another here, for a materially distinct API."}
+              </p>
+            ) : null}
             <Field
               form={FORM}
               name="primary"

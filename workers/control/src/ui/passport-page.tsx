@@ -8,6 +8,8 @@ import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
 import { BINDING_LABELS, historyLabel, historySummary } from "./labels.ts";
 import { formatTime, Layout, ProblemMessage, Time } from "./layout.tsx";
+import { OrganisationName } from "./organisation-list.tsx";
+import { DetailsForm } from "./passport-details-form.tsx";
 import { AddAuthorityForm, AuthorityControls, authorityExpired, authorityTime } from "./passport-forms/authority.tsx";
 import { AddBindingForm, BindingControls } from "./passport-forms/bindings.tsx";
 import { AddEvidenceForm, WithdrawEvidenceForm } from "./passport-forms/evidence.tsx";
@@ -38,6 +40,7 @@ const DONE_MESSAGES: Record<string, string> = {
   "authority-expired": "Authority context expired.",
   "authority-removed": "Authority context removed.",
   transferred: "Responsibility moved.",
+  details: "Name and organisations saved.",
   duplicate: "Marked as a duplicate and retired.",
 };
 
@@ -86,6 +89,7 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
   const role = organisations.ok
     ? organisations.body.items.find((o) => o.id === passport.organisation.id)?.role
     : undefined;
+  const memberOf = new Set((organisations.ok ? organisations.body.items : []).map((o) => o.id));
   const retired = passport.state.lifecycle === "retired";
   const canEdit = !retired && roleAtLeast(role, "editor");
   const canAdmin = !retired && roleAtLeast(role, "admin");
@@ -94,6 +98,10 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
   const needed = FORM_ROLES.find(([prefix]) => failure?.form === prefix)?.[1] ?? "editor";
   const failedFormShown = failure !== undefined && !retired && roleAtLeast(role, needed);
   const isOwner = !retired && role === "owner";
+  // Organisations the viewer may name as a separate operator: editor or above, not this one.
+  const operatorChoices = (organisations.ok ? organisations.body.items : []).filter(
+    (o) => roleAtLeast(o.role, "editor") && o.id !== passport.organisation.id,
+  );
   const transferTargets = (organisations.ok ? organisations.body.items : []).filter(
     (o) => o.role === "owner" && o.id !== passport.organisation.id,
   );
@@ -127,12 +135,14 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
         <div class="notice" role="status">
           {done}{" "}
           {passport.publication.status === "published"
-            ? `Published as record version ${passport.record_version}; the resolver serves it now.`
+            ? `Saved and published as record version ${passport.record_version} (signed and written). Resolvers in every location serve it within about a minute, at the latest within 2 minutes; browsers may show the previous version 15 seconds longer.`
             : `Saved as record version ${passport.record_version}. Publication to the resolver is delayed and retried automatically${
                 passport.publication.next_attempt_at && Date.parse(passport.publication.next_attempt_at) > Date.now()
                   ? ` at ${formatTime(passport.publication.next_attempt_at)}`
                   : " within a minute"
-              }; until then the resolver serves the previous version.`}
+              }; until then the resolver serves the previous version.`}{" "}
+          <a href={passport.publication.status_url}>Check the current state now</a> (a signed status token from the
+          resolver).
         </div>
       ) : null}
       {failure && !failedFormShown ? <ProblemMessage problem={failure.problem} id={`${failure.form}-problem`} /> : null}
@@ -157,16 +167,23 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
           <dt>Family</dt>
           <dd>{passport.family === "api" ? "API passport" : "Agent passport"}</dd>
           <dt>Organisation</dt>
-          <dd>
-            {passport.organisation.name} <span class="hint">({passport.organisation.relationship})</span>{" "}
-            <code>{passport.organisation.id}</code>
+          <dd id="passport-organisation">
+            <OrganisationName organisation={passport.organisation} memberOf={memberOf} />{" "}
+            <span class="hint">({passport.organisation.relationship})</span> <code>{passport.organisation.id}</code>
           </dd>
+          {passport.operator ? (
+            <>
+              <dt>Operated by</dt>
+              <dd id="passport-operator">
+                <OrganisationName organisation={passport.operator} memberOf={memberOf} />{" "}
+                <code>{passport.operator.id}</code>
+              </dd>
+            </>
+          ) : null}
           <dt>Parent</dt>
-          <dd>
+          <dd id="passport-parent">
             {passport.organisation.parent ? (
-              <>
-                {passport.organisation.parent.name} <code>{passport.organisation.parent.id}</code>
-              </>
+              <OrganisationName organisation={passport.organisation.parent} memberOf={memberOf} />
             ) : (
               "None"
             )}
@@ -178,6 +195,7 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
             {passport.record_version} (updated <Time at={passport.updated_at} />)
           </dd>
         </dl>
+        {canEdit ? <DetailsForm ctx={ctx} operators={operatorChoices} /> : null}
         <h3>In the resolver</h3>
         <ResolverLinks base={resolverBase} id={passport.identity_id} />
         <ShareSection passport={passport} resolverBase={resolverBase} />

@@ -18,6 +18,11 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .5
 .state-active{background:#eefaf0;border-color:#8bc79a}.state-suspended{background:#fff7e6;border-color:#e0b050}
 .state-revoked{background:#fdecec;border-color:#d98080}.state-retired{background:#f1f1f4;border-color:#a8a8b8}
 .muted{color:#666;font-size:.9rem}.expired{color:#a33;font-weight:600}.verified{color:#1d6b35;font-weight:600}
+td,dd,a{overflow-wrap:anywhere}
+@media (max-width:40rem){body{margin:1rem auto}dl{grid-template-columns:1fr}dt{margin-top:.4rem}
+thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)}
+table,tbody,tr,td{display:block}tr{border-bottom:1px solid #ddd;padding:.4rem 0}td{border:0;padding:.15rem 0}
+td[data-label]::before{content:attr(data-label);display:block;color:#555;font-size:.85rem}}
 `;
 
 export function Layout(props: { title: string; children: Child }) {

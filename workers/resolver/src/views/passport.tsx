@@ -159,6 +159,14 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
             </dd>
           </>
         ) : null}
+        {record.operator ? (
+          <>
+            <dt>Operated by</dt>
+            <dd id="operator">
+              {record.operator.name} <span class="muted id">({record.operator.id})</span>
+            </dd>
+          </>
+        ) : null}
       </dl>
       <p class="muted">A claim of responsibility, not proof of every organisational assertion or runtime control.</p>
 
@@ -178,15 +186,15 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
           <tbody>
             {record.bindings.map((binding) => (
               <tr>
-                <td>{BINDING_LABELS[binding.class] ?? binding.class}</td>
-                <td>
+                <td data-label="Class">{BINDING_LABELS[binding.class] ?? binding.class}</td>
+                <td data-label="Value">
                   <Value value={binding.value} />
                   {binding.label ? <div class="muted">{binding.label}</div> : null}
                 </td>
-                <td>
+                <td data-label="Proof">
                   <Verification verification={binding.verification} now={now} />
                 </td>
-                <td>
+                <td data-label="Bound">
                   <Time value={binding.bound_at} />
                 </td>
               </tr>
@@ -210,7 +218,7 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
           <tbody>
             {record.evidence.map((evidence) => (
               <tr>
-                <td>
+                <td data-label="Claim">
                   <code>{evidence.claim}</code>
                   {evidence.reference ? (
                     <div>
@@ -218,7 +226,7 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
                     </div>
                   ) : null}
                 </td>
-                <td>
+                <td data-label="Source and scope">
                   {evidence.source}
                   <div class="muted">
                     {evidence.basis === "observed"
@@ -229,7 +237,7 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
                   </div>
                   <div class="muted">Scope: {evidence.scope}</div>
                 </td>
-                <td>
+                <td data-label="Freshness">
                   observed <Time value={evidence.observed_at} />
                   <div>
                     <Freshness evidence={evidence} now={now} />
@@ -257,10 +265,10 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
             <tbody>
               {record.authority.map((entry) => (
                 <tr>
-                  <td>{entry.action}</td>
-                  <td>{entry.context}</td>
-                  <td>{entry.granted_by ?? ""}</td>
-                  <td>{entry.expires_at ? <Time value={entry.expires_at} /> : ""}</td>
+                  <td data-label="Action">{entry.action}</td>
+                  <td data-label="Context">{entry.context}</td>
+                  <td data-label="Granted by">{entry.granted_by ?? ""}</td>
+                  <td data-label="Expires">{entry.expires_at ? <Time value={entry.expires_at} /> : ""}</td>
                 </tr>
               ))}
             </tbody>

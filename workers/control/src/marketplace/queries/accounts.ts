@@ -175,45 +175,67 @@ function isConstraintViolation(error: unknown): boolean {
   return /constraint failed/i.test(`${String(error)} ${String(cause ?? "")}`);
 }
 
+/** At most this many passports are offered to choose from at a claim; more is an organisation to tidy first. */
+export const MAX_ADOPTION_CANDIDATES = 50;
+
+/** What makes a passport adoptable by a marketplace account of its organisation. */
+function adoptable(organisationId: string, family: "api" | "agent") {
+  return and(
+    eq(passports.organisationId, organisationId),
+    eq(passports.family, family),
+    // Only a passport in use may carry the subscription: a suspended or revoked one was taken
+    // out of use on purpose, and adopting it would hand the customer a passport consumers refuse.
+    eq(passports.lifecycle, "active"),
+    isNull(passports.duplicateOf),
+  );
+}
+
+/** The passports of this family an organisation could bring to a marketplace account, oldest first. */
+export async function adoptionCandidates(
+  db: Database,
+  organisationId: string,
+  family: "api" | "agent",
+): Promise<{ id: string; displayName: string | null }[]> {
+  return db
+    .select({ id: passports.id, displayName: passports.displayName })
+    .from(passports)
+    .where(adoptable(organisationId, family))
+    .orderBy(asc(passports.createdAt), asc(passports.id))
+    .limit(MAX_ADOPTION_CANDIDATES + 1);
+}
+
+/** The passport the claimant chose is no longer an active passport of the organisation. */
+export class PassportNotAdoptable extends Error {}
+
 /**
  * Reuses the account's passport of this family or issues one (spec 4.3 step 8). An existing,
- * active passport of the account organisation is adopted before a new id is minted. A new
- * passport is created in the same transaction as the account's passport slot, whose primary key
- * (account, family) aborts every racing writer but one, so no second identity survives.
+ * active passport of the account organisation is adopted before a new id is minted: `chosen` when
+ * the claimant chose one, else the oldest. Adoption is one conditional statement (the slot is
+ * inserted from the passport row only while it is active and in the organisation), so a passport
+ * suspended in between is never adopted. A new passport is created in the same transaction as the
+ * account's passport slot, whose primary key (account, family) aborts every racing writer but one,
+ * so no second identity survives.
  */
 export async function ensurePassport(
   db: Database,
   account: MarketplaceAccount,
   family: "api" | "agent",
   at: string,
+  chosen?: string,
 ): Promise<{ passportId: string; outcome: "issued" | "reused" }> {
   const existing = await passportSlot(db, account.id, family);
   if (existing) return { passportId: existing.passportId, outcome: "reused" };
 
-  const [adoptable] = await db
-    .select({ id: passports.id })
-    .from(passports)
-    .where(
-      and(
-        eq(passports.organisationId, account.organisationId),
-        eq(passports.family, family),
-        // Only a passport in use may carry the subscription: a suspended or revoked one was taken
-        // out of use on purpose, and adopting it would hand the customer a passport consumers refuse.
-        eq(passports.lifecycle, "active"),
-        isNull(passports.duplicateOf),
-      ),
+  const condition = and(adoptable(account.organisationId, family), chosen ? eq(passports.id, chosen) : undefined);
+  await db
+    .insert(marketplaceAccountPassports)
+    .select(
+      sql`select ${account.id}, ${family}, ${passports.id}, ${at} from ${passports} where ${condition} order by ${passports.createdAt}, ${passports.id} limit 1`,
     )
-    .orderBy(asc(passports.createdAt), asc(passports.id))
-    .limit(1);
-  if (adoptable) {
-    await db
-      .insert(marketplaceAccountPassports)
-      .values({ marketplaceAccountId: account.id, family, passportId: adoptable.id })
-      .onConflictDoNothing();
-    const slot = await passportSlot(db, account.id, family);
-    if (!slot) throw new Error("passport slot vanished after upsert");
-    return { passportId: slot.passportId, outcome: "reused" };
-  }
+    .onConflictDoNothing();
+  const slot = await passportSlot(db, account.id, family);
+  if (slot) return { passportId: slot.passportId, outcome: "reused" };
+  if (chosen) throw new PassportNotAdoptable(chosen);
 
   const id = mintIdentityId();
   try {
