@@ -313,9 +313,8 @@ export async function runScheduledCheck(
   try {
     const { result } = await observe(env, db, row.passport, row.binding);
     decision = decide(schedule(row.binding), observation(result), now, random);
-    if (decision.action === "retry") {
-      // Nothing published changes: only the schedule and the log, under the claim.
-    } else {
+    // A retry changes nothing published: only the schedule and the log, under the claim (below).
+    if (decision.action !== "retry") {
       for (let attempt = 1; ; attempt++) {
         const current = attempt === 1 ? row : await scheduledCheckOf(db, message.binding_id);
         if (!current || current.binding.checkClaim !== message.claim) return "skipped";
