@@ -28,7 +28,7 @@ async function proveManifest(caller: Caller, id: string, bindingId: string, name
 
 describe("canonical binding values", () => {
   it("stores the canonical form of what was typed, with an internationalised host in ASCII", async () => {
-    const caller = await Caller.create("editor");
+    const caller = await Caller.create("admin");
     const host = uniqueHost("pay");
     const created = await caller.createPassport({
       bindings: [
@@ -42,7 +42,7 @@ describe("canonical binding values", () => {
   });
 
   it("refuses a host with an empty label", async () => {
-    const caller = await Caller.create("editor");
+    const caller = await Caller.create("admin");
     const response = await caller.request("POST", "/v1/passports", {
       family: "api",
       bindings: [{ class: "endpoint", value: "https://api..example.com/v1" }],
@@ -51,7 +51,7 @@ describe("canonical binding values", () => {
   });
 
   it("applies the duplicate rule to another spelling of the same primary binding", async () => {
-    const caller = await Caller.create("editor");
+    const caller = await Caller.create("admin");
     const endpoint = `https://${uniqueHost("pay")}/v1`;
     const first = await caller.createPassport({ bindings: [{ class: "endpoint", value: endpoint }] });
     const again = await caller.request("POST", "/v1/passports", {
@@ -97,7 +97,7 @@ describe("canonical binding values", () => {
   });
 
   it("refuses a look-alike host, typed in Unicode or through its punycode name", async () => {
-    const caller = await Caller.create("editor");
+    const caller = await Caller.create("admin");
     for (const value of ["https://pаyments.demo.example/v1", "https://xn--pyments-2fg.demo.example/v1"]) {
       const response = await caller.request("POST", "/v1/passports", {
         family: "api",
@@ -111,7 +111,7 @@ describe("canonical binding values", () => {
   });
 
   it("shows an internationalised host on the proof page in ASCII, as checked, beside its Unicode form", async () => {
-    const caller = await Caller.create("editor");
+    const caller = await Caller.create("admin");
     const label = `bücher-${crypto.randomUUID().slice(0, 8)}`;
     const created = await caller.createPassport({
       bindings: [{ class: "endpoint", value: `https://${label}.example/v1` }],
