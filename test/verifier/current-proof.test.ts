@@ -212,7 +212,7 @@ describe("verify at higher consequence: current proof", () => {
       {
         method: "POST",
         headers: { authorization: `Bearer ${owner.caller.token}`, "content-type": "application/json" },
-        body: JSON.stringify({ family: "api", organisation_id: owner.organisation }),
+        body: JSON.stringify({ family: "api", organisation_id: owner.organisation, display_name: "Pending API" }),
       },
       { ...env, PUBLICATION_SEQUENCER: sequencers },
     );

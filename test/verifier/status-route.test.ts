@@ -118,7 +118,7 @@ describe("GET /api/p/{id}/status", () => {
       {
         method: "POST",
         headers: { authorization: `Bearer ${owner.caller.token}`, "content-type": "application/json" },
-        body: JSON.stringify({ family: "agent", organisation_id: owner.organisation }),
+        body: JSON.stringify({ family: "agent", organisation_id: owner.organisation, display_name: "Pending agent" }),
       },
       { ...env, PUBLICATION_SEQUENCER: sequencers },
     );
