@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { attestationFacts, EVIDENCE_ATTESTATION_TYPE } from "@passport/domain";
 import { DEVELOPMENT_ISSUER } from "@passport/domain/development";
 import { CompactSign, importJWK, SignJWT } from "jose";
 import { logKeyPair, signingKeyPair } from "./dev-keys.mjs";
@@ -37,21 +38,13 @@ export const demoAuditorKeys = () => localKeyPair("demo-auditor");
 
 /**
  * The demo auditor's attestation of one evidence item of one passport (docs/evidence-attestation.md):
- * a compact JWS over the item's facts, as `attestationFacts` in @passport/domain builds them.
+ * a compact JWS over the item's facts (`attestationFacts`, the same builder the control plane checks against).
  */
 export async function attestAsDemoAuditor(identityId, evidence) {
   const { privateJwk } = await demoAuditorKeys();
-  const facts = {
-    identity_id: identityId,
-    claim: evidence.claim,
-    source: evidence.source,
-    scope: evidence.scope,
-    observed_at: new Date(evidence.observed_at).toISOString(),
-    ...(evidence.fresh_until ? { fresh_until: new Date(evidence.fresh_until).toISOString() } : {}),
-    ...(evidence.reference ? { reference: evidence.reference } : {}),
-  };
+  const facts = attestationFacts(identityId, evidence);
   return new CompactSign(new TextEncoder().encode(JSON.stringify(facts)))
-    .setProtectedHeader({ alg: "ES256", kid: privateJwk.kid, typ: "passport-evidence+jws" })
+    .setProtectedHeader({ alg: "ES256", kid: privateJwk.kid, typ: EVIDENCE_ATTESTATION_TYPE })
     .sign(await importJWK(privateJwk, "ES256"));
 }
 
