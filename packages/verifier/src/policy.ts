@@ -152,7 +152,7 @@ function object(value: unknown, at: string, members: Record<string, Check>, requ
   if (!isObject(value)) fail(at, "must be an object");
   for (const name of required) if (!(name in value)) fail(`${at}/${pointerName(name)}`, "is required");
   for (const [name, member] of Object.entries(value)) {
-    const check = members[name];
+    const check = Object.hasOwn(members, name) ? members[name] : undefined;
     if (!check) fail(`${at}/${pointerName(name)}`, "is not a member this policy format knows");
     check(member, `${at}/${pointerName(name)}`);
   }
