@@ -6,9 +6,10 @@
  * both in agreement).
  */
 
+import { canonicalJson } from "./canonical.ts";
 import type { Consequence } from "./expectation.ts";
 import { type Duration, durationSeconds } from "./expectation.ts";
-import { canonicalDigest } from "./jws.ts";
+import { base64urlEncode } from "./jws.ts";
 import {
   type NextStep,
   type OrganisationExpectation,
@@ -311,9 +312,17 @@ export function loadPolicy(input: unknown): PolicyDocument {
  * The policy's digest for receipts: `sha-256:` and the base64url SHA-256 of its RFC 8785
  * canonical JSON, so the same policy written with other spacing or member order has one digest.
  */
-export function policyDigest(policy: PolicyDocument): Promise<string> {
-  return canonicalDigest(policy);
+export async function policyDigest(policy: PolicyDocument): Promise<string> {
+  // One policy object serves many decisions: its digest is kept while its canonical form is unchanged.
+  const text = canonicalJson(policy);
+  const known = digests.get(policy);
+  if (known?.text === text) return known.digest;
+  const digest = `sha-256:${base64urlEncode(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)))}`;
+  digests.set(policy, { text, digest });
+  return digest;
 }
+
+const digests = new WeakMap<PolicyDocument, { text: string; digest: string }>();
 
 /**
  * The policy for `action`: its own members over `defaults` (`outcomes` merged per outcome).
