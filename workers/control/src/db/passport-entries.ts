@@ -32,6 +32,15 @@ export function insertBinding(db: Database, row: typeof bindings.$inferInsert) {
   return db.insert(bindings).values(row);
 }
 
+/** Sets the environment and/or version of one binding (null clears one). */
+export function setBindingContext(
+  db: Database,
+  bindingId: string,
+  set: { environment?: string | null; version?: string | null },
+) {
+  return db.update(bindings).set(set).where(eq(bindings.id, bindingId));
+}
+
 export function deleteBinding(db: Database, bindingId: string) {
   return db.delete(bindings).where(eq(bindings.id, bindingId));
 }
