@@ -357,7 +357,6 @@ describe("binding context", () => {
   it("publishes a binding's own environment and version, set at creation or later, and clears them", async () => {
     const owner = await Caller.create("owner");
     const production = uniqueEndpoint();
-    const staging = uniqueEndpoint();
     const created = await owner.createPassport({
       display_name: "Payments API",
       environment: "production",

@@ -174,7 +174,7 @@ export const DECIMAL_AMOUNT = /^(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,6})?$/;
 export const CURRENCY_CODE = /^[A-Z]{3}$/;
 export const RATE_PERIODS = ["second", "minute", "hour", "day"] as const;
 export const GRANT_RELATIONSHIPS = ["responsible", "parent", "passport"] as const;
-export const GRANTING_ROLES = ["owner", "admin"] as const;
+const GRANTING_ROLES = ["owner", "admin"] as const;
 
 /** Free-text authority context (records before structured authority): readable, never established. */
 const LegacyAuthority = z
@@ -187,7 +187,7 @@ const LegacyAuthority = z
   .strict()
   .describe("Free-text authority context: readable, but it counts as not established.");
 
-export const AuthorityAmount = z
+const AuthorityAmount = z
   .object({
     value: z.string().regex(DECIMAL_AMOUNT).describe('A decimal amount, e.g. "100.00".'),
     currency: z.string().regex(CURRENCY_CODE).describe("ISO 4217 alphabetic code, e.g. EUR."),
@@ -254,7 +254,6 @@ const StructuredAuthority = z
 /** Readers tell the shapes apart by `granted_by`: an object on structured entries. */
 const PublicAuthority = z.union([StructuredAuthority, LegacyAuthority]);
 export type PublicAuthority = z.infer<typeof PublicAuthority>;
-export type StructuredAuthority = z.infer<typeof StructuredAuthority>;
 
 /**
  * The public passport record (spec 2.1), exactly as the resolver serves it. Optional members are

@@ -36,7 +36,7 @@ async function grantingRole(db: Database, subject: string, organisationId: strin
  *   admin of that organisation (a passport cannot grant on its own; a member answers for it).
  * A passport of another organisation is refused exactly like one that does not exist.
  */
-export async function checkedGrantor(
+async function checkedGrantor(
   db: Database,
   subject: string,
   passport: PassportRow,
