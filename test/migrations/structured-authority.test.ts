@@ -54,7 +54,15 @@ describe("migration 0019: authority entries become structured or free text, bind
     // Neither free text nor a checked grant: refused by the table itself.
     await expect(
       db.prepare("INSERT INTO authority (id, passport_id, action) VALUES ('au_3', 'psp_a', 'deploy')").run(),
-    ).rejects.toThrow(/CHECK constraint/);
+    ).rejects.toThrow(/authority_context_or_grant/);
+    // A grantor named without the kind the statement computes from a held role: refused.
+    await expect(
+      db
+        .prepare(
+          "INSERT INTO authority (id, passport_id, action, granted_by_id, granted_by_relationship, granted_at, expires_at) VALUES ('au_5', 'psp_a', 'deploy', 'org_a', 'responsible', '2026-10-01T00:00:00Z', '2027-01-01T00:00:00Z')",
+        )
+        .run(),
+    ).rejects.toThrow(/authority_grant_held/);
     await db
       .prepare(
         "INSERT INTO authority (id, passport_id, action, granted_by_kind, granted_by_id, granted_by_relationship, granted_at, expires_at) VALUES ('au_4', 'psp_a', 'deploy', 'organisation', 'org_a', 'responsible', '2026-10-01T00:00:00Z', '2027-01-01T00:00:00Z')",

@@ -3,7 +3,7 @@ import { HttpProblem } from "../api/problem.ts";
 import type { AuthorityInput, BindingContextRequest } from "../api/requests.ts";
 import { type Database, randomId } from "../db/client.ts";
 import { membershipIn, organisationWithParent } from "../db/organisations.ts";
-import { bindingOf, insertAuthority, setBindingContext } from "../db/passport-entries.ts";
+import { bindingOf, insertAuthority, insertGrant, setBindingContext } from "../db/passport-entries.ts";
 import { findPassport, type PassportChange, type PassportRow } from "../db/passports.ts";
 
 // The rules of structured authority and per-binding context (docs/authority.md). Who granted an
@@ -64,6 +64,14 @@ async function checkedGrantor(
   return grantor;
 }
 
+/** The refusal of a grant whose grantor stopped holding (role, parent link, passport) while it was written. */
+export function grantNoLongerHeld(): HttpProblem {
+  return new HttpProblem("forbidden", {
+    detail:
+      "The grantor no longer holds: the granting role, the parent organisation or the granting passport changed while the grant was being written. Nothing was changed.",
+  });
+}
+
 /**
  * Adds an authority entry: free-text context as before, or a structured entry whose grantor the
  * service checked (`checkedGrantor`), recorded with the role the member held and the time.
@@ -86,14 +94,14 @@ export async function authorityAddition(
       ...(grantor ? { granted_by: grantor, expires_at: new Date(input.expires_at as string).toISOString() } : {}),
     },
     statements: [
-      insertAuthority(db, {
-        id,
-        passportId: passport.id,
-        action: input.action,
-        context: input.context,
-        expiresAt: input.expires_at ? new Date(input.expires_at).toISOString() : undefined,
-        ...(grantor
-          ? {
+      grantor
+        ? insertGrant(db, {
+            row: {
+              id,
+              passportId: passport.id,
+              action: input.action,
+              context: input.context,
+              expiresAt: new Date(input.expires_at as string).toISOString(),
               resource: input.scope?.resource,
               amountValue: limits?.amount?.value,
               amountCurrency: limits?.amount?.currency,
@@ -102,11 +110,18 @@ export async function authorityAddition(
               grantedByKind: grantor.kind,
               grantedById: grantor.id,
               grantedByRelationship: grantor.relationship,
-              grantedByRole: grantor.role,
               grantedAt: at,
-            }
-          : {}),
-      }),
+            },
+            subject,
+            organisationId: passport.organisationId,
+          })
+        : insertAuthority(db, {
+            id,
+            passportId: passport.id,
+            action: input.action,
+            context: input.context,
+            expiresAt: input.expires_at ? new Date(input.expires_at).toISOString() : undefined,
+          }),
     ],
   };
 }

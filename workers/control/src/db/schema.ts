@@ -255,7 +255,10 @@ export const authority = sqliteTable(
   (t) => [
     index("authority_passport").on(t.passportId),
     // Every entry says something: free-text context, or a grant the service checked.
-    check("authority_context_or_grant", sql`${t.context} IS NOT NULL OR ${t.grantedByKind} IS NOT NULL`),
+    check("authority_context_or_grant", sql`${t.context} IS NOT NULL OR ${t.grantedById} IS NOT NULL`),
+    // A grant's kind is computed from the granting member's role as it is written (`insertGrant`):
+    // a role lost in the meantime leaves it NULL beside the id, and the change rolls back.
+    check("authority_grant_held", sql`(${t.grantedByKind} IS NULL) = (${t.grantedById} IS NULL)`),
   ],
 );
 
