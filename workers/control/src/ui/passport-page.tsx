@@ -358,7 +358,7 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
             ))}
           </ul>
         )}
-        {canEdit ? <AddAuthorityForm ctx={ctx} /> : null}
+        {canEdit ? <AddAuthorityForm ctx={ctx} grantsAsOrganisation={canAdmin} /> : null}
       </section>
 
       {canAdmin ? (

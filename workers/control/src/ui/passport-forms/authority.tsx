@@ -44,12 +44,14 @@ const RATE_LABELS = { second: "second", minute: "minute", hour: "hour", day: "da
  * viewer's role (owner or admin of that organisation) and requires an end date. Without one it is
  * free-text context, which consumers never count as established.
  */
-export function AddAuthorityForm(props: { ctx: FormContext }) {
+export function AddAuthorityForm(props: { ctx: FormContext; grantsAsOrganisation: boolean }) {
   const { ctx } = props;
   const { organisation } = ctx.passport;
   const form = "authority-add";
   const failure = failureFor(ctx, form);
-  const chosen = failure?.values?.granted_by ?? `organisation|responsible|${organisation.id}`;
+  // Owners and admins grant as the organisation by default; an editor's default is free text.
+  const chosen =
+    failure?.values?.granted_by ?? (props.grantsAsOrganisation ? `organisation|responsible|${organisation.id}` : "");
   const chosenPer = failure?.values?.rate_per ?? "hour";
   const grantorError =
     fieldError(failure?.problem, "granted_by") ?? fieldError(failure?.problem, "granted_by.relationship");
