@@ -22,7 +22,7 @@ const api = <T>(token: string, method: string, path: string, body?: unknown) =>
 interface ResolverRecord {
   display_name?: string;
   organisation: { id: string; name: string };
-  bindings: { class: string; value: string; environment?: string; version?: string }[];
+  bindings: { class: string; value: string }[];
   state: { lifecycle: string; environment?: string; version?: string; duplicate_of?: string };
   authority?: { action: string; context?: string; expires_at?: string; granted_by?: unknown }[];
   record_version: number;
@@ -212,31 +212,6 @@ describe("the customer's journey in Chromium", () => {
     const badge = await fetch(badgeUrl);
     expect(badge.headers.get("content-type")).toContain("image/svg+xml");
     expect(await badge.text()).toContain("<title>API passport: active · not verified</title>");
-  });
-
-  it("sets a binding's own environment and version, which the record and the proof page show", async () => {
-    const { token, id } = await ownerWithPassport("Staging endpoint API");
-    await signIn(token, `/dashboard/passports/${id}`);
-    await page.getByText("Environment and version", { exact: true }).click();
-    await page.getByLabel(/^Environment of /).fill("staging");
-    await page.getByLabel(/^Version of /).fill("2.5.0-rc.1");
-    await page.getByRole("button", { name: "Save environment and version" }).click();
-    await page.waitForURL((url) => url.searchParams.get("done") === "binding-context");
-    expect(await page.locator(".binding-context").textContent()).toContain("staging, version 2.5.0-rc.1");
-    const [endpoint] = (await resolverRecord(id)).bindings;
-    expect(endpoint).toMatchObject({ class: "endpoint", environment: "staging", version: "2.5.0-rc.1" });
-    await page.goto(`${service.resolver}/p/${id}`);
-    expect(await page.locator("body").textContent()).toContain("staging, version 2.5.0-rc.1");
-
-    // Emptying a field clears it: the passport's own state applies again.
-    await page.goto(`${service.control}/dashboard/passports/${id}`);
-    await page.getByText("Environment and version", { exact: true }).click();
-    await page.getByLabel(/^Environment of /).fill("");
-    await page.getByRole("button", { name: "Save environment and version" }).click();
-    await page.waitForURL((url) => url.searchParams.get("done") === "binding-context");
-    const [cleared] = (await resolverRecord(id)).bindings;
-    expect(cleared?.environment).toBeUndefined();
-    expect(cleared?.version).toBe("2.5.0-rc.1");
   });
 
   it("moves responsibility to another organisation the owner holds, with the reason", async () => {
