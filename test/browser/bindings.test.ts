@@ -22,6 +22,46 @@ describe("Proven bindings in Chromium", () => {
     expect(envelope).toMatchObject({ posture: "current", identity_id: agent?.id, organisation: { id: "org_demo" } });
   });
 
+  it("sets a binding's own environment and version, which the record and the proof page show", async () => {
+    const created = await api<{ identity_id: string }>("POST", "/v1/passports", {
+      organisation_id: "org_demo",
+      family: "api",
+      display_name: "Staging endpoint API",
+      environment: "production",
+      bindings: [{ class: "endpoint", value: `https://staging-${crypto.randomUUID().slice(0, 8)}.demo.example/v1` }],
+    });
+    const id = created.identity_id;
+    const record = async () => {
+      const response = await fetch(`${service.resolver}/api/p/${id}.json`);
+      return ((await response.json()) as { bindings: { environment?: string; version?: string }[] }).bindings[0];
+    };
+    await page.goto(`${service.control}/dashboard/passports/${id}`);
+    await page.waitForURL((url) => url.pathname === "/dashboard/sign-in");
+    await page.getByLabel("Development token").fill(service.token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((url) => url.pathname === `/dashboard/passports/${id}`);
+
+    await page.getByText("Environment and version", { exact: true }).click();
+    await page.getByLabel(/^Environment of /).fill("staging");
+    await page.getByLabel(/^Version of /).fill("2.5.0-rc.1");
+    await page.getByRole("button", { name: "Save environment and version" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "binding-context");
+    expect(await page.locator(".binding-context").textContent()).toContain("staging, version 2.5.0-rc.1");
+    expect(await record()).toMatchObject({ environment: "staging", version: "2.5.0-rc.1" });
+    await page.goto(`${service.resolver}/p/${id}`);
+    expect(await page.locator("body").textContent()).toContain("staging, version 2.5.0-rc.1");
+
+    // Emptying a field clears it: the passport's own environment applies again.
+    await page.goto(`${service.control}/dashboard/passports/${id}`);
+    await page.getByText("Environment and version", { exact: true }).click();
+    await page.getByLabel(/^Environment of /).fill("");
+    await page.getByRole("button", { name: "Save environment and version" }).click();
+    await page.waitForURL((url) => url.searchParams.get("done") === "binding-context");
+    const cleared = await record();
+    expect(cleared?.environment).toBeUndefined();
+    expect(cleared?.version).toBe("2.5.0-rc.1");
+  });
+
   it("adds a binding, follows the instructions, verifies, and sees it verified in the Dashboard and on the proof page", async () => {
     const host = `browser-${crypto.randomUUID().slice(0, 8)}.demo.example`;
     const created = await api<{ identity_id: string }>("POST", "/v1/passports", {

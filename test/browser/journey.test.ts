@@ -24,7 +24,7 @@ interface ResolverRecord {
   organisation: { id: string; name: string };
   bindings: { class: string; value: string }[];
   state: { lifecycle: string; environment?: string; version?: string; duplicate_of?: string };
-  authority?: { action: string; context: string; expires_at?: string }[];
+  authority?: { action: string; context?: string; expires_at?: string; granted_by?: unknown }[];
   record_version: number;
 }
 
@@ -146,25 +146,45 @@ describe("the customer's journey in Chromium", () => {
     expect((await resolverRecord(id)).display_name).toBe("Keyboard API");
   });
 
-  it("adds authority context, expires it and removes it, and the resolver follows each step", async () => {
-    const { token, id } = await ownerWithPassport("Refunds API");
+  it("adds structured authority, expires it and removes it, and the resolver follows each step", async () => {
+    const { organisation, token, id } = await ownerWithPassport("Refunds API");
     await signIn(token, `/dashboard/passports/${id}`);
     await page.getByLabel("Action", { exact: true }).fill("payments.refund");
-    await page.getByLabel("Context", { exact: true }).fill("EU merchants only, up to 500 EUR");
-    await page.getByLabel("Granted by (optional)").fill("Finance operations");
-    await page.getByLabel("Expires at (UTC, optional)").fill("2099-01-01T00:00");
-    await page.getByRole("button", { name: "Add authority context" }).click();
+    // The passport's organisation is the grantor offered first; the API checks the owner's role.
+    expect(await page.getByLabel("Granted by", { exact: true }).inputValue()).toBe(
+      `organisation|responsible|${organisation}`,
+    );
+    await page.getByLabel("Resource (optional)").fill("org:demo/merchants/eu/*");
+    await page.getByLabel("Amount limit (optional)").fill("500.00");
+    await page.getByLabel("Currency", { exact: true }).fill("eur");
+    await page.getByLabel("Rate limit (optional): at most").fill("20");
+    await page.getByLabel("actions per").selectOption("day");
+    await page.getByLabel("Context", { exact: true }).fill("EU merchants only");
+    // Without an end date a grant is refused beside the field, and what was typed stays.
+    await page.getByRole("button", { name: "Add authority" }).click();
+    expect(await page.locator("#authority-add-expires_at-error").textContent()).toContain("required");
+    expect(await page.getByLabel("Amount limit (optional)").inputValue()).toBe("500.00");
+    await page.getByLabel("Until (UTC)").fill("2099-01-01T00:00");
+    await page.getByRole("button", { name: "Add authority" }).click();
     await page.waitForURL((url) => url.searchParams.get("done") === "authority-added");
     const entry = page.locator("#authority-list li", { hasText: "payments.refund" });
-    expect(await entry.textContent()).toContain("until 2099-01-01 00:00:00 UTC");
-    expect((await resolverRecord(id)).authority).toEqual([
-      {
-        action: "payments.refund",
-        context: "EU merchants only, up to 500 EUR",
-        granted_by: "Finance operations",
-        expires_at: "2099-01-01T00:00:00.000Z",
+    const shown = (await entry.textContent()) ?? "";
+    expect(shown).toContain("until 2099-01-01 00:00:00 UTC");
+    expect(shown).toContain("up to 500.00 EUR");
+    expect(shown).toContain("at most 20 per day");
+    expect(shown).toContain("responsible organisation, owner");
+    const [granted] = (await resolverRecord(id)).authority ?? [];
+    expect(granted).toEqual({
+      action: "payments.refund",
+      scope: {
+        resource: "org:demo/merchants/eu/*",
+        limits: { amount: { value: "500.00", currency: "EUR" }, rate: { count: 20, per: "day" } },
       },
-    ]);
+      granted_by: { kind: "organisation", id: organisation, relationship: "responsible", role: "owner" },
+      granted_at: expect.any(String),
+      expires_at: "2099-01-01T00:00:00.000Z",
+      context: "EU merchants only",
+    });
     await screenshot(page, "passport-authority");
 
     await entry.getByRole("button", { name: "Expire authority for payments.refund now" }).click();

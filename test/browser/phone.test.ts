@@ -50,7 +50,12 @@ describe("public pages at phone width in Chromium", () => {
     await api("POST", `/v1/passports/${id}/authority`, {
       action: "payments.settlement.reconcile_and_release_held_funds",
       context: "EU marketplace sellers only, batches up to 10,000 EUR, business days 06:00-22:00 CET",
-      granted_by: "Head of Payments Operations, Demo Payments Ltd",
+      scope: {
+        resource: "org:demo-payments/marketplace-sellers/eu-and-eea-regions/*",
+        limits: { amount: { value: "10000.00", currency: "EUR" }, rate: { count: 500, per: "day" } },
+      },
+      granted_by: { kind: "organisation", id: "org_demo", relationship: "responsible" },
+      expires_at: "2099-01-01T00:00:00Z",
     });
     await expectFitsPhone(`${service.resolver}/p/${id}`);
     await screenshot(page, "resolver-proof-phone");

@@ -206,6 +206,7 @@ const pathArbitrary = fc
       "/dashboard/passports/{id}/bindings",
       "/dashboard/passports/{id}/bindings/{child}/replace",
       "/dashboard/passports/{id}/bindings/{child}/remove",
+      "/dashboard/passports/{id}/bindings/{child}/context",
       "/dashboard/passports/{id}/evidence",
       "/dashboard/passports/{id}/evidence/{child}/withdraw",
       "/dashboard/passports/{id}/lifecycle",

@@ -105,6 +105,7 @@ describe("OpenAPI document", () => {
     const bound = await call("post", `${P}/bindings`, `${id}/bindings`, { class: "openapi", value: uniqueEndpoint() });
     const binding = bound.bindings.find((b: Body) => b.class === "openapi");
     await call("post", `${P}/bindings/{bindingId}/verify`, `${id}/bindings/${binding.id}/verify`);
+    await call("patch", `${P}/bindings/{bindingId}`, `${id}/bindings/${binding.id}`, { environment: "staging" });
     await call("delete", `${P}/bindings/{bindingId}`, `${id}/bindings/${binding.id}`);
     const withEvidence = await call("post", `${P}/evidence`, `${id}/evidence`, {
       claim: "operator",
@@ -122,6 +123,12 @@ describe("OpenAPI document", () => {
       {},
     );
     await call("delete", `${P}/authority/{authorityId}`, `${id}/authority/${withAuthority.authority[0].id}`);
+    await call("post", `${P}/authority`, `${id}/authority`, {
+      action: "payments.*",
+      scope: { resource: "org:acme/*", limits: { amount: { value: "100.00", currency: "EUR" } } },
+      granted_by: { kind: "organisation", id: owner.organisation, relationship: "responsible" },
+      expires_at: "2099-01-01T00:00:00Z",
+    });
     await call("get", `${P}/history`, `${id}/history`);
     const survivor = await owner.createPassport({ bindings: [{ class: "endpoint", value: uniqueEndpoint() }] });
     const moved = await owner.createPassport({ bindings: [{ class: "endpoint", value: uniqueEndpoint() }] });

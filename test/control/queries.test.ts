@@ -22,7 +22,10 @@ import {
   insertAuthority,
   insertBinding,
   insertEvidence,
+  insertGrant,
+  isGrantNoLongerHeld,
   setAuthorityExpiry,
+  setBindingContext,
   withdrawEvidence,
 } from "../../workers/control/src/db/passport-entries.ts";
 import {
@@ -249,6 +252,87 @@ describe("passport entry queries", () => {
     expect(await authorityOf(db, await newPassport(), authorityId)).toBeUndefined();
     await deleteAuthority(db, authorityId);
     expect(await authorityOf(db, id, authorityId)).toBeUndefined();
+  });
+});
+
+describe("structured authority queries", () => {
+  const grant = (id: string, passportId: string, relationship: "responsible" | "parent" | "passport", by: string) => ({
+    row: {
+      id,
+      passportId,
+      action: "payments.refund",
+      expiresAt: "2099-01-01T00:00:00.000Z",
+      grantedAt: "2026-11-24T00:00:00.000Z",
+      grantedByKind: relationship === "passport" ? ("passport" as const) : ("organisation" as const),
+      grantedById: by,
+      grantedByRelationship: relationship,
+    },
+    subject,
+    organisationId: org,
+  });
+
+  it("writes a grant only while its grantor holds, recording the role read in the statement", async () => {
+    const id = await newPassport();
+    const held = unique("au");
+    await insertGrant(db, grant(held, id, "responsible", org));
+    expect(await authorityOf(db, id, held)).toMatchObject({ grantedByKind: "organisation", grantedByRole: "owner" });
+
+    // The granting member lost the role between the check and the write: the whole batch rolls back.
+    await putMember(db, org, "user:other-owner", "owner");
+    await putMember(db, org, subject, "editor");
+    const lost = unique("au");
+    const batch = db.batch([
+      insertGrant(db, grant(lost, id, "responsible", org)),
+      insertBinding(db, {
+        id: unique("b"),
+        passportId: id,
+        class: "service",
+        value: unique("svc"),
+        boundAt: "2026-11-24T00:00:00.000Z",
+      }),
+    ]);
+    const error = await batch.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isGrantNoLongerHeld(error)).toBe(true);
+    expect(await authorityOf(db, id, lost)).toBeUndefined();
+    expect((await loadAggregate(db, id))?.bindings).toEqual([]);
+  });
+
+  it("writes a parent grant only while the parent link holds, and a passport grant only while that passport is active here", async () => {
+    const parent = await newOrganisation();
+    org = await newOrganisation(parent);
+    const id = await newPassport();
+    await insertGrant(db, grant(unique("au"), id, "parent", parent));
+    const detached = await newOrganisation();
+    const notParent = await insertGrant(db, grant(unique("au"), id, "parent", detached)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isGrantNoLongerHeld(notParent)).toBe(true);
+
+    const granting = await newPassport();
+    await insertGrant(db, grant(unique("au"), id, "passport", granting));
+    await env.DB.prepare("UPDATE passports SET lifecycle = 'suspended' WHERE id = ?").bind(granting).run();
+    const inactive = await insertGrant(db, grant(unique("au"), id, "passport", granting)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isGrantNoLongerHeld(inactive)).toBe(true);
+    expect((await loadAggregate(db, id))?.authority.map((a) => a.grantedByRelationship)).toEqual([
+      "parent",
+      "passport",
+    ]);
+  });
+
+  it("sets and clears a binding's environment and version", async () => {
+    const id = await newPassport({ bindings: [{ class: "endpoint", value: "https://q.example/ctx" }] });
+    const [binding] = (await loadAggregate(db, id))?.bindings ?? [];
+    await setBindingContext(db, binding?.id as string, { environment: "staging", version: "2" });
+    expect(await bindingOf(db, id, binding?.id as string)).toMatchObject({ environment: "staging", version: "2" });
+    await setBindingContext(db, binding?.id as string, { environment: null });
+    expect(await bindingOf(db, id, binding?.id as string)).toMatchObject({ environment: null, version: "2" });
   });
 });
 

@@ -100,6 +100,38 @@ describe("agent action envelope", () => {
     }
   });
 
+  it("reports the manifest binding's environment and version, else the passport's, and says nothing when neither does", async () => {
+    const manifest = manifestUrl();
+    const agent = await admin.createPassport({
+      family: "agent",
+      environment: "production",
+      version: "3.1.0",
+      bindings: [{ class: "manifest", value: manifest, environment: "staging" }],
+    });
+    const id = agent.identity_id as string;
+    await proveManifest(admin, id, manifest);
+    const byManifest = await envelopeFor(manifest);
+    expect(byManifest.body.subject).toEqual({
+      target: manifest,
+      target_type: "agent_manifest",
+      environment: "staging",
+      version: "3.1.0",
+    });
+    const byId = await envelopeFor(id);
+    expect(byId.body.subject).toEqual({
+      target: id,
+      target_type: "agent_manifest",
+      environment: "production",
+      version: "3.1.0",
+    });
+    const { id: plain, manifest: plainManifest } = await currentAgent(admin);
+    expect((await envelopeFor(plainManifest)).body.subject).toEqual({
+      target: plainManifest,
+      target_type: "agent_manifest",
+    });
+    expect((await envelopeFor(plain)).body.subject).toEqual({ target: plain, target_type: "agent_manifest" });
+  });
+
   it("missing evidence → improve_resolver_posture naming the missing claims", async () => {
     const manifest = manifestUrl();
     const agent = await admin.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });

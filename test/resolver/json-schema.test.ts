@@ -51,6 +51,36 @@ describe("the JSON Schema served at /schemas/passport-record.json", () => {
       aggregate({
         authority: [{ action: "payments.refund", context: "up to 100 EUR", grantedBy: null, expiresAt: null }],
       }),
+      aggregate({
+        bindings: [
+          {
+            class: "endpoint",
+            value: "https://staging.example.com/v1",
+            label: null,
+            boundAt: "2026-10-01T00:00:00.000Z",
+            environment: "staging",
+            version: "2.5.0-rc.1",
+          },
+        ],
+        authority: [
+          {
+            action: "payments.*",
+            context: null,
+            grantedBy: null,
+            expiresAt: "2099-01-01T00:00:00.000Z",
+            resource: "org:acme/customers/*",
+            amountValue: "100.00",
+            amountCurrency: "EUR",
+            rateCount: 10,
+            ratePer: "hour",
+            grantedByKind: "organisation",
+            grantedById: "org_a",
+            grantedByRelationship: "responsible",
+            grantedByRole: "owner",
+            grantedAt: "2026-10-01T00:00:00.000Z",
+          },
+        ],
+      }),
     ];
     for (const source of variants) {
       const record = await publish(source);

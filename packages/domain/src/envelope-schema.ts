@@ -13,7 +13,22 @@ export const AgentActionEnvelope = z
   .object({
     type: z.literal(ENVELOPE_TYPE),
     version: z.string(),
-    subject: z.object({ target: z.string(), target_type: z.literal("agent_manifest") }).loose(),
+    subject: z
+      .object({
+        target: z.string(),
+        target_type: z.literal("agent_manifest"),
+        environment: z
+          .string()
+          .optional()
+          .describe(
+            "The environment the target runs in: the manifest binding's own, else the passport's state.environment; absent when neither states one.",
+          ),
+        version: z
+          .string()
+          .optional()
+          .describe("The target's version: the manifest binding's own, else the passport's state.version."),
+      })
+      .loose(),
     posture: z.string(),
     result: z.string(),
     missing_evidence: z.array(z.string()),

@@ -132,6 +132,21 @@ function hasProvenManifest(record: PassportRecord, target: EnvelopeTarget, now: 
   return record.bindings.some((b) => b.class === "manifest" && sameUrl(b.value, target) && bindingProven(b, now));
 }
 
+/**
+ * The environment and version the envelope reports: those of the manifest binding asked about
+ * where it states them, else the passport's state (each member on its own); absent when neither
+ * says. Asked by identity id, the passport's state.
+ */
+function runtimeContext(record: PassportRecord, target: EnvelopeTarget): { environment?: string; version?: string } {
+  const binding =
+    target.kind === "manifest"
+      ? record.bindings.find((b) => b.class === "manifest" && sameUrl(b.value, target))
+      : undefined;
+  const environment = binding?.environment ?? record.state.environment;
+  const version = binding?.version ?? record.state.version;
+  return { ...(environment ? { environment } : {}), ...(version ? { version } : {}) };
+}
+
 function sameUrl(value: string, target: EnvelopeTarget): boolean {
   if (target.kind !== "manifest") return false;
   return canonicalUrl(value) === target.url;
@@ -159,7 +174,11 @@ export function deriveEnvelope(input: EnvelopeInput): AgentActionEnvelope {
   return {
     type: ENVELOPE_TYPE,
     version: ENVELOPE_VERSION,
-    subject: { target: input.target, target_type: "agent_manifest" },
+    subject: {
+      target: input.target,
+      target_type: "agent_manifest",
+      ...(record ? runtimeContext(record, input.parsed) : {}),
+    },
     posture: outcome.posture,
     result: outcome.result,
     missing_evidence: outcome.missing_evidence ?? [],

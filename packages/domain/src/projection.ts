@@ -1,4 +1,10 @@
-import { type BindingVerification, RECORD_FORMAT, RECORD_FORMAT_VERSION, type UnsealedRecord } from "./record.ts";
+import {
+  type BindingVerification,
+  type PublicAuthority,
+  RECORD_FORMAT,
+  RECORD_FORMAT_VERSION,
+  type UnsealedRecord,
+} from "./record.ts";
 
 type Nullable<T> = T | null | undefined;
 
@@ -37,6 +43,9 @@ export interface PassportAggregate {
     verificationEvidenceId?: Nullable<string>;
     lapsedAt?: Nullable<string>;
     lapseReason?: Nullable<string>;
+    /** The environment and version of this bound value, where they differ from the passport's. */
+    environment?: Nullable<string>;
+    version?: Nullable<string>;
   }[];
   evidence: {
     id: string;
@@ -52,7 +61,28 @@ export interface PassportAggregate {
     /** The kid of the trusted source's key that verified the item's attestation. */
     attestedKeyId?: Nullable<string>;
   }[];
-  authority: { action: string; context: string; grantedBy: Nullable<string>; expiresAt: Nullable<string> }[];
+  authority: AuthorityEntry[];
+}
+
+/**
+ * An authority entry as stored: free text (`context`, an unchecked `grantedBy`), or structured when
+ * `grantedByKind` is set (the grantor the service checked, with scope and limits).
+ */
+export interface AuthorityEntry {
+  action: string;
+  context: Nullable<string>;
+  grantedBy: Nullable<string>;
+  expiresAt: Nullable<string>;
+  resource?: Nullable<string>;
+  amountValue?: Nullable<string>;
+  amountCurrency?: Nullable<string>;
+  rateCount?: Nullable<number>;
+  ratePer?: Nullable<"second" | "minute" | "hour" | "day">;
+  grantedByKind?: Nullable<"organisation" | "passport">;
+  grantedById?: Nullable<string>;
+  grantedByRelationship?: Nullable<"responsible" | "parent" | "passport">;
+  grantedByRole?: Nullable<"owner" | "admin">;
+  grantedAt?: Nullable<string>;
 }
 
 /** Copies only the members that hold a value: absent stays absent (spec 2.2 rule 3). */
@@ -116,6 +146,33 @@ export function bindingVerification(b: PassportAggregate["bindings"][number]): B
 }
 
 /**
+ * An authority entry in the record's shape: structured when the service checked its grantor (then
+ * `granted_by` is an object), otherwise the free-text shape records have always carried.
+ */
+export function authorityFields(a: AuthorityEntry): PublicAuthority {
+  if (a.grantedByKind && a.grantedById && a.grantedByRelationship && a.grantedAt && a.expiresAt) {
+    const amount = a.amountValue && a.amountCurrency ? { value: a.amountValue, currency: a.amountCurrency } : undefined;
+    const rate = a.rateCount && a.ratePer ? { count: a.rateCount, per: a.ratePer } : undefined;
+    const limits = amount || rate ? present({ amount, rate }) : undefined;
+    const scope = a.resource || limits ? present({ resource: a.resource, limits }) : undefined;
+    return present({
+      action: a.action,
+      scope,
+      granted_by: present({
+        kind: a.grantedByKind,
+        id: a.grantedById,
+        relationship: a.grantedByRelationship,
+        role: a.grantedByRole,
+      }),
+      granted_at: a.grantedAt,
+      expires_at: a.expiresAt,
+      context: a.context,
+    });
+  }
+  return present({ action: a.action, context: a.context ?? "", granted_by: a.grantedBy, expires_at: a.expiresAt });
+}
+
+/**
  * Projects the stored passport to its public record. Only bounded proof leaves the control plane:
  * member subjects, internal notes, withdrawn evidence and acquisition context never do (spec 5.7).
  */
@@ -141,6 +198,7 @@ export function projectPublicRecord(
     bindings: aggregate.bindings.map((b) => ({
       ...present({ class: b.class, value: b.value, label: b.label, bound_at: b.boundAt }),
       verification: bindingVerification(b),
+      ...present({ environment: b.environment, version: b.version }),
     })),
     state: present({
       lifecycle: passport.lifecycle,
@@ -154,9 +212,7 @@ export function projectPublicRecord(
     evidence: aggregate.evidence.filter((e) => !e.withdrawnAt).map((e) => present(evidenceFields(e))),
     ...(aggregate.authority.length > 0
       ? {
-          authority: aggregate.authority.map((a) =>
-            present({ action: a.action, context: a.context, granted_by: a.grantedBy, expires_at: a.expiresAt }),
-          ),
+          authority: aggregate.authority.map(authorityFields),
         }
       : {}),
     record_version: passport.recordVersion,

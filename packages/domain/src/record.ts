@@ -88,6 +88,16 @@ const PublicBinding = z
     label: Text(200).optional(),
     bound_at: Timestamp,
     verification: BindingVerification,
+    environment: Text(64)
+      .optional()
+      .describe(
+        "The environment of this bound value (a staging endpoint under a production passport says staging); absent: the passport's state.environment applies. A claim: its check proves control, not the environment.",
+      ),
+    version: Text(64)
+      .optional()
+      .describe(
+        "The version of this bound value; absent: the passport's state.version applies. A claim, like environment.",
+      ),
   })
   .strict();
 
@@ -153,14 +163,97 @@ const PublicState = z
   })
   .strict();
 
-const PublicAuthority = z
+/**
+ * An action name (`payments.refund`) or a pattern covering several: a name ending in `.*`
+ * (`payments.*`: every action under `payments.`) or `*` alone (every action).
+ */
+export const AUTHORITY_ACTION = /^(?:\*|[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*(?:\.\*)?)$/;
+/** A decimal amount without sign or exponent: up to 15 integer and 6 fraction digits. */
+export const DECIMAL_AMOUNT = /^(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,6})?$/;
+/** An ISO 4217 alphabetic currency code's shape: three upper-case letters. */
+export const CURRENCY_CODE = /^[A-Z]{3}$/;
+export const RATE_PERIODS = ["second", "minute", "hour", "day"] as const;
+export const GRANT_RELATIONSHIPS = ["responsible", "parent", "passport"] as const;
+const GRANTING_ROLES = ["owner", "admin"] as const;
+
+/** Free-text authority context (records before structured authority): readable, never established. */
+const LegacyAuthority = z
   .object({
     action: Text(200),
     context: Text(1000),
-    granted_by: Text(200).optional(),
+    granted_by: Text(200).optional().describe("Who granted it, as typed by a member: never checked."),
     expires_at: Timestamp.optional(),
   })
+  .strict()
+  .describe("Free-text authority context: readable, but it counts as not established.");
+
+const AuthorityAmount = z
+  .object({
+    value: z.string().regex(DECIMAL_AMOUNT).describe('A decimal amount, e.g. "100.00".'),
+    currency: z.string().regex(CURRENCY_CODE).describe("ISO 4217 alphabetic code, e.g. EUR."),
+  })
   .strict();
+
+export const AuthorityScope = z
+  .object({
+    resource: Text(500)
+      .optional()
+      .describe(
+        'What the grant applies to, e.g. "org:acme/customers/*": compared exactly, or by prefix before a trailing *.',
+      ),
+    limits: z
+      .object({
+        amount: AuthorityAmount.optional().describe("The largest amount one action may move."),
+        rate: z
+          .object({ count: z.int().min(1), per: z.enum(RATE_PERIODS) })
+          .strict()
+          .optional()
+          .describe("At most count actions per period."),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export const AuthorityGrantor = z
+  .object({
+    kind: z.enum(["organisation", "passport"]),
+    id: Text(64).describe("The organisation id, or the identity id of the granting passport."),
+    relationship: z
+      .enum(GRANT_RELATIONSHIPS)
+      .describe(
+        "responsible: the organisation the record names; parent: that organisation's parent; passport: an active passport of the responsible organisation.",
+      ),
+    role: z
+      .enum(GRANTING_ROLES)
+      .optional()
+      .describe("The role the granting member held in that organisation (organisation grants)."),
+  })
+  .strict()
+  .describe("Who granted the authority, as the service checked it when the entry was written.");
+export type AuthorityGrantor = z.infer<typeof AuthorityGrantor>;
+
+/** Structured authority (docs/authority.md): what, within which limits, granted by whom (checked), until when. */
+const StructuredAuthority = z
+  .object({
+    action: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(AUTHORITY_ACTION)
+      .describe("An action name, or a pattern ending in .* or *."),
+    scope: AuthorityScope.optional(),
+    granted_by: AuthorityGrantor,
+    granted_at: Timestamp,
+    expires_at: Timestamp.describe("Until when the grant applies."),
+    context: Text(1000).optional().describe("A human description; nothing is decided by it."),
+  })
+  .strict()
+  .describe("Structured authority: the service checked granted_by when the entry was written.");
+
+/** Readers tell the shapes apart by `granted_by`: an object on structured entries. */
+const PublicAuthority = z.union([StructuredAuthority, LegacyAuthority]);
+export type PublicAuthority = z.infer<typeof PublicAuthority>;
 
 /**
  * The public passport record (spec 2.1), exactly as the resolver serves it. Optional members are

@@ -1,15 +1,20 @@
 import {
+  AUTHORITY_ACTION,
   Availability,
   BINDING_CLASSES_BY_FAMILY,
   BindingClass,
+  CURRENCY_CODE,
   canonicalBindingValue,
   canonicalUrl,
   credentialKind,
+  DECIMAL_AMOUNT,
   displayTextRefusal,
   Family,
+  GRANT_RELATIONSHIPS,
   IdentityId,
   LifecycleStatus,
   lookalikeRefusal,
+  RATE_PERIODS,
 } from "@passport/domain";
 import { z } from "zod";
 
@@ -81,8 +86,22 @@ export function bindingClassRefusal(family: Family, bindingClass: BindingClass):
     : `${bindingClass} bindings are not available to ${family} passports`;
 }
 
+/** The environment and version of one bound value (record contract, `bindings[].environment`). */
+const BindingContextFields = {
+  environment: Text(64).describe(
+    "The environment of this bound value, e.g. staging under a production passport; a claim, not proven by its check.",
+  ),
+  version: Text(64).describe("The version of this bound value."),
+};
+
 export const BindingInput = z
-  .object({ class: BindingClass, value: Text(2048), label: Text(200).optional() })
+  .object({
+    class: BindingClass,
+    value: Text(2048),
+    label: Text(200).optional(),
+    environment: BindingContextFields.environment.optional(),
+    version: BindingContextFields.version.optional(),
+  })
   .strict()
   .superRefine((binding, ctx) => {
     const rule = BINDING_VALUE_RULES[binding.class];
@@ -212,15 +231,138 @@ export const StateChangeRequest = z
   });
 export type StateChangeRequest = z.infer<typeof StateChangeRequest>;
 
-export const AuthorityInput = z
+/** Sets or clears (null) the environment and version of one binding. */
+export const BindingContextRequest = z
   .object({
-    action: Text(200),
-    context: Text(1000),
-    granted_by: Text(200).optional(),
-    expires_at: Timestamp.optional(),
+    environment: BindingContextFields.environment.nullable().optional(),
+    version: BindingContextFields.version.nullable().optional(),
   })
   .strict()
-  .superRefine(noCredentials);
+  .superRefine((body, ctx) => {
+    noCredentials(body, ctx);
+    if (body.environment === undefined && body.version === undefined) {
+      ctx.addIssue({ code: "custom", path: [], message: "send environment, version or both (null clears one)" });
+    }
+  });
+export type BindingContextRequest = z.infer<typeof BindingContextRequest>;
+
+/** Which relationship each kind of grantor may state. */
+const RELATIONSHIPS_OF_KIND = { organisation: ["responsible", "parent"], passport: ["passport"] } as const;
+
+const GrantorInput = z
+  .object(
+    {
+      kind: z.enum(["organisation", "passport"]),
+      id: Text(64).describe("The organisation id, or the identity id of the granting passport."),
+      relationship: z
+        .enum(GRANT_RELATIONSHIPS)
+        .describe(
+          "responsible: this passport's organisation; parent: its parent organisation; passport: an active passport of this passport's organisation.",
+        ),
+    },
+    {
+      error: (issue) =>
+        issue.code === "invalid_type"
+          ? "must be an object {kind, id, relationship}: who granted authority is checked by the service, never typed as text"
+          : undefined,
+    },
+  )
+  .strict()
+  .superRefine((grantor, ctx) => {
+    const allowed: readonly string[] = RELATIONSHIPS_OF_KIND[grantor.kind];
+    if (!allowed.includes(grantor.relationship)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["relationship"],
+        message: `a grantor of kind ${grantor.kind} has relationship ${allowed.join(" or ")}`,
+      });
+    }
+  })
+  .describe(
+    "Who grants the authority. The service checks it when the entry is written: you must hold the owner or admin role in the organisation named (for a parent, in the parent), and a granting passport must be an active passport of this passport's organisation. The role you hold is recorded.",
+  );
+
+const AmountInput = z
+  .object({
+    value: z
+      .string()
+      .regex(DECIMAL_AMOUNT, "must be a decimal amount such as 100.00: digits, at most 6 after the point, no sign")
+      .refine((value) => Number(value) > 0, "must be more than zero"),
+    currency: z.string().regex(CURRENCY_CODE, "must be an ISO 4217 currency code: three upper-case letters, e.g. EUR"),
+  })
+  .strict();
+
+const ScopeInput = z
+  .object({
+    resource: PublicText(500)
+      .optional()
+      .describe(
+        "What the grant applies to, e.g. org:acme/customers/*; compared exactly, or by prefix before a trailing *.",
+      ),
+    limits: z
+      .object({
+        amount: AmountInput.optional().describe("The largest amount one action may move."),
+        rate: z
+          .object({ count: z.int().min(1).max(1_000_000_000), per: z.enum(RATE_PERIODS) })
+          .strict()
+          .optional()
+          .describe("At most count actions per period."),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+/**
+ * An authority entry. With `granted_by` it is structured (docs/authority.md): an action or action
+ * pattern, an optional scope, who granted it (checked when written) and, required, until when.
+ * Without `granted_by` it is free-text context (`context` required), which consumers read but which
+ * never counts as established authority.
+ */
+export const AuthorityInput = z
+  .object({
+    action: Text(200).describe(
+      "An action name (payments.refund) or, on a structured entry, a pattern: payments.* or *.",
+    ),
+    context: PublicText(1000).optional().describe("Plain words; required without granted_by."),
+    scope: ScopeInput.optional(),
+    granted_by: GrantorInput.optional(),
+    expires_at: Timestamp.optional().describe("Until when it applies; in the future; required with granted_by."),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    noCredentials(body, ctx);
+    if (body.expires_at !== undefined && Date.parse(body.expires_at) <= Date.now()) {
+      ctx.addIssue({ code: "custom", path: ["expires_at"], message: "must be in the future" });
+    }
+    if (body.granted_by === undefined) {
+      if (body.context === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["context"],
+          message: "is required on free-text authority; or give granted_by to add structured authority",
+        });
+      }
+      if (body.scope !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["scope"],
+          message: "needs granted_by: a scope nobody granted is not authority",
+        });
+      }
+      return;
+    }
+    if (!AUTHORITY_ACTION.test(body.action)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["action"],
+        message: "must be an action name (letters, digits, _ and - in dot-separated parts), a name ending in .*, or *",
+      });
+    }
+    if (body.expires_at === undefined) {
+      ctx.addIssue({ code: "custom", path: ["expires_at"], message: "is required with granted_by: say until when" });
+    }
+  });
 export type AuthorityInput = z.infer<typeof AuthorityInput>;
 
 export const AuthorityExpiryRequest = z

@@ -1,5 +1,8 @@
 import {
+  AuthorityGrantor,
+  AuthorityScope,
   Availability,
+  authorityFields,
   BindingClass,
   BindingVerification,
   bindingVerification,
@@ -92,6 +95,14 @@ export const PassportView = z.object({
       next_check_at: Timestamp.nullable().describe(
         "When the scheduled re-check next takes this binding (null: not scheduled).",
       ),
+      environment: z
+        .string()
+        .nullable()
+        .describe("The environment of this bound value (null: the passport's state.environment applies)."),
+      version: z
+        .string()
+        .nullable()
+        .describe("The version of this bound value (null: the passport's state.version applies)."),
     }),
   ),
   evidence: z.array(EvidenceView),
@@ -99,8 +110,15 @@ export const PassportView = z.object({
     z.object({
       id: z.string(),
       action: z.string(),
-      context: z.string(),
-      granted_by: z.string().nullable(),
+      context: z.string().nullable(),
+      granted_by: z
+        .union([AuthorityGrantor, z.string()])
+        .nullable()
+        .describe(
+          "Structured entries: the grantor the service checked (an object). Free-text entries: the text typed, never checked, or null.",
+        ),
+      scope: AuthorityScope.nullable().describe("What a structured entry applies to and its limits."),
+      granted_at: Timestamp.nullable().describe("When a structured entry was granted."),
       expires_at: Timestamp.nullable(),
     }),
   ),
@@ -204,18 +222,25 @@ export function passportView(
       last_check: b.lastCheckedAt ? { at: b.lastCheckedAt, result: b.lastCheckResult ?? "" } : null,
       checks: checkAttempts(b.checkLog),
       next_check_at: b.nextCheckAt,
+      environment: b.environment,
+      version: b.version,
     })),
     evidence: stored.evidence.map((e) => ({
       ...evidenceFields(e),
       freshness: !e.freshUntil ? "undated" : Date.parse(e.freshUntil) > now ? "fresh" : "expired",
     })),
-    authority: stored.authority.map((a) => ({
-      id: a.id,
-      action: a.action,
-      context: a.context,
-      granted_by: a.grantedBy,
-      expires_at: a.expiresAt,
-    })),
+    authority: stored.authority.map((a) => {
+      const entry = authorityFields(a);
+      return {
+        id: a.id,
+        action: entry.action,
+        context: entry.context ?? null,
+        granted_by: entry.granted_by ?? null,
+        scope: "scope" in entry ? (entry.scope ?? null) : null,
+        granted_at: "granted_at" in entry ? entry.granted_at : null,
+        expires_at: entry.expires_at ?? null,
+      };
+    }),
     record_version: passport.recordVersion,
     created_at: passport.createdAt,
     updated_at: passport.updatedAt,

@@ -4,6 +4,7 @@ import { HttpProblem } from "../api/problem.ts";
 import type { CreatePassportRequest } from "../api/requests.ts";
 import type { Database } from "../db/client.ts";
 import type { Role } from "../db/organisations.ts";
+import { isGrantNoLongerHeld } from "../db/passport-entries.ts";
 import {
   commitAndLoad,
   commitChangeStatements,
@@ -16,6 +17,7 @@ import {
   passportWithMembership,
   type StoredPassport,
 } from "../db/passports.ts";
+import { grantNoLongerHeld } from "./authority.ts";
 import {
   duplicateRaceRefusal,
   refuseDirectApiPassport,
@@ -131,6 +133,7 @@ export async function commitChange(
     return await commitAndLoad(db, id, commitChangeStatements(db, passport, change, subject, new Date().toISOString()));
   } catch (error) {
     if (isDuplicateIdentityViolation(error)) throw await refusalOfRacingDuplicate(db, passport, change);
+    if (isGrantNoLongerHeld(error)) throw grantNoLongerHeld();
     if (!isUniqueViolation(error)) throw error;
     const current = await findPassport(db, id);
     throw new StaleVersion(

@@ -10,7 +10,6 @@ import { requireRole } from "../access/membership.ts";
 import { HttpProblem } from "../api/problem.ts";
 import {
   type AuthorityExpiryRequest,
-  type AuthorityInput,
   type BindingInput,
   bindingClassRefusal,
   type EvidenceInput,
@@ -26,7 +25,6 @@ import {
   currentEvidenceOf,
   deleteAuthority,
   deleteBinding,
-  insertAuthority,
   insertBinding,
   insertEvidence,
   setAuthorityExpiry,
@@ -294,24 +292,6 @@ export async function evidenceWithdrawal(
     kind: "evidence.withdrawn",
     detail: { evidence_id: item.id, claim: item.claim },
     statements: [withdrawEvidence(db, item.id, new Date().toISOString())],
-  };
-}
-
-export function authorityAddition(db: Database, passport: PassportRow, input: AuthorityInput): PassportChange {
-  const id = randomId("au");
-  return {
-    kind: "authority.added",
-    detail: { authority_id: id, action: input.action },
-    statements: [
-      insertAuthority(db, {
-        id,
-        passportId: passport.id,
-        action: input.action,
-        context: input.context,
-        grantedBy: input.granted_by,
-        expiresAt: input.expires_at ? new Date(input.expires_at).toISOString() : undefined,
-      }),
-    ],
   };
 }
 

@@ -1,6 +1,6 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "./client.ts";
-import { authority, bindings, evidence } from "./schema.ts";
+import { authority, bindings, evidence, members, organisations, passports } from "./schema.ts";
 
 // The entries a passport carries besides its own row: bindings, evidence and authority context.
 // Reads run at once; writes are returned as statements so a change commits them in one batch.
@@ -30,6 +30,15 @@ export async function bindingOf(db: Database, passportId: string, bindingId: str
 
 export function insertBinding(db: Database, row: typeof bindings.$inferInsert) {
   return db.insert(bindings).values(row);
+}
+
+/** Sets the environment and/or version of one binding (null clears one). */
+export function setBindingContext(
+  db: Database,
+  bindingId: string,
+  set: { environment?: string | null; version?: string | null },
+) {
+  return db.update(bindings).set(set).where(eq(bindings.id, bindingId));
 }
 
 export function deleteBinding(db: Database, bindingId: string) {
@@ -68,6 +77,45 @@ export async function authorityOf(
 
 export function insertAuthority(db: Database, row: typeof authority.$inferInsert) {
   return db.insert(authority).values(row);
+}
+
+/** A structured grant to insert, with who wrote it and the passport's organisation. */
+export interface GrantInsert {
+  row: typeof authority.$inferInsert & {
+    grantedByKind: "organisation" | "passport";
+    grantedById: string;
+    grantedByRelationship: "responsible" | "parent" | "passport";
+  };
+  subject: string;
+  organisationId: string;
+}
+
+/**
+ * Inserts a structured grant whose grantor holds in the statement itself: its kind (and the role
+ * recorded) are read from the granting member's owner or admin membership, and for a parent or a
+ * passport from the parent link or the granting passport being active in the organisation, as the
+ * statement runs. Lost in the meantime, the kind is NULL beside the id, the `authority_grant_held`
+ * constraint refuses the row and the whole change rolls back (`isGrantNoLongerHeld`).
+ */
+export function insertGrant(db: Database, { row, subject, organisationId }: GrantInsert) {
+  const granting = row.grantedByRelationship === "parent" ? row.grantedById : organisationId;
+  const held = sql`(SELECT ${members.role} FROM ${members} WHERE ${members.organisationId} = ${granting} AND ${members.subject} = ${subject} AND ${members.role} IN ('owner', 'admin'))`;
+  const still =
+    row.grantedByRelationship === "parent"
+      ? sql`EXISTS (SELECT 1 FROM ${organisations} WHERE ${organisations.id} = ${organisationId} AND ${organisations.parentId} = ${row.grantedById})`
+      : row.grantedByRelationship === "passport"
+        ? sql`EXISTS (SELECT 1 FROM ${passports} WHERE ${passports.id} = ${row.grantedById} AND ${passports.organisationId} = ${organisationId} AND ${passports.lifecycle} = 'active')`
+        : sql`1`;
+  return db.insert(authority).values({
+    ...row,
+    grantedByKind: sql`(SELECT ${row.grantedByKind} WHERE ${held} IS NOT NULL AND ${still})`,
+    grantedByRole: row.grantedByKind === "organisation" ? held : null,
+  });
+}
+
+/** Whether a change failed because a grant's grantor no longer held when it was written (`insertGrant`). */
+export function isGrantNoLongerHeld(error: unknown): boolean {
+  return String((error as { cause?: unknown })?.cause ?? error).includes("authority_grant_held");
 }
 
 export function deleteAuthority(db: Database, authorityId: string) {

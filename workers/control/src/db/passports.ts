@@ -12,7 +12,7 @@ export interface NewPassport {
   displayName?: string;
   environment?: string;
   version?: string;
-  bindings: Pick<typeof bindings.$inferInsert, "class" | "value" | "label">[];
+  bindings: Pick<typeof bindings.$inferInsert, "class" | "value" | "label" | "environment" | "version">[];
   distinctReason?: string;
   actor: string;
   at: string;
@@ -39,6 +39,8 @@ export function createPassportStatements(db: Database, input: NewPassport) {
       class: binding.class,
       value: binding.value,
       label: binding.label,
+      environment: binding.environment,
+      version: binding.version,
       boundAt: input.at,
     }),
   );

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import {
   type AnySQLiteColumn,
+  check,
   index,
   integer,
   primaryKey,
@@ -156,6 +157,9 @@ export const bindings = sqliteTable(
     verificationEvidenceId: text("verification_evidence_id"),
     lapsedAt: text("lapsed_at"),
     lapseReason: text("lapse_reason"),
+    /** The environment and version of this bound value (migration 0019); a claim, not proven by its check. */
+    environment: text("environment"),
+    version: text("version"),
     lastCheckedAt: text("last_checked_at"),
     /** The outcome of the last check, success or the precise reason it failed. */
     lastCheckResult: text("last_check_result"),
@@ -229,12 +233,33 @@ export const authority = sqliteTable(
       .notNull()
       .references(() => passports.id),
     action: text("action").notNull(),
-    context: text("context").notNull(),
+    /** Required on free-text entries; optional on structured ones (migration 0019). */
+    context: text("context"),
+    /** Legacy free text naming who granted it: never checked, so the entry counts as not established. */
     grantedBy: text("granted_by"),
     expiresAt: text("expires_at"),
+    // A structured entry (docs/authority.md, migration 0019): what it applies to, its limits and
+    // who granted it, as checked by the service when it was written. Set together or not at all.
+    resource: text("resource"),
+    amountValue: text("amount_value"),
+    amountCurrency: text("amount_currency"),
+    rateCount: integer("rate_count"),
+    ratePer: text("rate_per", { enum: ["second", "minute", "hour", "day"] }),
+    grantedByKind: text("granted_by_kind", { enum: ["organisation", "passport"] }),
+    grantedById: text("granted_by_id"),
+    grantedByRelationship: text("granted_by_relationship", { enum: ["responsible", "parent", "passport"] }),
+    grantedByRole: text("granted_by_role", { enum: ["owner", "admin"] }),
+    grantedAt: text("granted_at"),
     createdAt: createdAt(),
   },
-  (t) => [index("authority_passport").on(t.passportId)],
+  (t) => [
+    index("authority_passport").on(t.passportId),
+    // Every entry says something: free-text context, or a grant the service checked.
+    check("authority_context_or_grant", sql`${t.context} IS NOT NULL OR ${t.grantedById} IS NOT NULL`),
+    // A grant's kind is computed from the granting member's role as it is written (`insertGrant`):
+    // a role lost in the meantime leaves it NULL beside the id, and the change rolls back.
+    check("authority_grant_held", sql`(${t.grantedByKind} IS NULL) = (${t.grantedById} IS NULL)`),
+  ],
 );
 
 /** Append-only history: one row per change, written in the same batch as the change. */

@@ -7,6 +7,7 @@ import {
   AuthorityExpiryRequest,
   AuthorityInput,
   BatchRequest,
+  BindingContextRequest,
   BindingInput,
   CreatePassportRequest,
   EvidenceInput,
@@ -19,8 +20,8 @@ import {
 } from "../api/requests.ts";
 import { BatchResults, HistoryPage, historyEvent, PassportPage, PassportView, passportSummary } from "../api/views.ts";
 import { commitCreation } from "../changes/apply.ts";
+import { authorityAddition, bindingContextChange } from "../changes/authority.ts";
 import {
-  authorityAddition,
   authorityExpiry,
   authorityRemoval,
   bindingAddition,
@@ -189,6 +190,23 @@ passports.delete(
     applyChange(c, c.req.param("id"), (passport) => bindingRemoval(c.get("db"), passport, c.req.param("bindingId"))),
 );
 
+passports.patch(
+  "/:id/bindings/:bindingId",
+  operation({
+    method: "patch",
+    path: "/v1/passports/{id}/bindings/{bindingId}",
+    summary: "Set or clear the environment and version of one binding (its proof of control is unchanged)",
+    role: "editor",
+    body: { BindingContextRequest },
+    response: { PassportView },
+    ifMatch: true,
+  }),
+  (c) =>
+    applyChange(c, c.req.param("id"), (passport) =>
+      bindingContextChange(c.get("db"), passport, c.req.param("bindingId"), c.req.valid("json")),
+    ),
+);
+
 passports.post(
   "/:id/evidence",
   operation({
@@ -246,13 +264,17 @@ passports.post(
   operation({
     method: "post",
     path: "/v1/passports/{id}/authority",
-    summary: "Add an action-specific authority context entry",
+    summary:
+      "Add authority: structured (action, scope, granted_by checked against your role, until when; owner or admin of the granting organisation) or free-text context (editor)",
     role: "editor",
     body: { AuthorityInput },
     response: { PassportView },
     ifMatch: true,
   }),
-  (c) => applyChange(c, c.req.param("id"), (passport) => authorityAddition(c.get("db"), passport, c.req.valid("json"))),
+  (c) =>
+    applyChange(c, c.req.param("id"), (passport) =>
+      authorityAddition(c.get("db"), c.get("principal").subject, passport, c.req.valid("json")),
+    ),
 );
 
 passports.post(

@@ -18,6 +18,7 @@ const HISTORY_LABELS: Record<string, string> = {
   "binding.verified": "Binding verified",
   "binding.lapsed": "Binding lapsed",
   "binding.conflict": "Binding also proven by another organisation",
+  "binding.context_changed": "Binding environment or version changed",
   "evidence.added": "Evidence added",
   "evidence.withdrawn": "Evidence withdrawn",
   "evidence.trust_withdrawn": "Evidence no longer trusted (its source never attested it)",

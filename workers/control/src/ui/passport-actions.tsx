@@ -108,7 +108,13 @@ passportActions.post(
       }
       const added = await call(c, "/bindings", f, {
         method: "POST",
-        body: { class: old.class, value: f.value?.trim() ?? "", ...(old.label ? { label: old.label } : {}) },
+        body: {
+          class: old.class,
+          value: f.value?.trim() ?? "",
+          ...(old.label ? { label: old.label } : {}),
+          ...(old.environment ? { environment: old.environment } : {}),
+          ...(old.version ? { version: old.version } : {}),
+        },
       });
       if (!added.ok) return added;
       return call(
@@ -258,13 +264,64 @@ passportActions.post(
     (f, c) =>
       call(c, "/authority", f, {
         method: "POST",
-        body: {
-          action: f.action?.trim() ?? "",
-          context: f.context?.trim() ?? "",
-          granted_by: optional(f.granted_by),
-          expires_at: utc(f.expires_at),
-        },
+        body: authorityBody(f),
       }),
+  ),
+);
+
+/**
+ * The API body of the "Add authority" form: a grantor chosen as `organisation|relationship|id` or
+ * `passport` (with the identity id typed beside it) makes a structured entry; none, free text.
+ * Limits left empty are left out; a half-filled one goes as typed, for the API to refuse at its path.
+ */
+function authorityBody(f: Fields) {
+  const [kind, relationship, id] = (f.granted_by ?? "").split("|");
+  const grantor =
+    kind === "organisation"
+      ? { kind, relationship, id }
+      : kind === "passport"
+        ? { kind, relationship: "passport", id: optional(f.granting_passport) ?? "" }
+        : undefined;
+  const amount =
+    optional(f.amount_value) || optional(f.amount_currency)
+      ? { value: optional(f.amount_value) ?? "", currency: optional(f.amount_currency)?.toUpperCase() ?? "" }
+      : undefined;
+  const count = optional(f.rate_count);
+  const rate = count ? { count: Number(count), per: f.rate_per ?? "hour" } : undefined;
+  const limits = amount || rate ? { amount, rate } : undefined;
+  const scope = optional(f.resource) || limits ? { resource: optional(f.resource), limits } : undefined;
+  return {
+    action: f.action?.trim() ?? "",
+    context: grantor ? optional(f.context) : (f.context?.trim() ?? ""),
+    granted_by: grantor,
+    scope: grantor ? scope : undefined,
+    expires_at: utc(f.expires_at),
+  };
+}
+
+/** A binding's own environment and version; an empty field clears it, and only what changed is sent. */
+passportActions.post(
+  "/:id/bindings/:bindingId/context",
+  handle(
+    (c) => `binding-context-${c.req.param("bindingId")}`,
+    "binding-context",
+    async (f, c) => {
+      const current = await call(c, "", {}, {});
+      if (!current.ok) return current;
+      const binding = current.body.bindings.find((b) => b.id === c.req.param("bindingId"));
+      if (!binding) {
+        return {
+          ok: false,
+          problem: { type: `${PROBLEM_TYPE_BASE}route-not-found`, title: "No such binding", status: 404 },
+        };
+      }
+      const wanted = { environment: optional(f.environment) ?? null, version: optional(f.version) ?? null };
+      const changes = Object.fromEntries(
+        Object.entries(wanted).filter(([key, value]) => binding[key as keyof typeof wanted] !== value),
+      );
+      if (Object.keys(changes).length === 0) return current;
+      return call(c, `/bindings/${encodeURIComponent(binding.id)}`, f, { method: "PATCH", body: changes });
+    },
   ),
 );
 

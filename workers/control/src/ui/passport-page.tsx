@@ -10,7 +10,14 @@ import { BINDING_LABELS, historyLabel, historySummary } from "./labels.ts";
 import { formatTime, Layout, ProblemMessage, Time } from "./layout.tsx";
 import { OrganisationName } from "./organisation-list.tsx";
 import { DetailsForm } from "./passport-details-form.tsx";
-import { AddAuthorityForm, AuthorityControls, authorityExpired, authorityTime } from "./passport-forms/authority.tsx";
+import {
+  AddAuthorityForm,
+  AuthorityControls,
+  authorityExpired,
+  authorityTime,
+  grantorText,
+  scopeText,
+} from "./passport-forms/authority.tsx";
 import { AddBindingForm, BindingControls } from "./passport-forms/bindings.tsx";
 import { AddEvidenceForm, WithdrawEvidenceForm } from "./passport-forms/evidence.tsx";
 import { DuplicateForm, LifecycleForm, RecheckForm, StateContextForm } from "./passport-forms/lifecycle.tsx";
@@ -29,6 +36,7 @@ const DONE_MESSAGES: Record<string, string> = {
   "binding-added": "Binding added.",
   "binding-replaced": "Binding updated.",
   "binding-removed": "Binding removed.",
+  "binding-context": "Binding environment and version saved.",
   "binding-verified": "Binding verified.",
   "evidence-added": "Evidence added.",
   "evidence-withdrawn": "Evidence withdrawn.",
@@ -36,7 +44,7 @@ const DONE_MESSAGES: Record<string, string> = {
   state: "State saved.",
   recheck: "Re-check confirmed.",
   created: "Passport created.",
-  "authority-added": "Authority context added.",
+  "authority-added": "Authority added.",
   "authority-expired": "Authority context expired.",
   "authority-removed": "Authority context removed.",
   transferred: "Responsibility moved.",
@@ -256,6 +264,12 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
                   <li>
                     <code>{b.value}</code>
                     {b.label ? <span class="hint"> · {b.label}</span> : null}
+                    {b.environment || b.version ? (
+                      <span class="hint binding-context">
+                        {" "}
+                        · {[b.environment, b.version ? `version ${b.version}` : null].filter(Boolean).join(", ")}
+                      </span>
+                    ) : null}
                     <span class="hint">
                       {" "}
                       · bound <Time at={b.bound_at} />
@@ -324,22 +338,27 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
       </section>
 
       <section aria-labelledby="authority-heading">
-        <h2 id="authority-heading">Authority context</h2>
+        <h2 id="authority-heading">Authority</h2>
         {passport.authority.length === 0 ? (
           <p>None. Identity is never blanket permission; authority is evaluated per action.</p>
         ) : (
           <ul class="bindings" id="authority-list">
             {passport.authority.map((a) => (
               <li>
-                <strong>{a.action}</strong>: {a.context}
-                {a.granted_by ? <span class="hint"> · granted by {a.granted_by}</span> : null}{" "}
+                <strong>{a.action}</strong>
+                {a.context ? `: ${a.context}` : null}
+                {scopeText(a) ? <span> · {scopeText(a)}</span> : null}
+                {grantorText(a, passport) ? <span class="hint"> · granted by {grantorText(a, passport)}</span> : null}{" "}
+                <span class="badge">
+                  {typeof a.granted_by === "object" && a.granted_by ? "checked grant" : "free text, not established"}
+                </span>{" "}
                 <span class={authorityExpired(a, now) ? "badge s-revoked" : "badge"}>{authorityTime(a, now)}</span>
                 {canEdit ? <AuthorityControls ctx={ctx} entry={a} now={now} /> : null}
               </li>
             ))}
           </ul>
         )}
-        {canEdit ? <AddAuthorityForm ctx={ctx} /> : null}
+        {canEdit ? <AddAuthorityForm ctx={ctx} grantsAsOrganisation={canAdmin} /> : null}
       </section>
 
       {canAdmin ? (

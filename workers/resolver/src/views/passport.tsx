@@ -190,6 +190,13 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
                 <td data-label="Value">
                   <Value value={binding.value} />
                   {binding.label ? <div class="muted">{binding.label}</div> : null}
+                  {binding.environment || binding.version ? (
+                    <div class="muted">
+                      {[binding.environment, binding.version ? `version ${binding.version}` : undefined]
+                        .filter(Boolean)
+                        .join(", ")}
+                    </div>
+                  ) : null}
                 </td>
                 <td data-label="Proof">
                   <Verification verification={binding.verification} now={now} />
@@ -252,7 +259,10 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
       {record.authority ? (
         <>
           <h2>Authority context</h2>
-          <p class="muted">Action-specific and mutable; never blanket permission.</p>
+          <p class="muted">
+            Action-specific and mutable; never blanket permission. Who granted a checked grant was checked by the
+            service when it was written; free-text context is not established authority.
+          </p>
           <table>
             <thead>
               <tr>
@@ -266,8 +276,8 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
               {record.authority.map((entry) => (
                 <tr>
                   <td data-label="Action">{entry.action}</td>
-                  <td data-label="Context">{entry.context}</td>
-                  <td data-label="Granted by">{entry.granted_by ?? ""}</td>
+                  <td data-label="Context">{[entry.context, authorityScope(entry)].filter(Boolean).join(" · ")}</td>
+                  <td data-label="Granted by">{authorityGrantor(entry)}</td>
                   <td data-label="Expires">{entry.expires_at ? <Time value={entry.expires_at} /> : ""}</td>
                 </tr>
               ))}
@@ -295,6 +305,31 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
       </p>
     </Layout>
   );
+}
+
+type AuthorityEntry = NonNullable<PassportRecord["authority"]>[number];
+
+/** A structured grant's scope and limits in words; nothing for free-text context. */
+function authorityScope(entry: AuthorityEntry): string {
+  if (!("scope" in entry) || !entry.scope) return "";
+  const { resource, limits } = entry.scope;
+  return [
+    resource ? `on ${resource}` : "",
+    limits?.amount ? `up to ${limits.amount.value} ${limits.amount.currency}` : "",
+    limits?.rate ? `at most ${limits.rate.count} per ${limits.rate.per}` : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
+}
+
+/** Who granted it: the grantor the service checked, or the text typed on free-text context (not checked). */
+function authorityGrantor(entry: AuthorityEntry): string {
+  const grantor = entry.granted_by;
+  if (grantor === undefined) return "";
+  if (typeof grantor === "string") return `${grantor} (not checked)`;
+  const role = grantor.role ? `, ${grantor.role}` : "";
+  if (grantor.kind === "passport") return `passport ${grantor.id} (checked)`;
+  return `${grantor.id} (${grantor.relationship} organisation${role}; checked)`;
 }
 
 export function HomePage() {

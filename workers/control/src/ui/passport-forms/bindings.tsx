@@ -82,6 +82,7 @@ export function BindingControls(props: { ctx: FormContext; binding: PassportView
           </p>
         </form>
       </details>
+      <BindingContextForm ctx={ctx} binding={binding} />
       <form method="post" action={`${base}/remove`} class="inline-form" id={remove}>
         <Hidden ctx={ctx} />
         <button type="submit" class="danger small" aria-label={`Remove binding ${binding.value}`}>
@@ -90,5 +91,51 @@ export function BindingControls(props: { ctx: FormContext; binding: PassportView
         <FormProblem failure={removeFailure} id={`${remove}-problem`} />
       </form>
     </div>
+  );
+}
+
+/**
+ * The environment and version of this one bound value (a staging endpoint under a production
+ * passport). Empty fields mean the passport's own state applies; they are claims, not proven by
+ * the binding's check.
+ */
+function BindingContextForm(props: { ctx: FormContext; binding: PassportView["bindings"][number] }) {
+  const { ctx, binding } = props;
+  const form = `binding-context-${binding.id}`;
+  const failure = failureFor(ctx, form);
+  return (
+    <details open={Boolean(failure)}>
+      <summary>Environment and version</summary>
+      <form
+        method="post"
+        action={`/dashboard/passports/${ctx.passport.identity_id}/bindings/${binding.id}/context`}
+        id={form}
+      >
+        <Hidden ctx={ctx} />
+        <div class="row">
+          <Field
+            form={form}
+            name="environment"
+            label={`Environment of ${binding.value}`}
+            value={binding.environment ?? ""}
+            failure={failure}
+            hint="Empty: the passport's environment applies"
+          />
+          <Field
+            form={form}
+            name="version"
+            label={`Version of ${binding.value}`}
+            value={binding.version ?? ""}
+            failure={failure}
+          />
+        </div>
+        <FormProblem failure={failure} id={`${form}-problem`} />
+        <p>
+          <button type="submit" class="small">
+            Save environment and version
+          </button>
+        </p>
+      </form>
+    </details>
   );
 }
