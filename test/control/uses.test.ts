@@ -1,5 +1,6 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { app } from "../../workers/control/src/app.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 
 // Agent uses links (docs/reciprocal-trust.md): an agent declares the API passports it calls; the
@@ -154,5 +155,32 @@ describe("agent uses links", () => {
     list = await api.owner.json("GET", `/v1/passports/${api.id}/declared-by`);
     expect(list.target_flagged).toBe(true);
     expect((await publicCount(api.id)).body.target_flagged).toBe(true);
+  });
+
+  it("the Dashboard shows an agent's uses with a form, and the API's page lists who declares it", async () => {
+    const api = await apiPassport();
+    const agentOwner = await Caller.create("owner");
+    const agent = await agentPassport(agentOwner, "Declaring agent");
+    await agentOwner.json("POST", `/v1/passports/${agent}/uses`, { identity_id: api.id });
+    const page = async (caller: Caller, id: string) =>
+      (
+        await app.request(
+          `http://control.test/dashboard/passports/${id}`,
+          { headers: { "cf-access-jwt-assertion": caller.token } },
+          env,
+        )
+      ).text();
+
+    const agentPage = await page(agentOwner, agent);
+    expect(agentPage).toContain("Passports this agent uses");
+    expect(agentPage).toContain(`<code>${api.id}</code>`);
+    expect(agentPage).toContain(`action="/dashboard/passports/${agent}/uses"`);
+    expect(agentPage).toContain(`action="/dashboard/passports/${agent}/uses/${api.id}/remove"`);
+
+    const apiPage = await page(api.owner, api.id);
+    expect(apiPage).toContain("Agents that declare they use this passport");
+    expect(apiPage).toContain('<span id="declarer-count">1</span>');
+    expect(apiPage).toContain("Declaring agent");
+    expect(apiPage).toContain(`<code>${agent}</code>`);
   });
 });
