@@ -109,6 +109,16 @@ describe("signing_keys bindings", () => {
     const proven = await verify(caller, id, passport.bindings[0].id);
     expect(proven.result).toBe("verified");
     expect(proven.passport.bindings[0].keys.map((k: Body) => k.thumbprint)).toEqual([mine.thumbprint]);
+
+    // A kid that is not a plain identifier (here a bidirectional override) is left out, the key kept.
+    await serve(host, {
+      "/keys.json": {
+        content_type: "application/json",
+        body: { passport: id, keys: [{ ...mine.publicJwk, kid: "a\u202eb" }] },
+      },
+    });
+    const again = await verify(caller, id, passport.bindings[0].id);
+    expect(again.passport.bindings[0].keys).toEqual([{ thumbprint: mine.thumbprint, alg: "ed25519" }]);
   });
 
   it("are refused when the directory does not name the passport, holds a private key, or holds too many keys", async () => {
