@@ -1,4 +1,5 @@
 import { formatAge } from "../checks.ts";
+import type { DecisionResult } from "../decide.ts";
 import type { EnvelopeResult } from "../envelope.ts";
 import type { AuditReport } from "../log-audit.ts";
 import type { CheckpointView, Proof, ProofSource, ReliedOn, VerifyOutcome } from "../outcome.ts";
@@ -144,6 +145,22 @@ export function formatVerify(result: VerifyOutcome): string {
 }
 
 /** The current-proof line of a `higher` decision: which status token, and as of when. */
+/** `verify --policy`: the decision first and why, then the identity check as `verify` prints it. */
+export function formatDecision(result: DecisionResult): string {
+  const { receipt, outcome, authority } = result;
+  const identity =
+    outcome.outcome === "ok" ? "the identity checks passed" : `the identity check gave ${outcome.outcome}`;
+  const why =
+    authority && authority.result !== "held" && outcome.outcome === "ok"
+      ? `${identity}, but the authority for ${authority.action} is ${authority.result}: ${authority.detail}`
+      : `${identity}${authority ? `; authority for ${authority.action}: ${authority.result}` : ""}`;
+  return [
+    `DECISION  ${result.decision}  for action ${receipt.action}  (policy ${receipt.policy_digest})`,
+    `  Why:  ${why}.`,
+    formatVerify(outcome).replace("  Next step:  ", "  Next step without a policy:  "),
+  ].join("\n");
+}
+
 function current(result: VerifyOutcome): string[] {
   const status = result.proof?.status;
   if (!status) return [];
