@@ -201,7 +201,12 @@ export const StateChangeRequest = z
     availability: Availability.nullable().optional(),
     environment: Text(64).nullable().optional(),
     version: Text(64).nullable().optional(),
-    recheck_completed: z.literal(true).optional().describe("Confirms bindings and evidence were re-checked."),
+    recheck_completed: z
+      .literal(true)
+      .optional()
+      .describe(
+        "No longer accepted (409 recheck-pending): the re-check flag clears by itself once the checks pass (docs/lifecycle.md#re-evaluation). Ask for the checks now with POST /v1/passports/{id}/recheck.",
+      ),
     reason: Text(1000).optional(),
   })
   .strict()

@@ -237,3 +237,108 @@ export async function otherVerifiedHolders(db: Database, organisationId: string,
       ),
     );
 }
+
+// Re-evaluation (docs/lifecycle.md#re-evaluation). What a flagged passport `p` still waits for,
+// written once as SQL so the reads that show it and the statement that clears the flag agree:
+// - a binding that held proof when the re-evaluation began and has not been verified since
+//   (still verified by an older check, or lapsed since);
+// - a claim whose current evidence is all from before, with no current, fresh item of the same
+//   claim observed and written since (renewed by a check, or asserted or attested again).
+
+/** SQL true when binding `b` still waits for a passing check since `since`. */
+const bindingPending = (since: SQL) => sql`(
+  (b.verification_state = 'verified' AND b.verified_at < ${since})
+  OR (b.verification_state = 'lapsed' AND b.lapsed_at >= ${since}))`;
+
+/** SQL true when evidence item `e` is from before `since` and its claim has no fresh item since. */
+const claimPending = (since: SQL, passportId: SQL, now: string) => sql`(
+  e.withdrawn_at IS NULL AND e.created_at < ${since}
+  AND NOT EXISTS (
+    SELECT 1 FROM evidence f WHERE f.passport_id = ${passportId} AND f.claim = e.claim
+      AND f.withdrawn_at IS NULL AND f.created_at >= ${since} AND f.observed_at >= ${since}
+      AND (f.fresh_until IS NULL OR f.fresh_until > ${now})))`;
+
+export interface PendingBinding {
+  id: string;
+  class: string;
+  value: string;
+  verification_state: "verified" | "lapsed";
+  next_check_at: string | null;
+  last_checked_at: string | null;
+  last_check_result: string | null;
+}
+
+/** What the passport's re-evaluation that began at `since` still waits for, at `now`. */
+export async function pendingReevaluation(db: Database, passportId: string, since: string, now: string) {
+  const [pendingBindings, pendingClaims] = await db.batch([
+    db.all<PendingBinding>(sql`
+      SELECT b.id, b.class, b.value, b.verification_state, b.next_check_at, b.last_checked_at, b.last_check_result
+      FROM bindings b WHERE b.passport_id = ${passportId} AND ${bindingPending(sql`${since}`)}
+      ORDER BY b.class, b.value`),
+    db.all<{ claim: string }>(sql`
+      SELECT DISTINCT e.claim FROM evidence e
+      WHERE e.passport_id = ${passportId} AND ${claimPending(sql`${since}`, sql`${passportId}`, now)}
+      ORDER BY e.claim`),
+  ]);
+  return { bindings: pendingBindings, claims: pendingClaims.map((row) => row.claim) };
+}
+
+/**
+ * Clears the re-check flag of the passport at `version` as its next record version, with its
+ * history event and outbox row, only if the re-evaluation that began at `since` waits for nothing
+ * more: one batch whose first statement decides (the conditions sit in its WHERE), the other two
+ * follow only the version it wrote. Returns whether it cleared the flag. A concurrent change that
+ * took the next version makes the batch fail as a version conflict; the caller tries again later.
+ */
+export async function clearRecheckIfPassed(
+  db: Database,
+  passport: { id: string; version: number; since: string },
+  event: { actor: string; at: string; detail: Record<string, unknown> },
+): Promise<boolean> {
+  const next = passport.version + 1;
+  const wrote = sql`p.id = ${passport.id} AND p.record_version = ${next} AND p.recheck_required = 0 AND p.updated_at = ${event.at}`;
+  const [cleared] = await db.batch([
+    db.all<{ id: string }>(sql`
+      UPDATE passports AS p SET recheck_required = 0, recheck_since = NULL, record_version = ${next},
+        updated_at = ${event.at}, state_as_of = ${event.at}
+      WHERE p.id = ${passport.id} AND p.record_version = ${passport.version} AND p.recheck_required = 1
+        AND p.recheck_since = ${passport.since}
+        AND NOT EXISTS (SELECT 1 FROM bindings b WHERE b.passport_id = p.id AND ${bindingPending(sql`p.recheck_since`)})
+        AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.passport_id = p.id
+          AND ${claimPending(sql`p.recheck_since`, sql`p.id`, event.at)})
+      RETURNING id`),
+    db.run(sql`
+      INSERT INTO events (passport_id, organisation_id, actor, at, kind, detail, record_version)
+      SELECT p.id, p.organisation_id, ${event.actor}, ${event.at}, 'state.rechecked', ${JSON.stringify(event.detail)}, p.record_version
+      FROM passports AS p WHERE ${wrote}`),
+    db.run(sql`
+      INSERT INTO outbox (passport_id, record_version, next_attempt_at)
+      SELECT p.id, p.record_version, ${event.at} FROM passports AS p WHERE ${wrote}
+      ON CONFLICT (passport_id) DO UPDATE SET record_version = excluded.record_version,
+        next_attempt_at = excluded.next_attempt_at, attempts = 0, bulk = 0`),
+  ]);
+  return cleared.length > 0;
+}
+
+/** Flagged passports, oldest re-evaluation first, whose re-evaluation may have finished (passports_recheck). */
+export async function reevaluationsToSettle(db: Database, now: string, limit: number) {
+  return db.all<{ id: string; record_version: number; recheck_since: string }>(sql`
+    SELECT p.id, p.record_version, p.recheck_since FROM passports AS p INDEXED BY passports_recheck
+    WHERE p.recheck_required = 1 AND p.recheck_since IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM bindings b WHERE b.passport_id = p.id AND ${bindingPending(sql`p.recheck_since`)})
+      AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.passport_id = p.id
+        AND ${claimPending(sql`p.recheck_since`, sql`p.id`, now)})
+    ORDER BY p.recheck_since LIMIT ${limit}`);
+}
+
+/**
+ * Makes the bindings a re-evaluation that began at `since` still waits for due at `now`, except
+ * those whose check is in flight (claimed): a member's "re-check now". Returns how many.
+ */
+export async function schedulePendingChecks(db: Database, passportId: string, since: string, now: string) {
+  const rows = await db.all<{ id: string }>(sql`
+    UPDATE bindings AS b SET next_check_at = ${now}
+    WHERE b.passport_id = ${passportId} AND b.check_claim IS NULL AND ${bindingPending(sql`${since}`)}
+    RETURNING id`);
+  return rows.length;
+}

@@ -237,7 +237,12 @@ passports.patch(
   }),
   (c) => {
     const body = c.req.valid("json");
-    return applyChange(c, c.req.param("id"), (passport) => stateChange(passport, body), roleForStateChange(body));
+    return applyChange(
+      c,
+      c.req.param("id"),
+      (passport) => stateChange(c.get("db"), passport, body),
+      roleForStateChange(body),
+    );
   },
 );
 
