@@ -114,7 +114,9 @@ describe("reactivation re-evaluates", () => {
     expect((await schedulerRun()).get(bindingId)).toBe("mismatch");
     expect(await flagged(id)).toBe(true);
     const pending = await admin.json("GET", `/v1/passports/${id}/recheck`);
-    expect(pending.pending.bindings).toEqual([expect.objectContaining({ id: bindingId, verification_state: "lapsed" })]);
+    expect(pending.pending.bindings).toEqual([
+      expect.objectContaining({ id: bindingId, verification_state: "lapsed" }),
+    ]);
 
     const current = await admin.json("GET", `/v1/passports/${id}`);
     await admin.request("DELETE", `/v1/passports/${id}/bindings/${bindingId}`, undefined, {

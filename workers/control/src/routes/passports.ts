@@ -72,7 +72,7 @@ passports.post(
   operation({
     method: "post",
     path: "/v1/passports/batch",
-    summary: `Create or update up to ${MAX_BATCH_ITEMS} passports in one request, each with its own result (publication coalesced)`,
+    summary: `Up to ${MAX_BATCH_ITEMS} creates and changes in one request (details, bindings, evidence, environment and version, lifecycle), each with its single request's checks, role and result (publication coalesced)`,
     role: "editor",
     body: { BatchRequest },
     response: { BatchResults },
