@@ -149,12 +149,7 @@ describe("Dashboard in Chromium", () => {
     expect((await resolverRecord(id)).state.recheck_required).toBe(true);
 
     const timeline = await page.locator(".timeline li strong").allTextContents();
-    expect(timeline.slice(0, 4)).toEqual([
-      "Reactivated",
-      "Lifecycle changed",
-      "Evidence added",
-      "Binding removed",
-    ]);
+    expect(timeline.slice(0, 4)).toEqual(["Reactivated", "Lifecycle changed", "Evidence added", "Binding removed"]);
   });
 
   it("shows a viewer no edit controls, and refuses a forged form post", async () => {

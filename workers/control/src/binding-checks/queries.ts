@@ -266,7 +266,7 @@ const nothingPending = (now: string) => `
   NOT EXISTS (SELECT 1 FROM bindings b WHERE b.passport_id = p.id AND ${bindingPending("p.recheck_since")})
   AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.passport_id = p.id AND ${claimPending("p.recheck_since", "p.id", now)})`;
 
-export interface PendingBinding {
+interface PendingBinding {
   id: string;
   class: string;
   value: string;
