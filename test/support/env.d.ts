@@ -29,5 +29,6 @@ declare namespace Cloudflare {
     TEST_PROPAGATION_RUNS: string;
     TEST_PROPAGATION_SEED: string;
     TEST_MIGRATION_DB_RECHECKS: D1Database;
+    TEST_MIGRATION_DB_REEVALUATION: D1Database;
   }
 }
