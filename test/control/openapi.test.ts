@@ -115,6 +115,11 @@ describe("OpenAPI document", () => {
     });
     await call("delete", `${P}/evidence/{evidenceId}`, `${id}/evidence/${withEvidence.evidence[0].id}`);
     await call("patch", `${P}/state`, `${id}/state`, { availability: "degraded", environment: "production" });
+    // Reactivated, so the re-check answers carry what is pending (its evidence, added above).
+    await owner.json("PATCH", `/v1/passports/${passport.identity_id}/state`, { lifecycle: "suspended" });
+    await owner.json("PATCH", `/v1/passports/${passport.identity_id}/state`, { lifecycle: "active" });
+    await call("get", `${P}/recheck`, `${id}/recheck`);
+    await call("post", `${P}/recheck`, `${id}/recheck`);
     const withAuthority = await call("post", `${P}/authority`, `${id}/authority`, { action: "deploy", context: "ci" });
     await call(
       "post",

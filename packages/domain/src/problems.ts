@@ -21,6 +21,7 @@ export const PROBLEMS = {
   "link-exists": { status: 409, title: "The passport already declares this uses link" },
   "attestation-invalid": { status: 400, title: "Evidence attestation missing or invalid" },
   "invalid-transition": { status: 409, title: "Lifecycle transition not allowed" },
+  "recheck-pending": { status: 409, title: "The re-check flag clears itself once the checks pass" },
   "precondition-failed": { status: 412, title: "The passport changed since you read it" },
   "precondition-required": { status: 428, title: "If-Match is required" },
   "invalid-registration-token": { status: 400, title: "Missing or malformed marketplace registration token" },

@@ -224,7 +224,12 @@ export const StateChangeRequest = z
     availability: Availability.nullable().optional(),
     environment: Text(64).nullable().optional(),
     version: Text(64).nullable().optional(),
-    recheck_completed: z.literal(true).optional().describe("Confirms bindings and evidence were re-checked."),
+    recheck_completed: z
+      .literal(true)
+      .optional()
+      .describe(
+        "No longer accepted (409 recheck-pending): the re-check flag clears by itself once the checks pass (docs/lifecycle.md#re-evaluation). Ask for the checks now with POST /v1/passports/{id}/recheck.",
+      ),
     reason: Text(1000).optional(),
   })
   .strict()
@@ -436,28 +441,55 @@ export type ListPassportsQuery = z.infer<typeof ListPassportsQuery>;
 /** The most items one `POST /v1/passports/batch` may carry (docs/publication.md#batches). */
 export const MAX_BATCH_ITEMS = 100;
 
+/** What every batch item that changes one passport names: the passport, and the ETag read (like If-Match). */
+const BatchTarget = {
+  identity_id: IdentityId,
+  if_match: z.string().max(64).optional().describe('Like If-Match: the ETag read, e.g. "v3".'),
+};
+
+/**
+ * The batch items (docs/publication.md#batches). Each carries what its single request takes, nested
+ * under one member, so the single request's schema (and whatever it gains, such as a binding's
+ * own environment and version) is the item's.
+ */
+const BatchItemSchema = z.union([
+  z.object({ create: CreatePassportRequest }).strict().describe("POST /v1/passports"),
+  z
+    .object({
+      update: z
+        .object({ ...BatchTarget, ...UpdateFields })
+        .strict()
+        .refine(SOMETHING_TO_UPDATE.check, { message: SOMETHING_TO_UPDATE.message }),
+    })
+    .strict()
+    .describe("PATCH /v1/passports/{id}"),
+  z
+    .object({ add_binding: z.object({ ...BatchTarget, binding: BindingInput }).strict() })
+    .strict()
+    .describe("POST /v1/passports/{id}/bindings"),
+  z
+    .object({ remove_binding: z.object({ ...BatchTarget, binding_id: Text(64) }).strict() })
+    .strict()
+    .describe("DELETE /v1/passports/{id}/bindings/{bindingId}"),
+  z
+    .object({ add_evidence: z.object({ ...BatchTarget, evidence: EvidenceInput }).strict() })
+    .strict()
+    .describe("POST /v1/passports/{id}/evidence"),
+  z
+    .object({ withdraw_evidence: z.object({ ...BatchTarget, evidence_id: Text(64) }).strict() })
+    .strict()
+    .describe("DELETE /v1/passports/{id}/evidence/{evidenceId}"),
+  z
+    .object({ change_state: z.object({ ...BatchTarget, state: StateChangeRequest }).strict() })
+    .strict()
+    .describe(
+      "PATCH /v1/passports/{id}/state: environment, version, availability (editor); lifecycle (admin, with its reason rules)",
+    ),
+]);
+
 export const BatchRequest = z
   .object({
-    items: z
-      .array(
-        z.union([
-          z.object({ create: CreatePassportRequest }).strict(),
-          z
-            .object({
-              update: z
-                .object({
-                  identity_id: IdentityId,
-                  if_match: z.string().max(64).optional().describe('Like If-Match: the ETag read, e.g. "v3".'),
-                  ...UpdateFields,
-                })
-                .strict()
-                .refine(SOMETHING_TO_UPDATE.check, { message: SOMETHING_TO_UPDATE.message }),
-            })
-            .strict(),
-        ]),
-      )
-      .min(1)
-      .max(MAX_BATCH_ITEMS),
+    items: z.array(BatchItemSchema).min(1).max(MAX_BATCH_ITEMS),
   })
   .strict();
 export type BatchItem = z.infer<typeof BatchRequest>["items"][number];

@@ -28,6 +28,7 @@ import {
   deleteBinding,
   insertBinding,
   insertEvidence,
+  rescheduleCheckedBindings,
   setAuthorityExpiry,
   withdrawEvidence,
 } from "../db/passport-entries.ts";
@@ -376,22 +377,33 @@ function transitionRefusal(from: LifecycleStatus, to: LifecycleStatus): HttpProb
 }
 
 /**
- * A state change. The lifecycle moves only along the state machine in @passport/domain. Reactivating a suspended or deprecated passport
- * sets the re-check flag: while it was out of use its bindings and evidence may have gone stale, so
- * verifiers are told to look again until an editor confirms with `recheck_completed`.
+ * A state change. The lifecycle moves only along the state machine in @passport/domain.
+ * Reactivating a suspended passport starts a re-evaluation (docs/lifecycle.md#re-evaluation): the
+ * record carries `recheck_required` from then on, every binding the service checked before is due
+ * for its check now (the binding-checks scheduler and queue run them, never this request), and the
+ * flag clears by itself, as a change of its own, once they passed and the evidence was renewed.
+ * Nobody clears it by saying so: `recheck_completed` is refused with `recheck-pending`.
  */
-export function stateChange(passport: PassportRow, input: StateChangeRequest): PassportChange {
+export function stateChange(db: Database, passport: PassportRow, input: StateChangeRequest): PassportChange {
+  if (input.recheck_completed) {
+    throw new HttpProblem("recheck-pending", {
+      detail: passport.recheckRequired
+        ? "The re-check flag clears by itself once every binding checked before the reactivation passed a new check and the evidence was renewed. See GET /v1/passports/{id}/recheck for what it waits for; POST to it asks for the checks now."
+        : "This passport awaits no re-check. The re-check flag clears by itself once the checks pass; it is never confirmed by hand.",
+      recheck_url: `/v1/passports/${passport.id}/recheck`,
+    });
+  }
   const to = input.lifecycle;
   if (to && !canTransition(passport.lifecycle, to)) throw transitionRefusal(passport.lifecycle, to);
   const reactivated = to !== undefined && isReactivation(passport.lifecycle, to);
+  const at = new Date().toISOString();
   const set = {
     ...(to ? { lifecycle: to } : {}),
     ...(input.availability !== undefined ? { availability: input.availability } : {}),
     ...(input.environment !== undefined ? { environment: input.environment } : {}),
     ...(input.version !== undefined ? { version: input.version } : {}),
-    // Reactivation wins over a simultaneous recheck_completed: the re-check must follow it.
-    ...(reactivated ? { recheckRequired: true } : input.recheck_completed ? { recheckRequired: false } : {}),
-    stateAsOf: new Date().toISOString(),
+    ...(reactivated ? { recheckRequired: true, recheckSince: at } : {}),
+    stateAsOf: at,
   };
   return {
     kind: reactivated ? "state.reactivated" : to !== undefined ? "state.lifecycle_changed" : "state.changed",
@@ -401,10 +413,10 @@ export function stateChange(passport: PassportRow, input: StateChangeRequest): P
       ...(input.environment !== undefined ? { environment: input.environment } : {}),
       ...(input.version !== undefined ? { version: input.version } : {}),
       ...(reactivated ? { recheck_required: true } : {}),
-      ...(input.recheck_completed ? { recheck_completed: true } : {}),
       ...(input.reason ? { reason: input.reason } : {}),
     },
     set,
+    ...(reactivated ? { statements: [rescheduleCheckedBindings(db, passport.id, at)] } : {}),
   };
 }
 

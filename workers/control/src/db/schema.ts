@@ -95,6 +95,11 @@ export const passports = sqliteTable(
     version: text("version"),
     stateAsOf: text("state_as_of").notNull(),
     recheckRequired: integer("recheck_required", { mode: "boolean" }).notNull().default(false),
+    /**
+     * When the re-evaluation behind `recheckRequired` began (docs/lifecycle.md#re-evaluation): the
+     * bindings must be verified and the evidence renewed after it before the flag clears.
+     */
+    recheckSince: text("recheck_since"),
     duplicateOf: text("duplicate_of"),
     distinctReason: text("distinct_reason"),
     recordVersion: integer("record_version").notNull().default(1),
@@ -108,6 +113,8 @@ export const passports = sqliteTable(
     listIndex("passports_org_family_created", t, "family"),
     // An operator's rename finds the records naming it (migration 0017).
     index("passports_operator").on(t.operatorOrganisationId),
+    // The scheduler finds the passports awaiting re-evaluation (migration 0021).
+    index("passports_recheck").on(t.recheckSince).where(sql`${t.recheckRequired} = 1`),
   ],
 );
 

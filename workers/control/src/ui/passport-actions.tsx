@@ -252,7 +252,11 @@ passportActions.post(
   handle(
     () => "recheck",
     "recheck",
-    (f, c) => call(c, "/state", f, { method: "PATCH", body: { recheck_completed: true } }),
+    // Asks for the pending checks now; the flag clears by itself once they pass (docs/lifecycle.md).
+    (_, c) =>
+      c.get("api").call<PassportView>(`/v1/passports/${encodeURIComponent(c.req.param("id") as string)}/recheck`, {
+        method: "POST",
+      }),
   ),
 );
 
