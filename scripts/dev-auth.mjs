@@ -52,8 +52,8 @@ export async function demoAgentSigningKeys() {
   const publicJwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(publicJwk, "sha256");
   const keys = {
-    publicJwk: { ...publicJwk, kid, alg: "ed25519", use: "sig" },
-    privateJwk: { ...(await exportJWK(privateKey)), kid, alg: "ed25519" },
+    publicJwk: { ...publicJwk, kid, alg: "Ed25519", use: "sig" },
+    privateJwk: { ...(await exportJWK(privateKey)), kid, alg: "Ed25519" },
   };
   mkdirSync(keyDir, { recursive: true });
   writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600 });

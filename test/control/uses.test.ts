@@ -1,6 +1,8 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
+import { database } from "../../workers/control/src/db/client.ts";
+import { insertUse, isUsesLimitViolation } from "../../workers/control/src/db/uses.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 
 // Agent uses links (docs/reciprocal-trust.md): an agent declares the API passports it calls; the
@@ -87,6 +89,32 @@ describe("agent uses links", () => {
     expect(over.status).toBe(400);
     expect(await over.text()).toContain("at most 50");
     expect((await resolve(agent)).record.uses).toHaveLength(50);
+  });
+
+  it("the database holds the limit when writes race past the check (migration 0020)", async () => {
+    const owner = await Caller.create("owner");
+    const agent = await agentPassport(owner);
+    const targets = await Promise.all(
+      Array.from({ length: 51 }, (_, i) => owner.createPassport({ family: "agent", display_name: `Raced ${i}` })),
+    );
+    const db = database(env.DB);
+    const rows = targets.map((t) =>
+      insertUse(db, {
+        agentId: agent,
+        targetId: t.identity_id,
+        targetFamily: "agent",
+        declaredAt: new Date().toISOString(),
+      }),
+    );
+    const [first, ...rest] = rows;
+    if (!first) throw new Error("no rows");
+    const failure = await db.batch([first, ...rest]).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isUsesLimitViolation(failure)).toBe(true);
+    // The batch is one transaction: none of its links were written.
+    expect((await owner.json("GET", `/v1/passports/${agent}`)).uses).toEqual([]);
   });
 
   it("the API's organisation sees the declaring agents; the public sees a count; another tenant sees neither list nor changes", async () => {
