@@ -128,7 +128,7 @@ export async function run({ root, options, log }) {
         },
       },
     ];
-    return { results: comparePairs(pairs, { ...options, log }), targets: { rps: 0.9, p99: 1.2 } };
+    return { results: comparePairs(pairs, { ...options, log, cpu: server.cpu }), targets: { rps: 0.9, p99: 1.2 } };
   } finally {
     await server.close();
   }
