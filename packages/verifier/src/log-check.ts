@@ -1,7 +1,7 @@
 import { type Duration, requireDuration } from "./expectation.ts";
 import type { HttpPolicy } from "./http.ts";
 import { LogClient, LogFetchError, type LogFetchFailure, type TileCache } from "./log/client.ts";
-import { decodeEntry, encodeEntry } from "./log/entry.ts";
+import { decodeEntry, encodeEntry, entryPrefix, startsWith } from "./log/entry.ts";
 import { findTamperedTile } from "./log/tile-audit.ts";
 import { acceptCheckpoint, type CheckpointStore, type WithoutContext } from "./log-checkpoint.ts";
 import type { LogFinding, LogProof, ReliedOn, StaleFinding } from "./outcome.ts";
@@ -254,6 +254,7 @@ async function check(
           checkpoint: cp,
         });
   const bundles = new Map<number, Awaited<ReturnType<LogClient["bundle"]>>>();
+  const ownEntries = entryPrefix(record.identity_id);
   const bundle = async (n: number) => {
     let read = bundles.get(n);
     if (!read) {
@@ -267,7 +268,7 @@ async function check(
     first: number,
   ): { index: number; version: number; publishedAt: string } | undefined => {
     for (const [offset, bytes] of entries.entries()) {
-      if (first + offset <= index) continue;
+      if (first + offset <= index || !startsWith(bytes, ownEntries)) continue;
       const later = decodeEntry(bytes);
       if (later?.identityId === record.identity_id && later.recordVersion > version) {
         return { index: first + offset, version: later.recordVersion, publishedAt: later.publishedAt };
