@@ -22,7 +22,10 @@ function checkStatuses(label, result, expected) {
 }
 
 /**
- * `pairs`: [{ name, subject: { urls, headers?, body?, status }, baseline: { name, urls, headers?, body?, status } }].
+ * `pairs`: [{ name, subject: { urls, headers?, body?, status, prime? }, baseline: { name, urls, headers?, body?, status, prime? } }].
+ * `prime`: seconds of untimed load before each of that side's runs, for state the runtime drops
+ * between runs (workerd evicts a Durable Object after about ten idle seconds, and the other runs
+ * of a round take longer than that).
  * Returns, per pair, the raw runs and the spread of the subject/baseline ratios.
  */
 export function comparePairs(pairs, { rounds, seconds, warmup, connections, log, cpu }) {
@@ -46,6 +49,8 @@ export function comparePairs(pairs, { rounds, seconds, warmup, connections, log,
     pairs.forEach((pair, i) => {
       const order = (round + i) % 2 === 0 ? ["subject", "baseline"] : ["baseline", "subject"];
       for (const side of order) {
+        // A side that asks for it is primed, untimed, before each run (see `prime` above).
+        if (pair[side].prime) run(pair[side], pair[side].prime);
         const result = run(pair[side], pair.seconds ?? seconds);
         checkStatuses(side === "subject" ? pair.name : pair.baseline.name, result, pair[side].status);
         runs[i][side].push(result);
