@@ -10,7 +10,8 @@
 // POST /__bench/pool takes a JSON array of identity ids; then POST /__bench/each/{METHOD}{path}
 // forwards the request as METHOD to `path` with `{id}` replaced by the next id of the pool in turn,
 // so concurrent connections change different passports (one passport changed by two connections at
-// once would answer 412 to one of them, as it should).
+// once would answer 412 to one of them, as it should), and `{n}` in its body replaced by a number
+// new to each request (a binding value no passport has yet).
 import control, { TransparencyLog as Log, PublicationSequencer as Sequencer } from "./control.js";
 
 let counts = fresh();
@@ -124,6 +125,8 @@ export class PublicationSequencer extends Sequencer {
 
 let pool = [];
 let next = 0;
+/** The last number given to a `{n}` in a forwarded body. */
+let numbered = 0;
 
 export default {
   async fetch(request, env, ctx) {
@@ -142,7 +145,8 @@ export default {
     if (each) {
       const id = pool[next++ % pool.length];
       const target = new URL(each[2].replace(/\{id\}|%7Bid%7D/, id) + url.search, url);
-      const forwarded = new Request(target, { method: each[1], headers: request.headers, body: await request.text() });
+      const body = (await request.text()).replace("{n}", String(++numbered));
+      const forwarded = new Request(target, { method: each[1], headers: request.headers, body });
       return control.fetch(forwarded, counted(env), ctx);
     }
     return control.fetch(request, counted(env), ctx);
