@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type Database, database } from "../db/client.ts";
+import { preparedReads } from "../db/prepared.ts";
 import { events, outbox, passports, publications, publishedManifests } from "../db/schema.ts";
 import type { CurrentState } from "./status.ts";
 
@@ -9,9 +10,11 @@ export type PublicationRow = typeof publications.$inferSelect;
 /**
  * What a publication reads besides the passport's aggregate (`loadAggregateWith`): the newest
  * publication, the kinds of the changes made after it, and the manifest-index keys published.
- * Keyed by the identity id alone, so they share the aggregate's round trip.
+ * Keyed by the identity id alone (the placeholder `id`), so they share the aggregate's round trip;
+ * built once per database, like the aggregate's reads.
  */
-export function publicationReads(db: Database, passportId: string) {
+export const publicationReads = preparedReads((db) => {
+  const passportId = sql.placeholder("id");
   const lastVersion = sql`coalesce((select max(${publications.recordVersion}) from ${publications} where ${publications.passportId} = ${passportId}), 0)`;
   return [
     db
@@ -30,7 +33,7 @@ export function publicationReads(db: Database, passportId: string) {
       .from(publishedManifests)
       .where(eq(publishedManifests.passportId, passportId)),
   ] as const;
-}
+});
 
 /**
  * Records a publication once, in one round trip; a retry of the same version returns the row
