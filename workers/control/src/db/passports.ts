@@ -1,7 +1,7 @@
 import { and, asc, eq, getTableName, gt, inArray, isNull, ne, or, type Placeholder, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "./client.ts";
-import { batchThen, type Preparable, type PreparedReads, preparedReads, type Results } from "./prepared.ts";
+import { batchThen, type Preparable, type PreparedStatements, preparedStatements, type Results } from "./prepared.ts";
 import { authority, bindings, events, evidence, members, organisations, outbox, passports } from "./schema.ts";
 
 export type PassportRow = typeof passports.$inferSelect;
@@ -104,9 +104,9 @@ export async function passportWithMembership(db: Database, subject: string, id: 
  * organisation and that one's parent, bindings, current evidence, authority and the publication it
  * still owes. Each is keyed by the identity id alone (the placeholder `id`), so they go in one
  * batch (one round trip, one snapshot), also behind the statements of a change (`commitChange`).
- * Built once per database (`preparedReads`): every write reads them twice.
+ * Built once per database (`preparedStatements`): every write reads them twice.
  */
-const aggregateReads = preparedReads((db) => {
+const aggregateReads = preparedStatements((db) => {
   const id = sql.placeholder("id");
   const organisationOf = db.select({ id: passports.organisationId }).from(passports).where(eq(passports.id, id));
   const operatorOf = db.select({ id: passports.operatorOrganisationId }).from(passports).where(eq(passports.id, id));
@@ -180,7 +180,7 @@ export async function loadAggregate(db: Database, id: string): Promise<StoredPas
 export async function loadAggregateWith<B extends readonly Preparable[]>(
   db: Database,
   id: string,
-  extra: PreparedReads<B>,
+  extra: PreparedStatements<B>,
   values: Record<string, unknown>,
 ): Promise<[StoredPassport | undefined, Results<B>]> {
   const reads = aggregateReads.bind(db, { id });

@@ -11,20 +11,24 @@ export interface Preparable {
 export type Results<B extends readonly unknown[]> = { -readonly [K in keyof B]: Awaited<B[K]> };
 
 /**
- * Reads built once per database instead of once per request. A write's hot path reads the same few
- * statements keyed by a passport id many times (the aggregate twice per write, the publication's
- * reads once); drizzle building each query anew was about a sixth of the control plane isolate's
- * CPU in a create (scripts/bench/README.md). `build` writes the queries with drizzle's builder and
- * `sql.placeholder(...)` for their parameters; drizzle still maps the rows, as its own batch does.
+ * Statements built once per database instead of once per request. A write's hot path sends the
+ * same few statements keyed by a passport id many times (the aggregate twice per write, the
+ * publication's reads and records once); drizzle building each query anew was about a sixth of
+ * the control plane isolate's CPU in a create (scripts/bench/README.md). `build` writes them with
+ * drizzle's builder and `sql.placeholder(...)` for their parameters; drizzle still maps the rows,
+ * as its own batch does. A placeholder is bound as given: a JSON column's value must be passed as
+ * its JSON text.
  */
-export interface PreparedReads<B extends readonly Preparable[]> {
+export interface PreparedStatements<B extends readonly Preparable[]> {
   /** The D1 statements bound to `values` (one per read, for a batch). */
   bind(db: Database, values: Record<string, unknown>): D1PreparedStatement[];
   /** The batch's answers to those statements, mapped as `db.batch` would map them. */
   map(db: Database, responses: readonly D1Result[]): Results<B>;
 }
 
-export function preparedReads<const B extends readonly Preparable[]>(build: (db: Database) => B): PreparedReads<B> {
+export function preparedStatements<const B extends readonly Preparable[]>(
+  build: (db: Database) => B,
+): PreparedStatements<B> {
   const built = new WeakMap<
     Database,
     { queries: ReturnType<Preparable["prepare"]>[]; statements: D1PreparedStatement[] }
