@@ -26,13 +26,20 @@ function checkStatuses(label, result, expected) {
  * Returns, per pair, the raw runs and the spread of the subject/baseline ratios.
  */
 export function comparePairs(pairs, { rounds, seconds, warmup, connections, log }) {
-  const run = (side, duration) =>
-    load({ urls: side.urls, headers: side.headers, body: side.body, seconds: duration, connections });
-  // A pair whose requests take long (a batch) may ask for longer runs: `seconds` and `warmup`.
+  const run = (side, duration, pair) =>
+    load({
+      urls: side.urls,
+      headers: side.headers,
+      body: side.body,
+      seconds: duration,
+      connections: pair.connections ?? connections,
+    });
+  // A pair whose requests take long (a batch) may ask for longer runs and fewer connections:
+  // `seconds`, `warmup` and `connections`.
   for (const pair of pairs) {
     log(`warming up ${pair.name} and ${pair.baseline.name}`);
-    checkStatuses(pair.name, run(pair.subject, pair.warmup ?? warmup), pair.subject.status);
-    checkStatuses(pair.baseline.name, run(pair.baseline, pair.warmup ?? warmup), pair.baseline.status);
+    checkStatuses(pair.name, run(pair.subject, pair.warmup ?? warmup, pair), pair.subject.status);
+    checkStatuses(pair.baseline.name, run(pair.baseline, pair.warmup ?? warmup, pair), pair.baseline.status);
   }
   const runs = pairs.map(() => ({ subject: [], baseline: [] }));
   for (let round = 0; round < rounds; round++) {
@@ -40,7 +47,7 @@ export function comparePairs(pairs, { rounds, seconds, warmup, connections, log 
     pairs.forEach((pair, i) => {
       const order = (round + i) % 2 === 0 ? ["subject", "baseline"] : ["baseline", "subject"];
       for (const side of order) {
-        const result = run(pair[side], pair.seconds ?? seconds);
+        const result = run(pair[side], pair.seconds ?? seconds, pair);
         checkStatuses(side === "subject" ? pair.name : pair.baseline.name, result, pair[side].status);
         runs[i][side].push(result);
       }

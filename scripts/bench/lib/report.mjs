@@ -12,12 +12,26 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
   let missed = false;
   if (counts) {
     console.log(`\n${name}: storage calls per request`);
-    const rows = [["route", "D1 round trips", "D1 statements", "KV operations", "log calls"]];
+    const rows = [
+      [
+        "route",
+        "D1 round trips",
+        "D1 statements",
+        "D1 rows read",
+        "D1 rows written",
+        "D1 SQL ms",
+        "KV operations",
+        "log calls",
+      ],
+    ];
     for (const [route, c] of counts) {
       rows.push([
         route,
         String(c.d1_round_trips),
         String(c.d1_statements),
+        String(c.d1_rows_read ?? "-"),
+        String(c.d1_rows_written ?? "-"),
+        c.d1_ms === undefined ? "-" : c.d1_ms.toFixed(2),
         String(c.kv_operations),
         String(c.log_calls),
       ]);

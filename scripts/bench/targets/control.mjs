@@ -34,6 +34,8 @@ const PARTS = new Set((process.env.BENCH_PARTS ?? "lists,writes").split(","));
  * prints where the time went.
  */
 const PROFILE = process.env.BENCH_PROFILE;
+/** `BENCH_WRITES=create,patch,…`: only these write pairs (their keys, as for BENCH_PROFILE), for a quicker look. */
+const WRITES = process.env.BENCH_WRITES?.split(",");
 const ORGANISATION = "org_bench";
 const SUBJECT = "bench-owner";
 /** The control plane's rate limits (workers/control/wrangler.toml), bound generously: the bench measures the routes. */
@@ -506,8 +508,10 @@ export async function run({ root, options, log }) {
       },
       baseline: { ...writes[0].subject, name: "single create and publish" },
       key: "batch",
-      // One batch takes about as long as ten creates: longer runs, so each completes enough of them.
+      // One batch takes about as long as ten creates: longer runs and two connections (both sides),
+      // so each run completes enough of them.
       warmup: 6,
+      connections: 2,
       seconds: 6,
     });
     if (PROFILE) {
@@ -532,6 +536,7 @@ export async function run({ root, options, log }) {
       for (const line of summary) console.log(line);
       return { results: [], notes: [] };
     }
+    if (WRITES) writes.splice(0, writes.length, ...writes.filter((w) => WRITES.includes(w.key)));
     const measuredWrites = PARTS.has("writes") ? comparePairs(writes, { ...options, log }) : [];
     for (const r of measuredWrites)
       log(`${r.name}: ${r.subject.rps.median.toFixed(0)} req/s, ratio ${r.ratios.rps.median.toFixed(2)}`);

@@ -19,7 +19,15 @@ let counts = fresh();
 let logKvWrites = 0;
 
 function fresh() {
-  return { d1_round_trips: 0, d1_statements: 0, kv_operations: 0, log_calls: 0 };
+  return {
+    d1_round_trips: 0,
+    d1_statements: 0,
+    d1_rows_read: 0,
+    d1_rows_written: 0,
+    d1_ms: 0,
+    kv_operations: 0,
+    log_calls: 0,
+  };
 }
 
 function countedD1(db) {
@@ -28,8 +36,8 @@ function countedD1(db) {
     const counted = {
       bind: (...values) => wrap(statement.bind(...values)),
       first: (column) => tick(() => statement.first(column)),
-      all: () => tick(() => statement.all()),
-      run: () => tick(() => statement.run()),
+      all: () => tick(() => statement.all().then(metered)),
+      run: () => tick(() => statement.run().then(metered)),
       raw: (options) => tick(() => statement.raw(options)),
     };
     real.set(counted, statement);
@@ -42,10 +50,12 @@ function countedD1(db) {
   };
   return {
     prepare: (query) => wrap(db.prepare(query)),
-    batch: (statements) => {
+    batch: async (statements) => {
       counts.d1_round_trips++;
       counts.d1_statements += statements.length;
-      return db.batch(statements.map((s) => real.get(s) ?? s));
+      const results = await db.batch(statements.map((s) => real.get(s) ?? s));
+      for (const result of results) metered(result);
+      return results;
     },
     exec: (query) => {
       counts.d1_round_trips++;
@@ -55,6 +65,17 @@ function countedD1(db) {
     withSession: (...args) => db.withSession(...args),
     dump: () => db.dump(),
   };
+}
+
+/**
+ * Adds a D1 result's rows read and written (what D1 bills, indexes and triggers included) and the
+ * time its SQL ran in the database (`meta.duration`: the database's own serial time) to the counts.
+ */
+function metered(result) {
+  counts.d1_rows_read += result?.meta?.rows_read ?? 0;
+  counts.d1_rows_written += result?.meta?.rows_written ?? 0;
+  counts.d1_ms += result?.meta?.duration ?? 0;
+  return result;
 }
 
 /** `kv` with each operation passed to `count` (its name) before it runs. */
