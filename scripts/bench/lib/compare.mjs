@@ -1,6 +1,40 @@
 // Paired comparison of each path with its own baseline: warm both up, then alternate the order in
 // every round (A B, B A, ...) and report the per-round ratios, so drift between rounds cancels out.
+import { readdirSync, readFileSync } from "node:fs";
 import { load } from "./h2load.mjs";
+
+/**
+ * CPU time (ms, user + system) the workerd processes started by this process have used so far, or
+ * undefined where /proc is missing. Per request it is a figure that other work on the machine
+ * barely moves, unlike req/s: on a shared machine it shows what each side costs.
+ */
+function workerdCpuMs() {
+  let pids;
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return undefined;
+  }
+  const parents = new Map();
+  const stats = new Map();
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      parents.set(pid, fields[1]);
+      stats.set(pid, { name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), fields });
+    } catch {}
+  }
+  const ours = (pid) => {
+    for (let at = parents.get(pid); at && at !== "0"; at = parents.get(at)) if (at === String(process.pid)) return true;
+    return false;
+  };
+  let ticks = 0;
+  for (const [pid, { name, fields }] of stats) {
+    if (name === "workerd" && ours(pid)) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -26,14 +60,18 @@ function checkStatuses(label, result, expected) {
  * Returns, per pair, the raw runs and the spread of the subject/baseline ratios.
  */
 export function comparePairs(pairs, { rounds, seconds, warmup, connections, log }) {
-  const run = (side, duration, pair) =>
-    load({
+  const run = (side, duration, pair) => {
+    const before = workerdCpuMs();
+    const result = load({
       urls: side.urls,
       headers: side.headers,
       body: side.body,
       seconds: duration,
       connections: pair.connections ?? connections,
     });
+    const after = workerdCpuMs();
+    return { ...result, cpu: before === undefined ? Number.NaN : (after - before) / Math.max(1, result.requests) };
+  };
   // A pair whose requests take long (a batch) may ask for longer runs and fewer connections:
   // `seconds`, `warmup` and `connections`.
   for (const pair of pairs) {
@@ -69,7 +107,14 @@ export function comparePairs(pairs, { rounds, seconds, warmup, connections, log 
         p50: spread(baseline.map((s) => s.p50)),
         p99: spread(baseline.map((s) => s.p99)),
       },
-      ratios: { rps: ratio("rps"), p50: ratio("p50"), p99: ratio("p99") },
+      // cpu: workerd's CPU ms per request; its ratio is the reference's over the path's (higher is better, like req/s).
+      cpu: { subject: spread(subject.map((s) => s.cpu)), reference: spread(baseline.map((s) => s.cpu)) },
+      ratios: {
+        rps: ratio("rps"),
+        p50: ratio("p50"),
+        p99: ratio("p99"),
+        cpu: spread(subject.map((s, r) => baseline[r].cpu / s.cpu)),
+      },
     };
   });
 }

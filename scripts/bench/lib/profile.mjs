@@ -53,7 +53,7 @@ export async function profileWhile({ inspectorPort, worker, file, during, interv
 }
 
 /** Self time per function and, per frame, inclusive time (a function counted once per sample). */
-export function summarise(profile, top = 40) {
+function summarise(profile, top = 40) {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map();
   for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);

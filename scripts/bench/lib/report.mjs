@@ -13,16 +13,7 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
   if (counts) {
     console.log(`\n${name}: storage calls per request`);
     const rows = [
-      [
-        "route",
-        "D1 round trips",
-        "D1 statements",
-        "D1 rows read",
-        "D1 rows written",
-        "D1 SQL ms",
-        "KV operations",
-        "log calls",
-      ],
+      ["route", "D1 round trips", "D1 statements", "D1 rows read", "D1 rows written", "KV operations", "log calls"],
     ];
     for (const [route, c] of counts) {
       rows.push([
@@ -31,7 +22,6 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
         String(c.d1_statements),
         String(c.d1_rows_read ?? "-"),
         String(c.d1_rows_written ?? "-"),
-        c.d1_ms === undefined ? "-" : c.d1_ms.toFixed(2),
         String(c.kv_operations),
         String(c.log_calls),
       ]);
@@ -39,7 +29,20 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
     console.log(table(rows));
   }
   const rows = [
-    ["path", "baseline", "req/s", "baseline req/s", "req/s ratio", "p50 ms", "p50 ratio", "p99 ms", "p99 ratio", "met"],
+    [
+      "path",
+      "baseline",
+      "req/s",
+      "baseline req/s",
+      "req/s ratio",
+      "p50 ms",
+      "p50 ratio",
+      "p99 ms",
+      "p99 ratio",
+      "CPU ms/req",
+      "CPU ratio",
+      "met",
+    ],
   ];
   for (const r of results) {
     // A row's own target (minimum req/s ratio) wins over the target's shared one.
@@ -59,6 +62,9 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
       range(r.ratios.p50),
       fixed(r.subject.p99.median, 3),
       range(r.ratios.p99),
+      // No workerd (a target that runs in Node): no CPU figures.
+      r.cpu?.subject.median > 0 ? fixed(r.cpu.subject.median) : "-",
+      r.cpu?.subject.median > 0 && Number.isFinite(r.ratios.cpu.median) ? range(r.ratios.cpu) : "-",
       r.target !== undefined
         ? `${ok ? "yes" : "NO"} (>= ${r.target}${r.p99Target !== undefined ? `, p99 <= ${r.p99Target}x` : ""})`
         : targets
@@ -69,6 +75,9 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
     ]);
   }
   console.log(`\n${name}: medians over ${options.rounds} rounds; ratios are path/baseline, median (min..max)`);
+  console.log(
+    "CPU ms/req: workerd's CPU time per request of the path; CPU ratio: the baseline's over the path's (like req/s, higher is better; other load on the machine barely moves it)",
+  );
   console.log(table(rows));
   if (targets) console.log(`targets: req/s ratio >= ${targets.rps}, p99 ratio <= ${targets.p99}`);
   else if (!results.some((r) => r.target !== undefined)) console.log("no target set: reported for comparison");

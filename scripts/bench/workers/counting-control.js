@@ -24,7 +24,6 @@ function fresh() {
     d1_statements: 0,
     d1_rows_read: 0,
     d1_rows_written: 0,
-    d1_ms: 0,
     kv_operations: 0,
     log_calls: 0,
   };
@@ -67,14 +66,10 @@ function countedD1(db) {
   };
 }
 
-/**
- * Adds a D1 result's rows read and written (what D1 bills, indexes and triggers included) and the
- * time its SQL ran in the database (`meta.duration`: the database's own serial time) to the counts.
- */
+/** Adds a D1 result's rows read and written (what D1 bills, indexes and triggers included) to the counts. */
 function metered(result) {
   counts.d1_rows_read += result?.meta?.rows_read ?? 0;
   counts.d1_rows_written += result?.meta?.rows_written ?? 0;
-  counts.d1_ms += result?.meta?.duration ?? 0;
   return result;
 }
 
