@@ -74,12 +74,15 @@ async function applyMigrations(db, root) {
 }
 
 async function prepare(controlDb, baselineDb) {
-  await controlDb.batch([
-    controlDb.prepare("INSERT INTO organisations (id, name) VALUES (?, 'Bench Organisation')").bind(ORGANISATION),
-    controlDb
-      .prepare("INSERT INTO members (organisation_id, subject, role) VALUES (?, ?, 'owner')")
-      .bind(ORGANISATION, SUBJECT),
-  ]);
+  // The baseline database has the control plane's schema too: the write references send its SQL.
+  for (const db of [controlDb, baselineDb]) {
+    await db.batch([
+      db.prepare("INSERT INTO organisations (id, name) VALUES (?, 'Bench Organisation')").bind(ORGANISATION),
+      db
+        .prepare("INSERT INTO members (organisation_id, subject, role) VALUES (?, ?, 'owner')")
+        .bind(ORGANISATION, SUBJECT),
+    ]);
+  }
   await baselineDb
     .prepare(
       "CREATE TABLE baseline_rows (id TEXT PRIMARY KEY, organisation_id TEXT NOT NULL DEFAULT 'org_bench', family TEXT NOT NULL DEFAULT 'api', display_name TEXT, lifecycle TEXT NOT NULL DEFAULT 'active', environment TEXT, record_version INTEGER NOT NULL DEFAULT 1, created_at TEXT NOT NULL, updated_at TEXT)",
@@ -134,24 +137,27 @@ async function seedTo(controlDb, baselineDb, count) {
     }
     seeded.push(...rows);
     const json = JSON.stringify(rows);
-    await once(() =>
-      controlDb.batch([
-        controlDb
-          .prepare(
-            `INSERT INTO passports (id, organisation_id, family, display_name, environment, state_as_of, created_at, updated_at)
+    // The same passports in the baseline database, whose write references change them.
+    for (const db of [controlDb, baselineDb]) {
+      await once(() =>
+        db.batch([
+          db
+            .prepare(
+              `INSERT INTO passports (id, organisation_id, family, display_name, environment, state_as_of, created_at, updated_at)
            SELECT value ->> 'id', ?, 'api', 'API ' || (value ->> 'n'), value ->> 'environment', value ->> 'at', value ->> 'at', value ->> 'at'
            FROM json_each(?)`,
-          )
-          .bind(ORGANISATION, json),
-        controlDb
-          .prepare(
-            `INSERT INTO bindings (id, passport_id, class, value, bound_at)
+            )
+            .bind(ORGANISATION, json),
+          db
+            .prepare(
+              `INSERT INTO bindings (id, passport_id, class, value, bound_at)
            SELECT lower(hex(randomblob(16))), value ->> 'id', 'endpoint', 'https://api-' || (value ->> 'n') || '.bench.example/', value ->> 'at'
            FROM json_each(?)`,
-          )
-          .bind(json),
-      ]),
-    );
+            )
+            .bind(json),
+        ]),
+      );
+    }
     await once(() =>
       baselineDb.batch([
         baselineDb
@@ -393,6 +399,7 @@ export async function run({ root, options, log }) {
     const baselineDb = await server.d1("pageFloor", "DB");
     log("applying the D1 migrations");
     await applyMigrations(controlDb, root);
+    await applyMigrations(baselineDb, root);
     await prepare(controlDb, baselineDb);
     // No org/role claims: the membership is already in D1, so no request writes it again.
     const token = await new SignJWT({})
@@ -421,10 +428,10 @@ export async function run({ root, options, log }) {
     }
 
     const counts = await countWrites(api, authorization);
-    await fetch(`${api}/__bench/pool`, {
-      method: "POST",
-      body: JSON.stringify(seeded.slice(0, POOL).map((r) => r.id)),
-    });
+    // The changes and their references take the same pooled passports in turn (each in its own database).
+    for (const url of [`${api}/__bench/pool`, `${writeCalls}/__pool`]) {
+      await fetch(url, { method: "POST", body: JSON.stringify(seeded.slice(0, POOL).map((r) => r.id)) });
+    }
     const json = { ...authorization, "content-type": "application/json" };
     const logWrites = PARTS.has("writes") ? await logWritesPerCreate(api, json, options) : undefined;
     if (logWrites) log(`log KV writes: ${logWrites.perCreate.toFixed(2)} per create over ${logWrites.creates} creates`);
