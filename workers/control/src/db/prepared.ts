@@ -16,8 +16,9 @@ export type Results<B extends readonly unknown[]> = { -readonly [K in keyof B]: 
  * publication's reads and records once); drizzle building each query anew was about a sixth of
  * the control plane isolate's CPU in a create (scripts/bench/README.md). `build` writes them with
  * drizzle's builder and `sql.placeholder(...)` for their parameters; drizzle still maps the rows,
- * as its own batch does. A placeholder is bound as given: a JSON column's value must be passed as
- * its JSON text.
+ * as its own batch does. A placeholder standing for a column's value is encoded by that column
+ * (a JSON column takes the value itself, not its text); one inside a `sql` template is bound as
+ * given.
  */
 export interface PreparedStatements<B extends readonly Preparable[]> {
   /** The D1 statements bound to `values` (one per read, for a batch). */

@@ -67,8 +67,7 @@ export async function recordPublication(
   db: Database,
   row: Omit<PublicationRow, "seq" | "writtenAt" | "logIndex">,
 ): Promise<PublicationRow> {
-  const values = { ...row, changeKinds: JSON.stringify(row.changeKinds) };
-  const [, [stored]] = publicationRecord.map(db, await db.$client.batch(publicationRecord.bind(db, values)));
+  const [, [stored]] = publicationRecord.map(db, await db.$client.batch(publicationRecord.bind(db, row)));
   if (!stored) throw new Error("publication row vanished");
   return stored;
 }
