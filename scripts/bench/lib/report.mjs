@@ -74,13 +74,16 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
           : "-",
     ]);
   }
-  console.log(`\n${name}: medians over ${options.rounds} rounds; ratios are path/baseline, median (min..max)`);
-  console.log(
-    "CPU ms/req: workerd's CPU time per request of the path; CPU ratio: the baseline's over the path's (like req/s, higher is better; other load on the machine barely moves it)",
-  );
-  console.log(table(rows));
-  if (targets) console.log(`targets: req/s ratio >= ${targets.rps}, p99 ratio <= ${targets.p99}`);
-  else if (!results.some((r) => r.target !== undefined)) console.log("no target set: reported for comparison");
+  // A run that measured nothing (a profile) prints no table.
+  if (results.length > 0) {
+    console.log(`\n${name}: medians over ${options.rounds} rounds; ratios are path/baseline, median (min..max)`);
+    console.log(
+      "CPU ms/req: workerd's CPU time per request of the path; CPU ratio: the baseline's over the path's (like req/s, higher is better; other load on the machine barely moves it)",
+    );
+    console.log(table(rows));
+    if (targets) console.log(`targets: req/s ratio >= ${targets.rps}, p99 ratio <= ${targets.p99}`);
+    else if (!results.some((r) => r.target !== undefined)) console.log("no target set: reported for comparison");
+  }
   for (const note of notes ?? []) console.log(note);
   for (const check of checks ?? []) {
     missed ||= !check.ok;
