@@ -68,8 +68,9 @@ export async function batchThen(
   then: readonly D1PreparedStatement[],
 ): Promise<D1Result[]> {
   const d1 = db.$client;
+  // Built as drizzle's own batch builds any batch item (a query builder or `db.run(sql)`).
   const first = statements.map((statement) => {
-    const { sql, params } = (statement as unknown as { toSQL(): Query }).toSQL();
+    const { sql, params } = (statement as unknown as { _prepare(): { getQuery(): Query } })._prepare().getQuery();
     return d1.prepare(sql).bind(...params);
   });
   const results = await d1.batch([...first, ...then]);
