@@ -31,17 +31,24 @@ function checkStatuses(label, result, expected) {
 export function comparePairs(pairs, { rounds, seconds, warmup, connections, log, cpu }) {
   // With `cpu` (the server's CPU clock, ms), each run also gives the runtime's CPU time per request
   // (µs): on a machine shared with other work it varies far less than req/s.
-  const run = (side, duration) => {
+  const run = (side, duration, pair) => {
     const before = cpu?.();
-    const result = load({ urls: side.urls, headers: side.headers, body: side.body, seconds: duration, connections });
+    const result = load({
+      urls: side.urls,
+      headers: side.headers,
+      body: side.body,
+      seconds: duration,
+      connections: pair.connections ?? connections,
+    });
     if (before !== undefined) result.cpu = ((cpu() - before) * 1000) / Math.max(1, result.requests);
     return result;
   };
-  // A pair whose requests take long (a batch) may ask for longer runs: `seconds` and `warmup`.
+  // A pair whose requests take long (a batch) may ask for longer runs and fewer connections:
+  // `seconds`, `warmup` and `connections`.
   for (const pair of pairs) {
     log(`warming up ${pair.name} and ${pair.baseline.name}`);
-    checkStatuses(pair.name, run(pair.subject, pair.warmup ?? warmup), pair.subject.status);
-    checkStatuses(pair.baseline.name, run(pair.baseline, pair.warmup ?? warmup), pair.baseline.status);
+    checkStatuses(pair.name, run(pair.subject, pair.warmup ?? warmup, pair), pair.subject.status);
+    checkStatuses(pair.baseline.name, run(pair.baseline, pair.warmup ?? warmup, pair), pair.baseline.status);
   }
   const runs = pairs.map(() => ({ subject: [], baseline: [] }));
   for (let round = 0; round < rounds; round++) {
@@ -50,8 +57,8 @@ export function comparePairs(pairs, { rounds, seconds, warmup, connections, log,
       const order = (round + i) % 2 === 0 ? ["subject", "baseline"] : ["baseline", "subject"];
       for (const side of order) {
         // A side that asks for it is primed, untimed, before each run (see `prime` above).
-        if (pair[side].prime) run(pair[side], pair[side].prime);
-        const result = run(pair[side], pair.seconds ?? seconds);
+        if (pair[side].prime) run(pair[side], pair[side].prime, pair);
+        const result = run(pair[side], pair.seconds ?? seconds, pair);
         checkStatuses(side === "subject" ? pair.name : pair.baseline.name, result, pair[side].status);
         runs[i][side].push(result);
       }

@@ -3,6 +3,7 @@
 // front (wrangler dev's proxy and logging cap throughput at a fraction of workerd's).
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
@@ -27,9 +28,11 @@ export function bundle(root, { config, outdir }) {
  * Object classes a Worker defines, and `bindings` extra bindings in Miniflare's shape (D1, Durable
  * Object namespaces, rate limits, service bindings to the other Workers).
  */
-export async function serve(workers, { compatibilityDate, compatibilityFlags = [] }) {
+export async function serve(workers, { compatibilityDate, compatibilityFlags = [], inspectorPort }) {
   const mf = new Miniflare({
     logRequests: false,
+    // For a CPU profile (lib/profile.mjs): workerd's inspector on this port.
+    ...(inspectorPort ? { inspectorPort } : {}),
     workers: Object.entries(workers).map(([name, worker]) => ({
       config: {
         name,
@@ -62,6 +65,7 @@ export async function serve(workers, { compatibilityDate, compatibilityFlags = [
     urls,
     /** CPU time (ms) the workerd process has used so far, or undefined where /proc cannot tell. */
     cpu: runtime.length > 0 ? () => cpuMs(runtime) : undefined,
+    inspectorPort,
     kv: (name) => mf.getKVNamespace(workers[name].kv, name),
     d1: (name, binding) => mf.getD1Database(binding, name),
     close: () => mf.dispose(),
@@ -96,4 +100,16 @@ function cpuMs(pids) {
     ticks += Number(fields[11]) + Number(fields[12]);
   }
   return ticks * 10;
+}
+
+/** A TCP port free on 127.0.0.1 right now (for workerd's inspector). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 }

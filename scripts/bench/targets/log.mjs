@@ -153,7 +153,7 @@ export async function run({ root, options, log }) {
         baseline: { name: "the same, log stubbed", ...request(server.urls.noLog) },
       },
     ];
-    return { results: comparePairs(pairs, { ...options, log }) };
+    return { results: comparePairs(pairs, { ...options, log, cpu: server.cpu }) };
   } finally {
     await server.close();
   }

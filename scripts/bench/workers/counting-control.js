@@ -10,7 +10,8 @@
 // POST /__bench/pool takes a JSON array of identity ids; then POST /__bench/each/{METHOD}{path}
 // forwards the request as METHOD to `path` with `{id}` replaced by the next id of the pool in turn,
 // so concurrent connections change different passports (one passport changed by two connections at
-// once would answer 412 to one of them, as it should).
+// once would answer 412 to one of them, as it should), and `{n}` in its body replaced by a number
+// new to each request (a binding value no passport has yet).
 import control, { TransparencyLog as Log, PublicationSequencer as Sequencer } from "./control.js";
 
 let counts = fresh();
@@ -18,7 +19,14 @@ let counts = fresh();
 let logKvWrites = 0;
 
 function fresh() {
-  return { d1_round_trips: 0, d1_statements: 0, kv_operations: 0, log_calls: 0 };
+  return {
+    d1_round_trips: 0,
+    d1_statements: 0,
+    d1_rows_read: 0,
+    d1_rows_written: 0,
+    kv_operations: 0,
+    log_calls: 0,
+  };
 }
 
 function countedD1(db) {
@@ -27,8 +35,8 @@ function countedD1(db) {
     const counted = {
       bind: (...values) => wrap(statement.bind(...values)),
       first: (column) => tick(() => statement.first(column)),
-      all: () => tick(() => statement.all()),
-      run: () => tick(() => statement.run()),
+      all: () => tick(() => statement.all().then(metered)),
+      run: () => tick(() => statement.run().then(metered)),
       raw: (options) => tick(() => statement.raw(options)),
     };
     real.set(counted, statement);
@@ -41,10 +49,12 @@ function countedD1(db) {
   };
   return {
     prepare: (query) => wrap(db.prepare(query)),
-    batch: (statements) => {
+    batch: async (statements) => {
       counts.d1_round_trips++;
       counts.d1_statements += statements.length;
-      return db.batch(statements.map((s) => real.get(s) ?? s));
+      const results = await db.batch(statements.map((s) => real.get(s) ?? s));
+      for (const result of results) metered(result);
+      return results;
     },
     exec: (query) => {
       counts.d1_round_trips++;
@@ -54,6 +64,13 @@ function countedD1(db) {
     withSession: (...args) => db.withSession(...args),
     dump: () => db.dump(),
   };
+}
+
+/** Adds a D1 result's rows read and written (what D1 bills, indexes and triggers included) to the counts. */
+function metered(result) {
+  counts.d1_rows_read += result?.meta?.rows_read ?? 0;
+  counts.d1_rows_written += result?.meta?.rows_written ?? 0;
+  return result;
 }
 
 /** `kv` with each operation passed to `count` (its name) before it runs. */
@@ -124,6 +141,8 @@ export class PublicationSequencer extends Sequencer {
 
 let pool = [];
 let next = 0;
+/** The last number given to a `{n}` in a forwarded body. */
+let numbered = 0;
 
 export default {
   async fetch(request, env, ctx) {
@@ -142,7 +161,8 @@ export default {
     if (each) {
       const id = pool[next++ % pool.length];
       const target = new URL(each[2].replace(/\{id\}|%7Bid%7D/, id) + url.search, url);
-      const forwarded = new Request(target, { method: each[1], headers: request.headers, body: await request.text() });
+      const body = (await request.text()).replace("{n}", String(++numbered));
+      const forwarded = new Request(target, { method: each[1], headers: request.headers, body });
       return control.fetch(forwarded, counted(env), ctx);
     }
     return control.fetch(request, counted(env), ctx);

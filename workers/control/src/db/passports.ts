@@ -1,6 +1,7 @@
-import { and, asc, eq, getTableName, gt, inArray, isNull, ne, or, sql } from "drizzle-orm";
-import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
+import { and, asc, eq, getTableName, gt, inArray, isNull, ne, or, type Placeholder, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "./client.ts";
+import { batchThen, type Preparable, type PreparedStatements, preparedStatements, type Results } from "./prepared.ts";
 import { authority, bindings, events, evidence, members, organisations, outbox, passports } from "./schema.ts";
 import { usesOfQuery } from "./uses.ts";
 
@@ -74,7 +75,7 @@ function enqueuePublication(db: Database, passportId: string, recordVersion: num
 }
 
 /** The publication a passport still owes the resolver (its outbox row), if any. */
-function pendingPublicationQuery(db: Database, passportId: string) {
+function pendingPublicationQuery(db: Database, passportId: string | Placeholder) {
   return db
     .select({ recordVersion: outbox.recordVersion, nextAttemptAt: outbox.nextAttemptAt })
     .from(outbox)
@@ -104,10 +105,12 @@ export async function passportWithMembership(db: Database, subject: string, id: 
 /**
  * The reads everything a passport's view and public record are projected from: the passport, its
  * organisation and that one's parent, bindings, current evidence, authority and the publication it
- * still owes. Each is keyed by the identity id alone, so they go in one `db.batch()` (one round
- * trip, one snapshot), also behind the statements of a change (`commitChange`).
+ * still owes. Each is keyed by the identity id alone (the placeholder `id`), so they go in one
+ * batch (one round trip, one snapshot), also behind the statements of a change (`commitChange`).
+ * Built once per database (`preparedStatements`): every write reads them twice.
  */
-function aggregateReads(db: Database, id: string) {
+const aggregateReads = preparedStatements((db) => {
+  const id = sql.placeholder("id");
   const organisationOf = db.select({ id: passports.organisationId }).from(passports).where(eq(passports.id, id));
   const operatorOf = db.select({ id: passports.operatorOrganisationId }).from(passports).where(eq(passports.id, id));
   const parentOf = db
@@ -141,9 +144,9 @@ function aggregateReads(db: Database, id: string) {
     // Agent uses links (docs/reciprocal-trust.md), with each target's name and lifecycle for the view.
     usesOfQuery(db, id),
   ] as const;
-}
+});
 
-type AggregateResults = BatchResponse<ReturnType<typeof aggregateReads>>;
+type AggregateResults = ReturnType<typeof aggregateReads.map>;
 
 function toAggregate(
   id: string,
@@ -172,20 +175,25 @@ export type StoredPassport = NonNullable<ReturnType<typeof toAggregate>>;
 
 /** Everything the public record is projected from, read from D1 (never from the resolver), in one round trip. */
 export async function loadAggregate(db: Database, id: string): Promise<StoredPassport | undefined> {
-  return toAggregate(id, await db.batch(aggregateReads(db, id)));
+  const responses = await db.$client.batch(aggregateReads.bind(db, { id }));
+  return toAggregate(id, aggregateReads.map(db, responses));
 }
 
-/** The aggregate and the results of `extra` reads keyed by the same passport, in one round trip. */
-export async function loadAggregateWith<T extends readonly BatchItem<"sqlite">[]>(
+/**
+ * The aggregate and the results of `extra` reads keyed by the same passport (`id` and the
+ * placeholder values `values`), in one round trip.
+ */
+export async function loadAggregateWith<B extends readonly Preparable[]>(
   db: Database,
   id: string,
-  extra: T,
-): Promise<[StoredPassport | undefined, BatchResponse<T>]> {
-  const reads = aggregateReads(db, id);
-  const results = await db.batch([...reads, ...extra] as unknown as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  extra: PreparedStatements<B>,
+  values: Record<string, unknown>,
+): Promise<[StoredPassport | undefined, Results<B>]> {
+  const reads = aggregateReads.bind(db, { id });
+  const responses = await db.$client.batch([...reads, ...extra.bind(db, values)]);
   return [
-    toAggregate(id, results.slice(0, reads.length) as unknown as AggregateResults),
-    results.slice(reads.length) as unknown as BatchResponse<T>,
+    toAggregate(id, aggregateReads.map(db, responses.slice(0, reads.length))),
+    extra.map(db, responses.slice(reads.length)),
   ];
 }
 
@@ -198,12 +206,10 @@ export async function commitAndLoad(
   id: string,
   statements: readonly BatchItem<"sqlite">[],
 ): Promise<StoredPassport> {
-  const reads = aggregateReads(db, id);
-  const results = await db.batch([...statements, ...reads] as unknown as [
-    BatchItem<"sqlite">,
-    ...BatchItem<"sqlite">[],
-  ]);
-  const stored = toAggregate(id, results.slice(statements.length) as unknown as AggregateResults);
+  const stored = toAggregate(
+    id,
+    aggregateReads.map(db, await batchThen(db, statements, aggregateReads.bind(db, { id }))),
+  );
   if (!stored) throw new Error(`passport ${id} vanished`);
   return stored;
 }

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, inArray, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, or, type Placeholder, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "./client.ts";
 import { organisations, passports, passportUses } from "./schema.ts";
@@ -11,7 +11,7 @@ import { organisations, passports, passportUses } from "./schema.ts";
 export const FLAGGED_LIFECYCLES = ["revoked", "retired"] as const;
 
 /** The agent's links with what the Dashboard shows of each target, oldest first (an aggregate read). */
-export function usesOfQuery(db: Database, agentId: string) {
+export function usesOfQuery(db: Database, agentId: string | Placeholder) {
   return db
     .select({
       targetId: passportUses.targetId,

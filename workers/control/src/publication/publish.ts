@@ -55,11 +55,9 @@ export async function writePublication(env: PublishEnv, identityId: string): Pro
   const db = database(env.DB);
   // One round trip: the aggregate, the newest publication, the change kinds since it and the
   // manifest keys already published, all from the same snapshot.
-  const [aggregate, [[last], kindsSinceLast, published]] = await loadAggregateWith(
-    db,
-    identityId,
-    publicationReads(db, identityId),
-  );
+  const [aggregate, [[last], kindsSinceLast, published]] = await loadAggregateWith(db, identityId, publicationReads, {
+    id: identityId,
+  });
   if (!aggregate) throw new Error(`cannot publish unknown passport ${identityId}`);
   const version = aggregate.passport.recordVersion;
   if (last && last.recordVersion > version) {

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type Database, database } from "../db/client.ts";
+import { batchThen, preparedStatements } from "../db/prepared.ts";
 import { events, outbox, passports, publications, publishedManifests } from "../db/schema.ts";
 import type { CurrentState } from "./status.ts";
 
@@ -9,9 +10,11 @@ export type PublicationRow = typeof publications.$inferSelect;
 /**
  * What a publication reads besides the passport's aggregate (`loadAggregateWith`): the newest
  * publication, the kinds of the changes made after it, and the manifest-index keys published.
- * Keyed by the identity id alone, so they share the aggregate's round trip.
+ * Keyed by the identity id alone (the placeholder `id`), so they share the aggregate's round trip;
+ * built once per database, like the aggregate's reads.
  */
-export function publicationReads(db: Database, passportId: string) {
+export const publicationReads = preparedStatements((db) => {
+  const passportId = sql.placeholder("id");
   const lastVersion = sql`coalesce((select max(${publications.recordVersion}) from ${publications} where ${publications.passportId} = ${passportId}), 0)`;
   return [
     db
@@ -30,7 +33,30 @@ export function publicationReads(db: Database, passportId: string) {
       .from(publishedManifests)
       .where(eq(publishedManifests.passportId, passportId)),
   ] as const;
-}
+});
+
+const publicationRecord = preparedStatements((db) => {
+  const value = (name: string) => sql.placeholder(name);
+  return [
+    db
+      .insert(publications)
+      .values({
+        passportId: value("passportId"),
+        recordVersion: value("recordVersion"),
+        digest: value("digest"),
+        previousDigest: value("previousDigest"),
+        publishedAt: value("publishedAt"),
+        changeKinds: value("changeKinds"),
+      })
+      .onConflictDoNothing({ target: [publications.passportId, publications.recordVersion] }),
+    db
+      .select()
+      .from(publications)
+      .where(
+        and(eq(publications.passportId, value("passportId")), eq(publications.recordVersion, value("recordVersion"))),
+      ),
+  ] as const;
+});
 
 /**
  * Records a publication once, in one round trip; a retry of the same version returns the row
@@ -41,16 +67,7 @@ export async function recordPublication(
   db: Database,
   row: Omit<PublicationRow, "seq" | "writtenAt" | "logIndex">,
 ): Promise<PublicationRow> {
-  const [, [stored]] = await db.batch([
-    db
-      .insert(publications)
-      .values(row)
-      .onConflictDoNothing({ target: [publications.passportId, publications.recordVersion] }),
-    db
-      .select()
-      .from(publications)
-      .where(and(eq(publications.passportId, row.passportId), eq(publications.recordVersion, row.recordVersion))),
-  ]);
+  const [, [stored]] = publicationRecord.map(db, await db.$client.batch(publicationRecord.bind(db, row)));
   if (!stored) throw new Error("publication row vanished");
   return stored;
 }
@@ -75,8 +92,23 @@ export function unloggedPublications(db: Database, limit: number): Promise<Publi
     .limit(limit);
 }
 
+const publicationWritten = preparedStatements((db) => [
+  db
+    .update(publications)
+    .set({ writtenAt: sql`${sql.placeholder("at")}`, logIndex: sql`${sql.placeholder("logIndex")}` })
+    .where(eq(publications.seq, sql.placeholder("seq"))),
+  db
+    .delete(outbox)
+    .where(
+      and(
+        eq(outbox.passportId, sql.placeholder("passportId")),
+        lte(outbox.recordVersion, sql.placeholder("recordVersion")),
+      ),
+    ),
+]);
+
 /**
- * Records a written publication in one round trip: written, its log index, the manifest-index
+ * Records a written publication in one round trip: written with its log index, the manifest-index
  * changes (`manifestKeyStatement`), and the passport's outbox row cleared up to `version`.
  */
 export async function recordWritten(
@@ -86,14 +118,8 @@ export async function recordWritten(
   indexChanges: BatchItem<"sqlite">[],
   at: string,
 ) {
-  await db.batch([
-    markWritten(db, publication.seq, at),
-    setLogIndex(db, publication.seq, logIndex),
-    ...indexChanges,
-    db
-      .delete(outbox)
-      .where(and(eq(outbox.passportId, publication.passportId), lte(outbox.recordVersion, publication.recordVersion))),
-  ]);
+  const { seq, passportId, recordVersion } = publication;
+  await batchThen(db, indexChanges, publicationWritten.bind(db, { at, logIndex, seq, passportId, recordVersion }));
 }
 
 /** The statement that records a manifest-index key as written (`added`) or as removed. */
