@@ -238,6 +238,7 @@ export default defineConfig({
                 "TEST_MIGRATION_DB_CANONICAL",
                 "TEST_MIGRATION_DB_RECHECKS",
                 "TEST_MIGRATION_DB_AUTHORITY",
+                "TEST_MIGRATION_DB_REEVALUATION",
               ],
               bindings: { TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
             },

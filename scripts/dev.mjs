@@ -8,7 +8,9 @@ import { join, resolve } from "node:path";
 import {
   attestAsDemoAuditor,
   DEMO_AUDITOR,
+  DEMO_KEY_DIRECTORY,
   DEMO_ORGANISATION,
+  demoAgentSigningKeys,
   demoAuditorKeys,
   developmentKeys,
   logSigningKeys,
@@ -107,7 +109,10 @@ const DEMO_PASSPORTS = [
     family: "agent",
     display_name: "Demo Support Agent",
     environment: "production",
-    bindings: [{ class: "manifest", value: DEMO_MANIFEST }],
+    bindings: [
+      { class: "manifest", value: DEMO_MANIFEST },
+      { class: "signing_keys", value: DEMO_KEY_DIRECTORY },
+    ],
     // The envelope's required claims (ENVELOPE_REQUIRED_CLAIMS): agent.manifest_control comes from
     // the service's own check of the manifest (verifyDemoAgent); agent.operator_identity from the
     // demo auditor, a source this start trusts with its local key (TRUSTED_EVIDENCE_ATTESTERS).
@@ -185,6 +190,8 @@ async function addDemoAuthority(token, agentId) {
  */
 async function verifyDemoAgent(token, agentId) {
   const card = new URL(DEMO_MANIFEST);
+  const directory = new URL(DEMO_KEY_DIRECTORY);
+  const signingKeys = await demoAgentSigningKeys();
   const fixture = await fetch(`${hostsUrl}/hosts/${card.hostname}`, {
     method: "PUT",
     body: JSON.stringify({
@@ -193,22 +200,47 @@ async function verifyDemoAgent(token, agentId) {
           content_type: "application/json",
           body: { name: "Demo Support Agent", url: "https://agents.demo.example/support", passport: agentId },
         },
+        // The key directory names the passport; the service proves it as the signing_keys binding.
+        [directory.pathname]: {
+          content_type: "application/http-message-signatures-directory+json",
+          body: { passport: agentId, keys: [signingKeys.publicJwk] },
+        },
       },
     }),
   });
   if (fixture.status !== 204) throw new Error(`hosts simulator refused the demo fixture: ${fixture.status}`);
-  const view = await api(token, "GET", `/v1/passports/${agentId}`);
-  const manifest = view.bindings.find((b) => b.class === "manifest" && b.value === DEMO_MANIFEST);
-  if (!manifest || manifest.verification.state === "verified") return;
-  // A check that could not reach the simulated host is tried again: on a loaded machine the first
-  // subrequest inside a freshly started runtime has failed about once in twenty cold starts.
-  let outcome;
-  for (let attempt = 1; attempt <= 4; attempt++) {
-    outcome = await api(token, "POST", `/v1/passports/${agentId}/bindings/${manifest.id}/verify`);
-    if (outcome.result === "verified") return;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+  let view = await api(token, "GET", `/v1/passports/${agentId}`);
+  // States seeded before signing keys existed get the binding now.
+  if (!view.bindings.some((b) => b.class === "signing_keys" && b.value === DEMO_KEY_DIRECTORY)) {
+    view = await api(token, "POST", `/v1/passports/${agentId}/bindings`, {
+      class: "signing_keys",
+      value: DEMO_KEY_DIRECTORY,
+    });
   }
-  throw new Error(`the demo agent's manifest was not verified: ${outcome.reason}`);
+  for (const [cls, value] of [
+    ["manifest", DEMO_MANIFEST],
+    ["signing_keys", DEMO_KEY_DIRECTORY],
+  ]) {
+    const binding = view.bindings.find((b) => b.class === cls && b.value === value);
+    const current = binding?.keys?.some((k) => k.thumbprint === signingKeys.publicJwk.kid) ?? true;
+    if (!binding || (binding.verification.state === "verified" && current)) continue;
+    // A check that could not reach the simulated host is tried again: on a loaded machine the first
+    // subrequest inside a freshly started runtime has failed about once in twenty cold starts.
+    let outcome;
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      outcome = await api(token, "POST", `/v1/passports/${agentId}/bindings/${binding.id}/verify`);
+      if (outcome.result === "verified") break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    if (outcome.result !== "verified") throw new Error(`the demo agent's ${cls} was not verified: ${outcome.reason}`);
+  }
+}
+
+/** The demo agent declares it calls the Demo Payments API, so the API's page lists it (docs/reciprocal-trust.md). */
+async function declareDemoUses(token, agentId, apiId) {
+  const view = await api(token, "GET", `/v1/passports/${agentId}`);
+  if (view.uses.some((u) => u.identity_id === apiId)) return;
+  await api(token, "POST", `/v1/passports/${agentId}/uses`, { identity_id: apiId });
 }
 
 async function seed(token) {
@@ -335,6 +367,8 @@ try {
   const agent = demo.find((p) => p.family === "agent");
   if (agent) await verifyDemoAgent(token, agent.identity_id);
   if (agent) await addDemoAuthority(token, agent.identity_id);
+  const payments = demo.find((p) => p.display_name === "Demo Payments API");
+  if (agent && payments) await declareDemoUses(token, agent.identity_id, payments.identity_id);
   const first = demo[0].identity_id;
   // A fresh endpoint each start, so the printed create command never collides with an earlier one.
   const exampleSuffix = Date.now().toString(36);

@@ -1,6 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { settleFinishedReevaluations } from "../../workers/control/src/binding-checks/reevaluation.ts";
+import { database } from "../../workers/control/src/db/client.ts";
 import { transparencyLog } from "../../workers/control/src/publication/log/append.ts";
 import { Caller, organisationState, resolve, uniqueEndpoint } from "../support/api.ts";
 
@@ -181,7 +183,7 @@ describe("duplicate governance", () => {
 });
 
 describe("lifecycle", () => {
-  it("suspends, reactivates with a re-check flag, and clears it once re-checked", async () => {
+  it("suspends, reactivates with a re-check flag, and clears it once the re-evaluation passed", async () => {
     const admin = await Caller.create("admin");
     const { identity_id: id } = await admin.createPassport();
     const suspended = await admin.json("PATCH", `/v1/passports/${id}/state`, {
@@ -193,7 +195,8 @@ describe("lifecycle", () => {
     const reactivated = await admin.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "active" });
     expect(reactivated.state).toMatchObject({ lifecycle: "active", recheck_required: true });
     expect((await resolve(id)).record.state.recheck_required).toBe(true);
-    await admin.json("PATCH", `/v1/passports/${id}/state`, { recheck_completed: true });
+    // No binding or evidence to re-check: the scheduler's next run settles it (test/control/reactivation.test.ts).
+    await settleFinishedReevaluations(env, database(env.DB));
     expect((await resolve(id)).record.state.recheck_required).toBeUndefined();
   });
 

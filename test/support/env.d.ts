@@ -30,5 +30,6 @@ declare namespace Cloudflare {
     TEST_PROPAGATION_SEED: string;
     TEST_MIGRATION_DB_RECHECKS: D1Database;
     TEST_MIGRATION_DB_AUTHORITY: D1Database;
+    TEST_MIGRATION_DB_REEVALUATION: D1Database;
   }
 }

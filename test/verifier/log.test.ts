@@ -9,7 +9,7 @@ import {
 } from "../../packages/verifier/src/index.ts";
 import { encodeEntry } from "../../packages/verifier/src/log/entry.ts";
 import { cosigner, LOG_ORIGIN, LOG_RESOLVER, LogResolver, noteSigner } from "./log-support.ts";
-import { NOW } from "./support.ts";
+import { NOW, RecordServer } from "./support.ts";
 
 /**
  * Three passports published in turns among other publications, over 600 entries: three entry
@@ -205,6 +205,91 @@ describe("freshness by checkpoint: newest version", () => {
       next_step: "challenge",
     });
     expect((await log.verifier({ maxBundles: 2 }).verify(a)).outcome).toBe("ok");
+  });
+});
+
+describe("freshness by checkpoint: newest version by a stapled status token", () => {
+  /** A status token, signed with the record key at the log world's clock, naming `version` of `id` as current. */
+  const token = (log: LogResolver, id: string, version: number) => {
+    const { record } = log.version(id, version);
+    const iat = Math.floor(NOW / 1000);
+    return log.records.signStatus({
+      identity_id: id,
+      family: "api",
+      lifecycle: "active",
+      publication: "published",
+      record_version: version,
+      digest: record.digest,
+      iat,
+      exp: iat + 60,
+    });
+  };
+  const reads = (log: LogResolver) => {
+    const paths: string[] = [];
+    const fetch: FetchLike = (input, init) => {
+      paths.push(new URL(input).pathname);
+      return log.fetch(input, init);
+    };
+    return { fetch, paths };
+  };
+
+  it("takes a token naming the record as current in place of the scan, and still proves inclusion", async () => {
+    const { log, a } = await world();
+    const newest = log.version(a, 3);
+    const { fetch, paths } = reads(log);
+    const result = await log
+      .verifier({}, { fetch })
+      .verify(a, { family: "api", consequence: "higher", statusToken: await token(log, a, 3) });
+    expect(logOf(result)).toMatchObject({ index: newest.index, newest: "status_token", bundles_scanned: 0 });
+    expect(result.proof?.status).toMatchObject({ source: "stapled", record_version: 3 });
+    // Neither the latest hint nor a bundle was read; the inclusion proof's tiles were.
+    expect(paths.filter((p) => p.startsWith("/log/latest/") || p.includes("/tile/entries/"))).toEqual([]);
+    expect(paths.some((p) => p.startsWith("/log/tile/0/"))).toBe(true);
+    // Without a token the same record is shown newest by the log.
+    expect(logOf(await log.verifier().verify(a, { family: "api" }))).toMatchObject({
+      newest: "log",
+      bundles_scanned: 2,
+    });
+  });
+
+  it("never clears a record the token does not name, nor one missing from the log", async () => {
+    const { log, a } = await world();
+    log.serving.set(a, 2);
+    log.historyUpTo.set(a, 2);
+    // The token names version 3: version 2 served as current is still caught by the scan.
+    expect(
+      await log.verifier().verify(a, { family: "api", consequence: "higher", statusToken: await token(log, a, 3) }),
+    ).toMatchObject({ outcome: "not_newest", via: "hint", record_version: 2, newer_version: 3 });
+    log.serving.delete(a);
+    log.historyUpTo.delete(a);
+    // Inclusion is not replaced: a record served without its log index is refused with a valid token.
+    log.withoutIndex = true;
+    expect(
+      await log.verifier().verify(a, { family: "api", consequence: "higher", statusToken: await token(log, a, 3) }),
+    ).toMatchObject({ outcome: "not_in_log", kind: "no_index" });
+  });
+
+  it("scans when the token's signature was not checked or it is not usable", async () => {
+    const { log, a } = await world();
+    const good = await token(log, a, 3);
+    // Signatures skipped: the token's claims are read but not trusted to replace the scan.
+    const insecure = await log
+      .verifier({}, { jwks: undefined, signature: "skip-insecure" })
+      .verify(a, { family: "api", consequence: "higher", statusToken: good });
+    expect(insecure.proof?.log).toMatchObject({ newest: "log", bundles_scanned: 2 });
+    // A token signed by another key: fetched again from the status route (absent here), and scanned.
+    const other = await (await RecordServer.create()).signStatus({
+      identity_id: a,
+      family: "api",
+      lifecycle: "active",
+      publication: "published",
+      record_version: 3,
+      digest: log.version(a, 3).record.digest,
+      iat: Math.floor(NOW / 1000),
+      exp: Math.floor(NOW / 1000) + 60,
+    });
+    const forged = await log.verifier().verify(a, { family: "api", consequence: "higher", statusToken: other });
+    expect(forged).toMatchObject({ outcome: "stale", proof: { log: { newest: "log", bundles_scanned: 2 } } });
   });
 });
 

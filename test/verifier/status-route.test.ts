@@ -67,6 +67,24 @@ describe("GET /api/p/{id}/status", () => {
     expect(claims.exp - claims.iat).toBe(60);
   });
 
+  it("answers alike without the router (plain GET) and through it (percent-encoded id, HEAD)", async () => {
+    const owner = await Owner.create();
+    const { id } = await owner.apiPassport();
+    const plain = await statusOf(id);
+    const routed = await statusOf(id.replace("_", "%5F"));
+    for (const response of [plain, routed]) {
+      expect(response.status).toBe(200);
+      expect(Object.fromEntries(response.headers)).toEqual(Object.fromEntries(plain.headers));
+      expect(StatusAnswer.parse(await response.json()).identity_id).toBe(id);
+    }
+    const head = await resolverFetch(`http://resolver.test/api/p/${id}/status`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe("");
+    // A trailing slash or a deeper path is not the status route, whichever way it is read.
+    expect((await resolverFetch(`http://resolver.test/api/p/${id}/status/`)).status).toBe(404);
+    expect((await resolverFetch(`http://resolver.test/api/p/x/${id}/status`)).status).toBe(404);
+  });
+
   it("states a revocation at once, from the sequencer, not from what KV holds", async () => {
     const owner = await Owner.create();
     const { id } = await owner.apiPassport();

@@ -168,6 +168,8 @@ export class RecordServer {
   private constructor(
     readonly jwks: JwkSet,
     readonly sign: (record: unknown) => Promise<string>,
+    /** A status token (compact JWS, typ passport-status+jwt) over `claims`, signed with the record key. */
+    readonly signStatus: (claims: Record<string, unknown>) => Promise<string>,
   ) {}
 
   static async create(kid = "contract-test-key"): Promise<RecordServer> {
@@ -188,7 +190,17 @@ export class RecordServer {
       );
       return `${header}..${base64urlEncode(signature)}`;
     };
-    return new RecordServer({ keys: [{ kty: "EC", crv: "P-256", x, y, kid }] }, sign);
+    const signStatus = async (claims: Record<string, unknown>) => {
+      const encode = (value: unknown) => base64urlEncode(new TextEncoder().encode(JSON.stringify(value)));
+      const input = `${encode({ alg: "ES256", kid, typ: "passport-status+jwt" })}.${encode(claims)}`;
+      const signature = await crypto.subtle.sign(
+        { name: "ECDSA", hash: "SHA-256" },
+        pair.privateKey,
+        new TextEncoder().encode(input),
+      );
+      return `${input}.${base64urlEncode(signature)}`;
+    };
+    return new RecordServer({ keys: [{ kty: "EC", crv: "P-256", x, y, kid }] }, sign, signStatus);
   }
 
   /** Seals (digest) and signs `record`, and serves it; returns the record as served. */

@@ -1,6 +1,8 @@
 import {
   type BindingVerification,
   type PublicAuthority,
+  type PublicSigningKey,
+  type PublicUsesLink,
   RECORD_FORMAT,
   RECORD_FORMAT_VERSION,
   type UnsealedRecord,
@@ -46,6 +48,8 @@ export interface PassportAggregate {
     /** The environment and version of this bound value, where they differ from the passport's. */
     environment?: Nullable<string>;
     version?: Nullable<string>;
+    /** signing_keys: the public keys its directory held at the last successful check (docs/reciprocal-trust.md). */
+    observedKeys?: Nullable<PublicSigningKey[]>;
   }[];
   evidence: {
     id: string;
@@ -62,6 +66,8 @@ export interface PassportAggregate {
     attestedKeyId?: Nullable<string>;
   }[];
   authority: AuthorityEntry[];
+  /** Agent uses links: the passports this agent declares it calls (docs/reciprocal-trust.md). */
+  uses?: { targetId: string; targetFamily: "api" | "agent"; declaredAt: string }[];
 }
 
 /**
@@ -145,6 +151,22 @@ export function bindingVerification(b: PassportAggregate["bindings"][number]): B
   return { state: "claimed" };
 }
 
+/** A verified signing_keys binding's observed keys; none otherwise (a lapsed binding's keys are not current). */
+function signingKeys(b: PassportAggregate["bindings"][number]): { keys?: PublicSigningKey[] } {
+  const keys = b.observedKeys;
+  if (b.class !== "signing_keys" || b.verificationState !== "verified" || !keys || keys.length === 0) return {};
+  return { keys: keys.map((k) => present({ thumbprint: k.thumbprint, kid: k.kid, alg: k.alg })) };
+}
+
+/** The agent's uses links in the record's shape; none when it declares none. */
+function usesLinks(aggregate: PassportAggregate): { uses?: PublicUsesLink[] } {
+  const uses = aggregate.uses ?? [];
+  if (aggregate.passport.family !== "agent" || uses.length === 0) return {};
+  return {
+    uses: uses.map((u) => ({ identity_id: u.targetId, family: u.targetFamily, declared_at: u.declaredAt })),
+  };
+}
+
 /**
  * An authority entry in the record's shape: structured when the service checked its grantor (then
  * `granted_by` is an object), otherwise the free-text shape records have always carried.
@@ -199,6 +221,7 @@ export function projectPublicRecord(
       ...present({ class: b.class, value: b.value, label: b.label, bound_at: b.boundAt }),
       verification: bindingVerification(b),
       ...present({ environment: b.environment, version: b.version }),
+      ...signingKeys(b),
     })),
     state: present({
       lifecycle: passport.lifecycle,
@@ -215,6 +238,7 @@ export function projectPublicRecord(
           authority: aggregate.authority.map(authorityFields),
         }
       : {}),
+    ...usesLinks(aggregate),
     record_version: passport.recordVersion,
     published_at: publishedAt,
     ...(previousDigest ? { previous_digest: previousDigest } : {}),

@@ -13,13 +13,39 @@ export function canonicalJson(value: unknown): string {
     return JSON.stringify(value);
   }
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (typeof value === "object") {
-    const object = value as Record<string, unknown>;
-    const members = Object.keys(object)
-      .sort()
-      .filter((key) => object[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key])}`);
-    return `{${members.join(",")}}`;
-  }
+  if (typeof value === "object") return joinMembers(canonicalMembers(value as Record<string, unknown>));
   throw new TypeError(`JSON has no form for a ${typeof value}`);
+}
+
+/** An object's member in canonical form: its name, and `"name":value`. */
+export type CanonicalMember = readonly [name: string, text: string];
+
+/**
+ * The canonical members of an object, in canonical order (names by UTF-16 code units, which is
+ * how both `Array.prototype.sort` and `<` compare strings). Lets a caller add one member without
+ * canonicalising the others again (see {@link withMember}).
+ */
+export function canonicalMembers(object: Record<string, unknown>): CanonicalMember[] {
+  return Object.keys(object)
+    .sort()
+    .filter((key) => object[key] !== undefined)
+    .map((key) => [key, `${JSON.stringify(key)}:${canonicalJson(object[key])}`] as const);
+}
+
+/** The canonical JSON of an object with these canonical members. */
+export function joinMembers(members: readonly CanonicalMember[]): string {
+  let text = "{";
+  for (let i = 0; i < members.length; i++) text += (i > 0 ? "," : "") + (members[i] as CanonicalMember)[1];
+  return `${text}}`;
+}
+
+/**
+ * The canonical JSON of the object with `members` (none of them named `name`) and the member
+ * `name` added: a record's signed form from the members its digest covers.
+ */
+export function withMember(members: readonly CanonicalMember[], name: string, value: unknown): string {
+  let at = 0;
+  while (at < members.length && (members[at] as CanonicalMember)[0] < name) at++;
+  const member: CanonicalMember = [name, `${JSON.stringify(name)}:${canonicalJson(value)}`];
+  return joinMembers([...members.slice(0, at), member, ...members.slice(at)]);
 }

@@ -1,4 +1,5 @@
 import { canonicalJson } from "./canonical.ts";
+import { sha256 } from "./sha256.ts";
 
 const encoder = new TextEncoder();
 
@@ -28,7 +29,13 @@ export function base64urlDecode(text: string): Uint8Array<ArrayBuffer> | undefin
  * (await canonicalDigest(rest)) === digest; // true for an intact record
  */
 export async function canonicalDigest(value: unknown): Promise<string> {
-  return `sha-256:${base64urlEncode(await crypto.subtle.digest("SHA-256", encoder.encode(canonicalJson(value))))}`;
+  return digestOfCanonical(canonicalJson(value));
+}
+
+/** {@link canonicalDigest} of a value already in canonical JSON. */
+export function digestOfCanonical(canonical: string): string {
+  // Synchronous SHA-256: under Node's WebCrypto a digest is a thread-pool job (src/sha256.ts).
+  return `sha-256:${base64urlEncode(sha256(encoder.encode(canonical)))}`;
 }
 
 /** Resolves a key id to a public key the caller trusts. */
@@ -47,7 +54,12 @@ export type SignatureCheck =
  * const check = await verifyDetachedJws(response.headers.get("passport-signature") ?? "", record, keyRing);
  * if (!check.valid) console.log(check.reason);
  */
-export async function verifyDetachedJws(jws: string, value: unknown, keys: KeyLookup): Promise<SignatureCheck> {
+export function verifyDetachedJws(jws: string, value: unknown, keys: KeyLookup): Promise<SignatureCheck> {
+  return verifyDetachedJwsOver(jws, canonicalJson(value), keys);
+}
+
+/** {@link verifyDetachedJws} over a payload already in canonical JSON. */
+export async function verifyDetachedJwsOver(jws: string, canonical: string, keys: KeyLookup): Promise<SignatureCheck> {
   const [encodedHeader, detached, encodedSignature, ...rest] = jws.split(".");
   if (!encodedHeader || detached !== "" || !encodedSignature || rest.length > 0) {
     return { valid: false, reason: "malformed" };
@@ -66,7 +78,7 @@ export async function verifyDetachedJws(jws: string, value: unknown, keys: KeyLo
   const kid = header.kid;
   const key = keys.key(kid);
   if (!key) return { valid: false, reason: "unknown_key", kid };
-  const signingInput = encoder.encode(`${encodedHeader}.${base64urlEncode(encoder.encode(canonicalJson(value)))}`);
+  const signingInput = encoder.encode(`${encodedHeader}.${base64urlEncode(encoder.encode(canonical))}`);
   const ok = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, await key, signature, signingInput);
   return ok ? { valid: true, kid } : { valid: false, reason: "mismatch", kid };
 }

@@ -1,7 +1,7 @@
 import { type Duration, requireDuration } from "./expectation.ts";
 import type { HttpPolicy } from "./http.ts";
 import { LogClient, LogFetchError, type LogFetchFailure, type TileCache } from "./log/client.ts";
-import { decodeEntry, encodeEntry } from "./log/entry.ts";
+import { decodeEntry, encodeEntry, entryPrefix, startsWith } from "./log/entry.ts";
 import { findTamperedTile } from "./log/tile-audit.ts";
 import { acceptCheckpoint, type CheckpointStore, type WithoutContext } from "./log-checkpoint.ts";
 import type { LogFinding, LogProof, ReliedOn, StaleFinding } from "./outcome.ts";
@@ -59,6 +59,15 @@ export async function logClientFor(
   return { client, settings: { maxAgeSeconds, maxBundles, ...(options.store ? { store: options.store } : {}) } };
 }
 
+/**
+ * The version a status token names as current (published, signature checked against pinned keys):
+ * when it is the record's, the newest-version scan is not needed (docs/verifier.md, Transparency log).
+ */
+export interface CurrentVersion {
+  record_version: number;
+  digest: string;
+}
+
 export type LogCheck =
   | { ok: true; proof: LogProof }
   | { ok: false; finding: LogFinding }
@@ -93,9 +102,10 @@ export async function checkLog(
   index: number | undefined,
   now: number,
   signal?: AbortSignal,
+  current?: CurrentVersion,
 ): Promise<LogCheck> {
   try {
-    return await check(client, settings, record, index, now, signal);
+    return await check(client, settings, record, index, now, signal, current);
   } catch (error) {
     if (error instanceof LogFetchError) return { ok: false, network: { url: error.url, failure: error.failure } };
     throw error;
@@ -109,6 +119,7 @@ async function check(
   index: number | undefined,
   now: number,
   signal?: AbortSignal,
+  current?: CurrentVersion,
 ): Promise<LogCheck> {
   const log = client.origin;
   const relied_on: ReliedOn = {
@@ -203,6 +214,13 @@ async function check(
     });
   }
 
+  // Newest by the authority: a checked status token names this very version and digest as
+  // current, a statement from the passport's state that is at least as strong as the log's (a
+  // later entry would be a version the authority did not know of); inclusion is proved above.
+  if (current && current.record_version === version && current.digest === record.digest) {
+    return { ok: true, proof: { index, checkpoint: cp, remembered, bundles_scanned: 0, newest: "status_token" } };
+  }
+
   // Newest as of the checkpoint: no later entry of this passport with a higher version.
   const tamperedBundle = async (path: string, detail: string, n: number) => {
     // The bundle's proof runs through tiles: name a tile that is not the tree's before the bundle.
@@ -236,6 +254,7 @@ async function check(
           checkpoint: cp,
         });
   const bundles = new Map<number, Awaited<ReturnType<LogClient["bundle"]>>>();
+  const ownEntries = entryPrefix(record.identity_id);
   const bundle = async (n: number) => {
     let read = bundles.get(n);
     if (!read) {
@@ -249,7 +268,7 @@ async function check(
     first: number,
   ): { index: number; version: number; publishedAt: string } | undefined => {
     for (const [offset, bytes] of entries.entries()) {
-      if (first + offset <= index) continue;
+      if (first + offset <= index || !startsWith(bytes, ownEntries)) continue;
       const later = decodeEntry(bytes);
       if (later?.identityId === record.identity_id && later.recordVersion > version) {
         return { index: first + offset, version: later.recordVersion, publishedAt: later.publishedAt };
@@ -287,5 +306,5 @@ async function check(
     const newer = newerIn(read.bundle.entries, read.bundle.first);
     if (newer) return replay(newer, "scan");
   }
-  return { ok: true, proof: { index, checkpoint: cp, remembered, bundles_scanned: needed } };
+  return { ok: true, proof: { index, checkpoint: cp, remembered, bundles_scanned: needed, newest: "log" } };
 }

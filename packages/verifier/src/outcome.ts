@@ -141,6 +141,12 @@ export interface LogProof {
   remembered: "first" | "unchanged" | "extended" | "not_kept";
   /** The entry bundles read after the record's entry to establish that it is the newest version. */
   bundles_scanned: number;
+  /**
+   * How the record was shown to be the newest version: `log` (the latest hint and the bundles after
+   * the entry, as of the checkpoint) or `status_token` (a stapled status token, checked against the
+   * pinned keys, names this very version and digest as current; no bundle read). Docs: verifier.md.
+   */
+  newest: "log" | "status_token";
 }
 
 /** A record version seen before, to detect an older record replayed as current. */

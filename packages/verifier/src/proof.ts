@@ -1,4 +1,5 @@
-import { canonicalDigest, verifyDetachedJws } from "./jws.ts";
+import { canonicalMembers, joinMembers, withMember } from "./canonical.ts";
+import { digestOfCanonical, verifyDetachedJws, verifyDetachedJwsOver } from "./jws.ts";
 import type { KeyRing } from "./keys.ts";
 import type {
   HistoryBrokenFinding,
@@ -151,7 +152,9 @@ export async function checkRecordProof(
   keys: KeyRing | undefined,
 ): Promise<ProofCheck> {
   const { digest: stated, ...content } = raw;
-  const computed = await canonicalDigest(content);
+  // Canonicalised once: the digest covers the members but `digest`; the signature covers all.
+  const members = canonicalMembers(content);
+  const computed = digestOfCanonical(joinMembers(members));
   if (stated !== computed) {
     return {
       ok: false,
@@ -163,7 +166,7 @@ export async function checkRecordProof(
   }
   if (!keys) return { ok: true, proof: { digest: "verified", signature: "skipped_insecure", history: "not_checked" } };
   if (!signature) return { ok: false, finding: signatureInvalid(record, "missing") };
-  const check = await verifyDetachedJws(signature, raw, keys);
+  const check = await verifyDetachedJwsOver(signature, withMember(members, "digest", stated), keys);
   if (check.valid) {
     return { ok: true, proof: { digest: "verified", signature: "verified", kid: check.kid, history: "not_checked" } };
   }

@@ -45,6 +45,23 @@ export interface RecordBinding {
   environment?: string;
   /** The version of this bound value. */
   version?: string;
+  /** signing_keys bindings while verified: the public keys the service saw at its last check. */
+  keys?: RecordSigningKey[];
+}
+
+/** A caller's public signing key a verified `signing_keys` binding proves, by RFC 7638 thumbprint. */
+export interface RecordSigningKey {
+  /** base64url SHA-256 JWK thumbprint (RFC 7638): the `keyid` a Web Bot Auth signature names. */
+  thumbprint: string;
+  kid?: string;
+  alg?: string;
+}
+
+/** An API (or MCP) passport an agent declares it calls. Context for policy; it grants nothing. */
+export interface RecordUsesLink {
+  identity_id: string;
+  family: string;
+  declared_at?: string;
 }
 
 export interface RecordState {
@@ -131,6 +148,8 @@ export interface PassportRecordView {
   evidence: RecordEvidence[];
   /** Action-specific context only; this package never turns it into permission. */
   authority?: RecordAuthority[];
+  /** Agent records: the passports this agent declares it calls. */
+  uses?: RecordUsesLink[];
   record_version?: number;
   published_at?: string;
   /** The digest of the previously published version; absent for the first (docs/signing.md). */
@@ -273,6 +292,15 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
     );
     if (!parsed.ok) return parsed;
     binding.value.verification = parsed.value;
+    // Caller keys (signing_keys bindings).
+    const keys = (entry as Record<string, unknown>).keys;
+    if (keys !== undefined) {
+      const read = list(keys, `${at}keys`, (key, keyAt) =>
+        member<RecordSigningKey>(key, keyAt, { thumbprint: "string" }, { kid: "string", alg: "string" }),
+      );
+      if (!read.ok) return read;
+      binding.value.keys = read.value;
+    }
     return binding;
   });
   if (!bindings.ok) return bindings;
@@ -313,6 +341,14 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
     const authority = list(json.authority, "authority", authorityEntry);
     if (!authority.ok) return authority;
     record.authority = authority.value;
+  }
+  // Agent uses links.
+  if (json.uses !== undefined) {
+    const uses = list(json.uses, "uses", (entry, at) =>
+      member<RecordUsesLink>(entry, at, { identity_id: "string", family: "string" }, { declared_at: "string" }),
+    );
+    if (!uses.ok) return uses;
+    record.uses = uses.value;
   }
   return { ok: true, value: record };
 }

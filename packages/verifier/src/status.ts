@@ -35,6 +35,28 @@ export type StatusCheck =
 
 const decoder = new TextDecoder();
 
+/**
+ * Tokens whose signature verified, per key set: a provider staples the same token on every answer
+ * until shortly before it expires, so a consumer sees it many times. Verifying is a pure function
+ * of the token's bytes and the key, so a token is verified once per key set; its identity and times
+ * are checked on every use. Only verified tokens are kept, at most VERIFIED_TOKENS per key set.
+ */
+const verifiedTokens = new WeakMap<KeyLookup, Map<string, { claims: StatusClaims; kid: string }>>();
+const VERIFIED_TOKENS = 256;
+
+function remember(keys: KeyLookup, token: string, verified: { claims: StatusClaims; kid: string }): void {
+  let known = verifiedTokens.get(keys);
+  if (!known) {
+    known = new Map();
+    verifiedTokens.set(keys, known);
+  }
+  known.set(token, verified);
+  if (known.size > VERIFIED_TOKENS) {
+    const oldest = known.keys().next().value;
+    if (oldest !== undefined) known.delete(oldest);
+  }
+}
+
 function readPart(part: string | undefined): Record<string, unknown> | undefined {
   const bytes = part === undefined ? undefined : base64urlDecode(part);
   if (!bytes) return undefined;
@@ -81,6 +103,8 @@ export async function checkStatusToken(
   now: number,
   maxAgeSeconds: number,
 ): Promise<StatusCheck> {
+  const known = keys ? verifiedTokens.get(keys)?.get(token) : undefined;
+  if (known) return checkClaims(known.claims, known.kid, true, identityId, now, maxAgeSeconds);
   const parts = token.trim().split(".");
   const header = readPart(parts[0]);
   const payload = readPart(parts[1]);
@@ -103,7 +127,20 @@ export async function checkStatusToken(
     const input = new TextEncoder().encode(`${parts[0]}.${parts[1]}`);
     const valid = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, await key, signature, input);
     if (!valid) return { ok: false, problem: "signature_invalid", kid, detail: "the signature does not verify" };
+    remember(keys, token, { claims, kid });
   }
+  return checkClaims(claims, kid, keys !== undefined, identityId, now, maxAgeSeconds);
+}
+
+/** The checks of a token's claims that depend on the call: identity and times (`signed`: its signature was checked). */
+function checkClaims(
+  claims: StatusClaims,
+  kid: string,
+  signed: boolean,
+  identityId: string,
+  now: number,
+  maxAgeSeconds: number,
+): StatusCheck {
   if (claims.identity_id !== identityId) {
     return { ok: false, problem: "other_identity", kid, detail: `the token is about ${claims.identity_id}` };
   }
@@ -120,7 +157,7 @@ export async function checkStatusToken(
       detail: `issued ${Math.round(seconds - claims.iat)} s ago, more than the ${maxAgeSeconds} s allowed`,
     };
   }
-  return { ok: true, claims, ...(keys ? { kid } : {}) };
+  return { ok: true, claims, ...(signed ? { kid } : {}) };
 }
 
 /**

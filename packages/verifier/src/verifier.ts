@@ -26,7 +26,14 @@ import {
 import { describeIdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 import { type JwkSet, KeyRing } from "./keys.ts";
 import type { LogClient } from "./log/client.ts";
-import { checkLog, type LogOptions, type LogSettings, logClientFor, parseLogIndex } from "./log-check.ts";
+import {
+  type CurrentVersion,
+  checkLog,
+  type LogOptions,
+  type LogSettings,
+  logClientFor,
+  parseLogIndex,
+} from "./log-check.ts";
 import {
   type LogFinding,
   type MalformedId,
@@ -215,7 +222,16 @@ export class Verifier {
    * const result = await verifier.resolve(id);
    * if (result.outcome === "resolved") result.record.state.lifecycle;
    */
-  async resolve(identityId: string, options: ResolveOptions = {}): Promise<ResolveResult> {
+  resolve(identityId: string, options: ResolveOptions = {}): Promise<ResolveResult> {
+    return this.#resolve(identityId, options, undefined);
+  }
+
+  /** {@link resolve}; `current`: the version a checked stapled status token names as current (log check). */
+  async #resolve(
+    identityId: string,
+    options: ResolveOptions,
+    current: CurrentVersion | undefined,
+  ): Promise<ResolveResult> {
     const consequence = options.consequence ?? "lower";
     if (!CONSEQUENCES.includes(consequence))
       throw new TypeError(`consequence: "${consequence}" is not one of ${CONSEQUENCES.join(", ")}`);
@@ -250,7 +266,7 @@ export class Verifier {
       (maxAge === undefined || copyAge(cached, now) <= maxAge)
     ) {
       const how = { from_cache: true, revalidated: false, attempts: 0 };
-      return this.#confirm(identityId, cached, undefined, url, now, how, keys, options);
+      return this.#confirm(identityId, cached, undefined, url, now, how, keys, options, current);
     }
 
     const headers: Record<string, string> = { accept: "application/json" };
@@ -283,7 +299,7 @@ export class Verifier {
       };
       if (directives.maxAge === undefined) delete entry.maxAge;
       const how = { from_cache: false, revalidated: true, attempts };
-      const result = await this.#confirm(identityId, entry, undefined, url, confirmedAt, how, keys, options);
+      const result = await this.#confirm(identityId, entry, undefined, url, confirmedAt, how, keys, options, current);
       if (result.outcome === "resolved") this.#store(url, entry, directives.noStore);
       return result;
     }
@@ -331,7 +347,7 @@ export class Verifier {
       };
       if (!check.ok) return proofFailure(identityId, check.finding, source(partial, url, confirmedAt, how));
       const entry: CacheEntry = { ...partial, proof: check.proof };
-      const result = await this.#confirm(identityId, entry, stored, url, confirmedAt, how, keys, options);
+      const result = await this.#confirm(identityId, entry, stored, url, confirmedAt, how, keys, options, current);
       // A record that fails its proof never replaces the copy it was compared with; a supplied one never enters.
       if (result.outcome === "resolved" && !supplied) this.#store(url, entry, directives.noStore);
       if (supplied && result.source) result.source.supplied = true;
@@ -394,14 +410,32 @@ export class Verifier {
       expectation.statusMaxAge === undefined
         ? DEFAULT_STATUS_MAX_AGE_SECONDS
         : requireDuration(expectation.statusMaxAge, "statusMaxAge");
-    const result = await this.resolve(identityId, {
-      ...(expectation.consequence ? { consequence: expectation.consequence } : {}),
-      ...(expectation.maxAge !== undefined ? { maxAge: expectation.maxAge } : {}),
-      ...(expectation.signal ? { signal: expectation.signal } : {}),
-      ...(expectation.history ? { history: true } : {}),
-      ...(expectation.seen ? { seen: expectation.seen } : {}),
-      ...(expectation.record ? { record: expectation.record } : {}),
-    });
+    // A stapled token checked before the record is fetched: when it names a published version, the
+    // log check may take it as the newest instead of scanning (docs/verifier.md, Transparency log).
+    const stapled =
+      expectation.consequence === "higher" && expectation.statusToken
+        ? await this.#checkStapled(identityId, expectation.statusToken, expectation.signal, statusMaxAge)
+        : undefined;
+    const named =
+      stapled?.ok &&
+      stapled.kid !== undefined &&
+      stapled.claims.publication === "published" &&
+      stapled.claims.record_version !== undefined &&
+      stapled.claims.digest !== undefined
+        ? { record_version: stapled.claims.record_version, digest: stapled.claims.digest }
+        : undefined;
+    const result = await this.#resolve(
+      identityId,
+      {
+        ...(expectation.consequence ? { consequence: expectation.consequence } : {}),
+        ...(expectation.maxAge !== undefined ? { maxAge: expectation.maxAge } : {}),
+        ...(expectation.signal ? { signal: expectation.signal } : {}),
+        ...(expectation.history ? { history: true } : {}),
+        ...(expectation.seen ? { seen: expectation.seen } : {}),
+        ...(expectation.record ? { record: expectation.record } : {}),
+      },
+      named,
+    );
     if (result.outcome === "not_found") {
       return { outcome: await this.#issuancePending(identityId, result, expectation.signal) };
     }
@@ -409,7 +443,7 @@ export class Verifier {
     // Higher consequence: the record must be the one the service's current state names (docs/verifier.md, Current proof).
     let current: { stale?: StaleItem; proof?: StatusProof; token?: string } = {};
     if (expectation.consequence === "higher") {
-      const proven = await this.#currentProof(identityId, result.record, expectation, statusMaxAge);
+      const proven = await this.#currentProof(identityId, result.record, expectation, statusMaxAge, stapled);
       if ("network" in proven) return { outcome: proven.network, record: result.record };
       current = proven;
       if (current.proof) result.proof.status = current.proof;
@@ -476,13 +510,14 @@ export class Verifier {
     record: PassportRecordView,
     expectation: Expectation,
     maxAgeSeconds: number,
+    stapled: StatusCheck | undefined,
   ): Promise<{ network: NetworkFailure } | { stale?: StaleItem; proof?: StatusProof; token?: string }> {
     const keys = await this.#trustedKeys(identityId, expectation.signal);
     if (keys && !(keys instanceof KeyRing)) return { network: keys };
-    let check: StatusCheck | undefined;
+    let check: StatusCheck | undefined = stapled;
     let from: StatusProof["source"] = "stapled";
     let token = expectation.statusToken;
-    if (expectation.statusToken) {
+    if (expectation.statusToken && !check) {
       check = await checkStatusToken(expectation.statusToken, keys, identityId, this.#now(), maxAgeSeconds);
     }
     if (!check?.ok) {
@@ -509,6 +544,18 @@ export class Verifier {
     };
     const stale = compareWithRecord(claims, record);
     return { proof, ...(token ? { token } : {}), ...(stale ? { stale } : {}) };
+  }
+
+  /** Checks a stapled status token offline; undefined when the trusted keys cannot be had (checked again later). */
+  async #checkStapled(
+    identityId: string,
+    token: string,
+    signal: AbortSignal | undefined,
+    maxAgeSeconds: number,
+  ): Promise<StatusCheck | undefined> {
+    const keys = await this.#trustedKeys(identityId, signal);
+    if (keys && !(keys instanceof KeyRing)) return undefined;
+    return checkStatusToken(token, keys, identityId, this.#now(), maxAgeSeconds);
   }
 
   /** Reads a status token from the resolver's status route. */
@@ -577,6 +624,7 @@ export class Verifier {
     how: Pick<ProofSource, "from_cache" | "revalidated" | "attempts">,
     keys: KeyRing | undefined,
     options: ResolveOptions,
+    current: CurrentVersion | undefined,
   ): Promise<ResolveResult> {
     const seen: SeenVersion[] = [];
     if (options.seen) seen.push(options.seen);
@@ -614,7 +662,15 @@ export class Verifier {
     if (this.#logOptions) {
       this.#log ??= logClientFor(this.resolver, this.#http, this.#logOptions);
       const { client, settings } = await this.#log;
-      const check = await checkLog(client, settings, entry.record, entry.logIndex, this.#now(), options.signal);
+      const check = await checkLog(
+        client,
+        settings,
+        entry.record,
+        entry.logIndex,
+        this.#now(),
+        options.signal,
+        current,
+      );
       if (!check.ok && "network" in check) return networkFailure(identityId, check.network.url, check.network.failure);
       if (!check.ok && "stale" in check) return proofFailure(identityId, check.stale, result.source);
       if (!check.ok) return fail(check.finding);

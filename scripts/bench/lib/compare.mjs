@@ -22,12 +22,21 @@ function checkStatuses(label, result, expected) {
 }
 
 /**
- * `pairs`: [{ name, subject: { urls, headers?, body?, status }, baseline: { name, urls, headers?, body?, status } }].
+ * `pairs`: [{ name, subject: { urls, headers?, body?, status, prime? }, baseline: { name, urls, headers?, body?, status, prime? } }].
+ * `prime`: seconds of untimed load before each of that side's runs, for state the runtime drops
+ * between runs (workerd evicts a Durable Object after about ten idle seconds, and the other runs
+ * of a round take longer than that).
  * Returns, per pair, the raw runs and the spread of the subject/baseline ratios.
  */
-export function comparePairs(pairs, { rounds, seconds, warmup, connections, log }) {
-  const run = (side, duration) =>
-    load({ urls: side.urls, headers: side.headers, body: side.body, seconds: duration, connections });
+export function comparePairs(pairs, { rounds, seconds, warmup, connections, log, cpu }) {
+  // With `cpu` (the server's CPU clock, ms), each run also gives the runtime's CPU time per request
+  // (µs): on a machine shared with other work it varies far less than req/s.
+  const run = (side, duration) => {
+    const before = cpu?.();
+    const result = load({ urls: side.urls, headers: side.headers, body: side.body, seconds: duration, connections });
+    if (before !== undefined) result.cpu = ((cpu() - before) * 1000) / Math.max(1, result.requests);
+    return result;
+  };
   // A pair whose requests take long (a batch) may ask for longer runs: `seconds` and `warmup`.
   for (const pair of pairs) {
     log(`warming up ${pair.name} and ${pair.baseline.name}`);
@@ -40,6 +49,8 @@ export function comparePairs(pairs, { rounds, seconds, warmup, connections, log 
     pairs.forEach((pair, i) => {
       const order = (round + i) % 2 === 0 ? ["subject", "baseline"] : ["baseline", "subject"];
       for (const side of order) {
+        // A side that asks for it is primed, untimed, before each run (see `prime` above).
+        if (pair[side].prime) run(pair[side], pair[side].prime);
         const result = run(pair[side], pair.seconds ?? seconds);
         checkStatuses(side === "subject" ? pair.name : pair.baseline.name, result, pair[side].status);
         runs[i][side].push(result);
@@ -49,6 +60,9 @@ export function comparePairs(pairs, { rounds, seconds, warmup, connections, log 
   return pairs.map((pair, i) => {
     const { subject, baseline } = runs[i];
     const ratio = (key) => spread(subject.map((s, r) => s[key] / baseline[r][key]));
+    // CPU per request as baseline/subject, so that, like req/s, 1 is the floor and higher is better.
+    const cpuRatio = cpu ? { cpu: spread(subject.map((s, r) => baseline[r].cpu / s.cpu)) } : {};
+    const cpuSide = (list) => (cpu ? { cpu: spread(list.map((s) => s.cpu)) } : {});
     return {
       name: pair.name,
       baseline: pair.baseline.name,
@@ -56,13 +70,15 @@ export function comparePairs(pairs, { rounds, seconds, warmup, connections, log 
         rps: spread(subject.map((s) => s.rps)),
         p50: spread(subject.map((s) => s.p50)),
         p99: spread(subject.map((s) => s.p99)),
+        ...cpuSide(subject),
       },
       reference: {
         rps: spread(baseline.map((s) => s.rps)),
         p50: spread(baseline.map((s) => s.p50)),
         p99: spread(baseline.map((s) => s.p99)),
+        ...cpuSide(baseline),
       },
-      ratios: { rps: ratio("rps"), p50: ratio("p50"), p99: ratio("p99") },
+      ratios: { rps: ratio("rps"), p50: ratio("p50"), p99: ratio("p99"), ...cpuRatio },
     };
   });
 }

@@ -24,8 +24,22 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
     }
     console.log(table(rows));
   }
+  // CPU per request of the runtime, when measured: baseline/subject, like req/s (not a target).
+  const withCpu = results.some((r) => r.ratios.cpu);
   const rows = [
-    ["path", "baseline", "req/s", "baseline req/s", "req/s ratio", "p50 ms", "p50 ratio", "p99 ms", "p99 ratio", "met"],
+    [
+      "path",
+      "baseline",
+      "req/s",
+      "baseline req/s",
+      "req/s ratio",
+      "p50 ms",
+      "p50 ratio",
+      "p99 ms",
+      "p99 ratio",
+      ...(withCpu ? ["CPU µs/req", "CPU ratio"] : []),
+      "met",
+    ],
   ];
   for (const r of results) {
     // A row's own target (minimum req/s ratio) wins over the target's shared one.
@@ -44,18 +58,26 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
       range(r.ratios.p50),
       fixed(r.subject.p99.median, 3),
       range(r.ratios.p99),
+      ...(withCpu
+        ? [r.subject.cpu ? fixed(r.subject.cpu.median, 0) : "-", r.ratios.cpu ? range(r.ratios.cpu) : "-"]
+        : []),
       r.target !== undefined ? `${ok ? "yes" : "NO"} (>= ${r.target})` : targets ? (ok ? "yes" : "NO") : "-",
     ]);
   }
   console.log(`\n${name}: medians over ${options.rounds} rounds; ratios are path/baseline, median (min..max)`);
   console.log(table(rows));
   if (targets) console.log(`targets: req/s ratio >= ${targets.rps}, p99 ratio <= ${targets.p99}`);
-  else if (!results.some((r) => r.target !== undefined)) console.log("no target set: reported for comparison");
+  else if (!results.some((r) => r.target !== undefined) && !checks?.length) {
+    console.log("no target set: reported for comparison");
+  }
+  if (withCpu) {
+    console.log("CPU ratio: the baseline's runtime CPU time per request over the path's (higher is better; no target)");
+  }
   for (const note of notes ?? []) console.log(note);
   for (const check of checks ?? []) {
     missed ||= !check.ok;
     console.log(
-      `${check.ok ? "met" : "MISSED"}: ${check.name} = ${fixed(check.value)} (target >= ${check.target}; ${check.detail})`,
+      `${check.ok ? "met" : "MISSED"}: ${check.name} = ${fixed(check.value, check.at_most ? 3 : 2)} (target ${check.at_most ? "<=" : ">="} ${check.target}; ${check.detail})`,
     );
   }
   if (bundle) {

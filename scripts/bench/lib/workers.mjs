@@ -2,7 +2,7 @@
 // direct sockets: the runtime calls each Worker's fetch itself, with no proxy Worker or Node hop in
 // front (wrangler dev's proxy and logging cap throughput at a fraction of workerd's).
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
@@ -57,10 +57,43 @@ export async function serve(workers, { compatibilityDate, compatibilityFlags = [
   });
   const urls = {};
   for (const name of Object.keys(workers)) urls[name] = (await mf.unsafeGetDirectURL(name)).href.replace(/\/$/, "");
+  const runtime = workerdProcesses();
   return {
     urls,
+    /** CPU time (ms) the workerd process has used so far, or undefined where /proc cannot tell. */
+    cpu: runtime.length > 0 ? () => cpuMs(runtime) : undefined,
     kv: (name) => mf.getKVNamespace(workers[name].kv, name),
     d1: (name, binding) => mf.getD1Database(binding, name),
     close: () => mf.dispose(),
   };
+}
+
+/** This process's workerd children (Linux /proc); none elsewhere. */
+function workerdProcesses() {
+  try {
+    return readdirSync("/proc").filter((pid) => {
+      if (!/^\d+$/.test(pid)) return false;
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const parent = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1];
+        return comm === "workerd" && parent === String(process.pid);
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** User and system CPU time of the processes, in ms (clock ticks of 10 ms, as Linux reports them). */
+function cpuMs(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
 }

@@ -11,6 +11,11 @@ import { bundle, serve } from "../lib/workers.mjs";
 export const description = "resolver paths against a trivial Worker and a one-KV-get Worker; bundle size";
 
 const RECORDS = 1000;
+/**
+ * The record route against its KV floor (issue 26: unchanged by the status route, at least 0.95
+ * of a Worker that makes the same KV read). Other rows keep the target's shared 0.9.
+ */
+const RECORD_TARGET = 0.95;
 const GZIP_BUDGET = 60 * 1024;
 // Published snapshots carry a detached JWS in their metadata, served as Passport-Signature; one of
 // the real size (ES256 header with a kid, 64-byte signature) so the header costs what it will.
@@ -56,11 +61,13 @@ export async function run({ root, options, log }) {
         name: "200 one record, repeated",
         subject: { urls: [`${resolver}/api/p/${one.id}.json`], status: 200 },
         baseline: kvOne,
+        target: RECORD_TARGET,
       },
       {
         name: "200 spread over 1000 records",
         subject: { urls: records.map((r) => `${resolver}/api/p/${r.id}.json`), status: 200 },
         baseline: kvMany,
+        target: RECORD_TARGET,
       },
       {
         name: "404 well-formed unknown id",
@@ -82,7 +89,9 @@ export async function run({ root, options, log }) {
         baseline: kvOne,
       },
     ];
-    const results = comparePairs(pairs, { ...options, log });
+    const results = comparePairs(pairs, { ...options, log, cpu: server.cpu }).map((result, i) =>
+      pairs[i].target === undefined ? result : { ...result, target: pairs[i].target },
+    );
     return {
       results,
       bundle: { raw: built.raw, gzip: built.gzip, budget: GZIP_BUDGET },

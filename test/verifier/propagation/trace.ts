@@ -16,6 +16,7 @@ type Lifecycle = "active" | "suspended" | "revoked";
 
 /** What the control plane answered to a write: the authoritative state from then on. */
 interface Answered {
+  /** When the write's request was sent: its commit, from which the state holds, is no earlier. */
   at: number;
   identityId: string;
   version: number;
@@ -76,9 +77,17 @@ export async function recordTrace(seed: number, operations: number): Promise<Tra
   const state = new Map<string, Lifecycle>();
   try {
     const owner = await Caller.create("owner");
-    const answered = (body: { identity_id: string; record_version: number; state: { lifecycle: Lifecycle } }) => {
+    // A write commits in D1 (with its outbox row) before its publication writes KV, and the API
+    // answers after that; the sequencer states `pending` from the commit. The commit's time is not
+    // observable here, so the write counts from when its request was sent: never later than the
+    // commit, so the modelled authority never states the old version while the new one's KV
+    // writes (and log entry) are already made, as it did when it counted from the answer.
+    const answered = (
+      sent: number,
+      body: { identity_id: string; record_version: number; state: { lifecycle: Lifecycle } },
+    ) => {
       trace.answers.push({
-        at: Date.now(),
+        at: sent,
         identityId: body.identity_id,
         version: body.record_version,
         lifecycle: body.state.lifecycle,
@@ -86,9 +95,10 @@ export async function recordTrace(seed: number, operations: number): Promise<Tra
       state.set(body.identity_id, body.state.lifecycle);
     };
     const create = async () => {
+      const sent = Date.now();
       const body = await owner.createPassport({ display_name: `Passport ${trace.passports.length + 1}` });
       trace.passports.push(body.identity_id);
-      answered(body as never);
+      answered(sent, body as never);
     };
     trace.operations.push("create", "create");
     await create();
@@ -102,16 +112,22 @@ export async function recordTrace(seed: number, operations: number): Promise<Tra
       } else if (roll < 0.4 && live.length > 0) {
         const id = pick(live);
         trace.operations.push(`change ${id}`);
-        answered((await owner.json("PATCH", `/v1/passports/${id}`, { display_name: `Renamed ${step}` })) as never);
+        answered(
+          Date.now(),
+          (await owner.json("PATCH", `/v1/passports/${id}`, { display_name: `Renamed ${step}` })) as never,
+        );
       } else if (roll < 0.55 && live.length > 0) {
         const id = pick(live);
         const lifecycle = state.get(id) === "active" ? "suspended" : "active";
         trace.operations.push(`${lifecycle} ${id}`);
-        answered((await owner.json("PATCH", `/v1/passports/${id}/state`, { lifecycle })) as never);
+        answered(Date.now(), (await owner.json("PATCH", `/v1/passports/${id}/state`, { lifecycle })) as never);
       } else if (roll < 0.6 && live.length > 1) {
         const id = pick(live);
         trace.operations.push(`revoke ${id}`);
-        answered((await owner.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "revoked" })) as never);
+        answered(
+          Date.now(),
+          (await owner.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "revoked" })) as never,
+        );
       } else if (roll < 0.73) {
         const id = pick(trace.passports);
         trace.operations.push(`republish ${id}`);
@@ -125,7 +141,10 @@ export async function recordTrace(seed: number, operations: number): Promise<Tra
         trace.operations.push(`change during a KV outage ${id}`);
         outage = true;
         try {
-          answered((await owner.json("PATCH", `/v1/passports/${id}`, { display_name: `Outage ${step}` })) as never);
+          answered(
+            Date.now(),
+            (await owner.json("PATCH", `/v1/passports/${id}`, { display_name: `Outage ${step}` })) as never,
+          );
         } finally {
           outage = false;
         }

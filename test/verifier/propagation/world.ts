@@ -24,7 +24,7 @@ const context = {
 /**
  * The control plane's authoritative state of one passport at `at`, as D1 holds it and the
  * publication sequencer reads it for a status token (readCurrentState): the committed version and
- * lifecycle from the last answer to a write, the newest publication written to KV (its feed
+ * lifecycle of the last write, from when it was sent (trace.ts), the newest publication written to KV (its feed
  * write, after which the sequencer records it written), and pending while a committed version is
  * not yet written.
  */

@@ -39,7 +39,7 @@ function proof(p: Proof | undefined): string[] {
   const compared = p.compared_with ? `; not older than version ${p.compared_with.record_version}` : "";
   const log = p.log
     ? [
-        `  Log:        entry ${p.log.index} included in ${checkpoint(p.log.checkpoint)}; newest version as of it (${p.log.bundles_scanned} entry bundle(s) read); remembered checkpoint: ${p.log.remembered}`,
+        `  Log:        entry ${p.log.index} included in ${checkpoint(p.log.checkpoint)}; ${p.log.newest === "status_token" ? "newest version by the stapled status token" : `newest version as of it (${p.log.bundles_scanned} entry bundle(s) read)`}; remembered checkpoint: ${p.log.remembered}`,
       ]
     : [];
   return [`  Integrity:  digest verified; ${signature}; ${history}${compared}`, ...log];

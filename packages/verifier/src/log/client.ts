@@ -13,7 +13,7 @@ import type { CheckpointProblem, NetworkFailureKind } from "../outcome.ts";
 import { advanceCheckpoint, type CheckpointAdvance, type RememberedCheckpoint } from "./checkpoint-state.ts";
 import { parseWitnessKey, verifyCosignatures, type WitnessKey } from "./cosignature.ts";
 import { decodeBundle } from "./entry.ts";
-import { type Hash, leafHash, rootFromLeafHashes, verifyInclusion } from "./merkle.ts";
+import { type Hash, leafHashSync, rootFromLeafHashesSync, verifyInclusion } from "./merkle.ts";
 import {
   type Checkpoint,
   meetsWitnessQuorum,
@@ -34,6 +34,8 @@ import { entryTilePath, hashTilePath } from "./tiles.ts";
 
 const BUNDLE_HEIGHT = 8;
 const BUNDLE_WIDTH = 256;
+/** Verified checkpoint notes remembered by text (see LogClient). */
+const VERIFIED_CHECKPOINTS = 8;
 
 /** A log answer that could not be fetched or used; the verifier reports it as a network failure. */
 export class LogFetchError extends Error {
@@ -154,6 +156,12 @@ export class LogClient {
   readonly #witnessKeys: WitnessKey[];
   readonly #quorum: number;
   readonly cache: TileCache;
+  /**
+   * Checkpoints whose note verified, by their exact text. Verifying a note is a pure function of
+   * its bytes and the pinned keys, so the same text is not verified again; the log signs a new
+   * checkpoint on each pass, so a few suffice.
+   */
+  readonly #verified = new Map<string, VerifiedCheckpoint>();
 
   private constructor(options: LogClientOptions, logKey: NoteVerifierKey, witnessKeys: WitnessKey[], quorum: number) {
     this.#base = `${options.base.replace(/\/+$/, "")}/log`;
@@ -210,6 +218,8 @@ export class LogClient {
     } catch {
       return { ok: false, problem: "malformed", detail: "the checkpoint is not UTF-8" };
     }
+    const known = this.#verified.get(note);
+    if (known) return { ok: true, checkpoint: known };
     const noteKeys = this.#witnessKeys.flatMap((witness) => (witness.kind === "note" ? [witness.key] : []));
     const cosignatureKeys = this.#witnessKeys.flatMap((witness) =>
       witness.kind === "cosignature" ? [witness.key] : [],
@@ -247,14 +257,20 @@ export class LogClient {
     if (!meetsWitnessQuorum(signers, this.#logKey.name, witnessNames, this.#quorum)) {
       return { ok: false, problem: "witness_quorum_unmet", required: this.#quorum, cosigners };
     }
-    return { ok: true, checkpoint: { ...checkpoint, ...time, cosigners } };
+    const verified = { ...checkpoint, ...time, cosigners };
+    this.#verified.set(note, verified);
+    if (this.#verified.size > VERIFIED_CHECKPOINTS) {
+      const oldest = this.#verified.keys().next().value;
+      if (oldest !== undefined) this.#verified.delete(oldest);
+    }
+    return { ok: true, checkpoint: verified };
   }
 
   /** Whether `entry` (its canonical encoding) is leaf `index` of the checkpoint's tree. */
   proveInclusion(checkpoint: Checkpoint, index: number, entry: Uint8Array, signal?: AbortSignal): Promise<boolean> {
     return this.#proving(checkpoint.size, signal, async (tiles) => {
       const path = await chunkInclusionPath(tiles, 0, index);
-      return verifyInclusion(index, checkpoint.size, await leafHash(entry), path, checkpoint.rootHash);
+      return verifyInclusion(index, checkpoint.size, leafHashSync(entry), path, checkpoint.rootHash);
     });
   }
 
@@ -292,7 +308,7 @@ export class LogClient {
       if (!entries || entries.length !== width) {
         return { ok: false, path, detail: `${path} does not hold ${width} well-formed entries` };
       }
-      const root = await rootFromLeafHashes(await Promise.all(entries.map((entry) => leafHash(entry))));
+      const root = rootFromLeafHashesSync(entries.map(leafHashSync));
       bundle = { path, first, entries, root };
     }
     const { root } = bundle;

@@ -54,6 +54,22 @@ export function decodeEntry(bytes: Uint8Array): LogEntry | undefined {
   return { identityId, recordVersion: Number(version), digest, publishedAt };
 }
 
+/**
+ * The bytes every encoded entry of `identityId` starts with (its tag and identity lines): an entry
+ * decodes to that identity exactly when it starts with them and decodes at all, so a scan for one
+ * passport compares bytes and decodes only its own entries.
+ */
+export function entryPrefix(identityId: string): Uint8Array {
+  return new TextEncoder().encode(`${TAG}\n${identityId}\n`);
+}
+
+/** Whether `bytes` starts with `prefix`. */
+export function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
+  if (bytes.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (bytes[i] !== prefix[i]) return false;
+  return true;
+}
+
 /** An entry bundle (C2SP tlog-tiles): each entry prefixed by its length as a big-endian uint16. */
 export function encodeBundle(entries: readonly Uint8Array[]): Uint8Array {
   let length = 0;

@@ -2,8 +2,11 @@
  * RFC 9162 §2.1 Merkle tree hashing and proofs (SHA-256, leaf prefix 0x00, node prefix 0x01).
  * The one implementation shared by the verifier (checking proofs) and the control plane's log
  * writer (computing roots and proofs), so both sides hash exactly alike. No runtime dependencies:
- * WebCrypto only, available in workerd, browsers and Node.
+ * WebCrypto for the writer's bulk hashing (native in workerd), and the package's own synchronous
+ * SHA-256 for checking proofs, whose many small hashes would each be a thread-pool job under
+ * Node's WebCrypto (the `*Sync` functions; both give the same bytes, tested).
  */
+import { sha256 as sha256Sync } from "../sha256.ts";
 
 export type Hash = Uint8Array;
 
@@ -33,6 +36,24 @@ export function leafHash(entry: Uint8Array): Promise<Hash> {
 
 function nodeHash(left: Hash, right: Hash): Promise<Hash> {
   return sha256(NODE_PREFIX, left, right);
+}
+
+/** {@link leafHash}, computed synchronously. */
+export function leafHashSync(entry: Uint8Array): Hash {
+  return sha256Sync(LEAF_PREFIX, entry);
+}
+
+/** The hash of an inner node, computed synchronously. */
+export function nodeHashSync(left: Hash, right: Hash): Hash {
+  return sha256Sync(NODE_PREFIX, left, right);
+}
+
+/** {@link rootFromLeafHashes}, computed synchronously (a tile's or a bundle's 256 hashes at most). */
+export function rootFromLeafHashesSync(leaves: readonly Hash[]): Hash {
+  if (leaves.length === 0) return sha256Sync();
+  if (leaves.length === 1) return leaves[0] as Hash;
+  const k = splitPoint(leaves.length);
+  return nodeHashSync(rootFromLeafHashesSync(leaves.slice(0, k)), rootFromLeafHashesSync(leaves.slice(k)));
 }
 
 export function sameHash(a: Hash, b: Hash): boolean {
@@ -104,13 +125,13 @@ export async function verifyInclusion(
   for (const p of proof) {
     if (sn === 0) return false;
     if (fn % 2 === 1 || fn === sn) {
-      r = await nodeHash(p, r);
+      r = nodeHashSync(p, r);
       while (fn % 2 === 0 && fn !== 0) {
         fn = Math.floor(fn / 2);
         sn = Math.floor(sn / 2);
       }
     } else {
-      r = await nodeHash(r, p);
+      r = nodeHashSync(r, p);
     }
     fn = Math.floor(fn / 2);
     sn = Math.floor(sn / 2);
@@ -142,14 +163,14 @@ export async function verifyConsistency(
   for (const c of path.slice(1)) {
     if (sn === 0) return false;
     if (fn % 2 === 1 || fn === sn) {
-      fr = await nodeHash(c, fr);
-      sr = await nodeHash(c, sr);
+      fr = nodeHashSync(c, fr);
+      sr = nodeHashSync(c, sr);
       while (fn % 2 === 0 && fn !== 0) {
         fn = Math.floor(fn / 2);
         sn = Math.floor(sn / 2);
       }
     } else {
-      sr = await nodeHash(sr, c);
+      sr = nodeHashSync(sr, c);
     }
     fn = Math.floor(fn / 2);
     sn = Math.floor(sn / 2);

@@ -5,7 +5,7 @@
  * splits as RFC 9162 splits trees. Tiles are not trusted: every proof built here is checked
  * against a signed root, so a tampered tile only makes a proof fail.
  */
-import { type Hash, rootFromLeafHashes, verifyInclusion } from "./merkle.ts";
+import { type Hash, nodeHashSync, rootFromLeafHashesSync, verifyInclusion } from "./merkle.ts";
 
 const TILE_HEIGHT = 8;
 const TILE_WIDTH = 2 ** TILE_HEIGHT;
@@ -53,7 +53,7 @@ function isPowerOfTwo(n: number): boolean {
  * object on every read, so its inner hashes are computed once. Derived from the bytes alone, so
  * reusing them trusts nothing more than the tile itself.
  */
-const innerRoots = new WeakMap<Uint8Array, Map<number, Promise<Hash>>>();
+const innerRoots = new WeakMap<Uint8Array, Map<number, Hash>>();
 
 /** The root of the perfect subtree of 2^height leaves starting at leaf `index * 2^height`. */
 async function perfectSubtree(reader: TileReader, height: number, index: number): Promise<Hash> {
@@ -77,7 +77,7 @@ async function perfectSubtree(reader: TileReader, height: number, index: number)
   if (!root) {
     const hashes: Hash[] = [];
     for (let i = offset; i < offset + count; i++) hashes.push(tile.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE));
-    root = rootFromLeafHashes(hashes);
+    root = rootFromLeafHashesSync(hashes);
     roots.set(key, root);
   }
   return root;
@@ -89,7 +89,7 @@ export async function subtreeHash(reader: TileReader, lo: number, hi: number): P
   if (n < 1 || hi > reader.size) throw new RangeError(`leaves ${lo}..${hi} are outside a tree of ${reader.size}`);
   if (isPowerOfTwo(n) && lo % n === 0) return perfectSubtree(reader, Math.log2(n), lo / n);
   const k = splitPoint(n);
-  return rootFromLeafHashes([await subtreeHash(reader, lo, lo + k), await subtreeHash(reader, lo + k, hi)]);
+  return nodeHashSync(await subtreeHash(reader, lo, lo + k), await subtreeHash(reader, lo + k, hi));
 }
 
 /**

@@ -63,6 +63,10 @@ const BINDING_VALUE_RULES: Record<BindingClass, { pattern: RegExp; expected: str
     pattern: /^(?:pkg:[a-z][a-z0-9.+-]*\/[^\s]+|https?:\/\/[^\s]+)$/i,
     expected: "a package URL (pkg:type/namespace/name@version) or an http(s) URL",
   },
+  signing_keys: {
+    pattern: /^https:\/\/[^\s/?#]+[^\s]*$/i,
+    expected: "an https URL of a key directory (/.well-known/http-message-signatures-directory or a JWK Set)",
+  },
 };
 
 /** Refuses any string member that looks like a credential (spec 2.3 rule 4). */
@@ -220,7 +224,12 @@ export const StateChangeRequest = z
     availability: Availability.nullable().optional(),
     environment: Text(64).nullable().optional(),
     version: Text(64).nullable().optional(),
-    recheck_completed: z.literal(true).optional().describe("Confirms bindings and evidence were re-checked."),
+    recheck_completed: z
+      .literal(true)
+      .optional()
+      .describe(
+        "No longer accepted (409 recheck-pending): the re-check flag clears by itself once the checks pass (docs/lifecycle.md#re-evaluation). Ask for the checks now with POST /v1/passports/{id}/recheck.",
+      ),
     reason: Text(1000).optional(),
   })
   .strict()
@@ -374,6 +383,22 @@ export const AuthorityExpiryRequest = z
   .strict();
 export type AuthorityExpiryRequest = z.infer<typeof AuthorityExpiryRequest>;
 
+/** An agent declares a passport it calls (docs/reciprocal-trust.md). */
+export const UsesInput = z
+  .object({ identity_id: IdentityId.describe("The API or MCP passport this agent calls.") })
+  .strict();
+
+/** A page of the agent passports declaring an API's passport (createdAt/id cursor: declared_at, agent id). */
+export const DeclarersQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    cursor: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,400}$/)
+      .optional(),
+  })
+  .strict();
+
 export const MarkDuplicateRequest = z.object({ survivor_id: IdentityId, reason: PublicText(1000) }).strict();
 export const TransferRequest = z.object({ organisation_id: Text(64), reason: PublicText(1000) }).strict();
 
@@ -416,28 +441,55 @@ export type ListPassportsQuery = z.infer<typeof ListPassportsQuery>;
 /** The most items one `POST /v1/passports/batch` may carry (docs/publication.md#batches). */
 export const MAX_BATCH_ITEMS = 100;
 
+/** What every batch item that changes one passport names: the passport, and the ETag read (like If-Match). */
+const BatchTarget = {
+  identity_id: IdentityId,
+  if_match: z.string().max(64).optional().describe('Like If-Match: the ETag read, e.g. "v3".'),
+};
+
+/**
+ * The batch items (docs/publication.md#batches). Each carries what its single request takes, nested
+ * under one member, so the single request's schema (and whatever it gains, such as a binding's
+ * own environment and version) is the item's.
+ */
+const BatchItemSchema = z.union([
+  z.object({ create: CreatePassportRequest }).strict().describe("POST /v1/passports"),
+  z
+    .object({
+      update: z
+        .object({ ...BatchTarget, ...UpdateFields })
+        .strict()
+        .refine(SOMETHING_TO_UPDATE.check, { message: SOMETHING_TO_UPDATE.message }),
+    })
+    .strict()
+    .describe("PATCH /v1/passports/{id}"),
+  z
+    .object({ add_binding: z.object({ ...BatchTarget, binding: BindingInput }).strict() })
+    .strict()
+    .describe("POST /v1/passports/{id}/bindings"),
+  z
+    .object({ remove_binding: z.object({ ...BatchTarget, binding_id: Text(64) }).strict() })
+    .strict()
+    .describe("DELETE /v1/passports/{id}/bindings/{bindingId}"),
+  z
+    .object({ add_evidence: z.object({ ...BatchTarget, evidence: EvidenceInput }).strict() })
+    .strict()
+    .describe("POST /v1/passports/{id}/evidence"),
+  z
+    .object({ withdraw_evidence: z.object({ ...BatchTarget, evidence_id: Text(64) }).strict() })
+    .strict()
+    .describe("DELETE /v1/passports/{id}/evidence/{evidenceId}"),
+  z
+    .object({ change_state: z.object({ ...BatchTarget, state: StateChangeRequest }).strict() })
+    .strict()
+    .describe(
+      "PATCH /v1/passports/{id}/state: environment, version, availability (editor); lifecycle (admin, with its reason rules)",
+    ),
+]);
+
 export const BatchRequest = z
   .object({
-    items: z
-      .array(
-        z.union([
-          z.object({ create: CreatePassportRequest }).strict(),
-          z
-            .object({
-              update: z
-                .object({
-                  identity_id: IdentityId,
-                  if_match: z.string().max(64).optional().describe('Like If-Match: the ETag read, e.g. "v3".'),
-                  ...UpdateFields,
-                })
-                .strict()
-                .refine(SOMETHING_TO_UPDATE.check, { message: SOMETHING_TO_UPDATE.message }),
-            })
-            .strict(),
-        ]),
-      )
-      .min(1)
-      .max(MAX_BATCH_ITEMS),
+    items: z.array(BatchItemSchema).min(1).max(MAX_BATCH_ITEMS),
   })
   .strict();
 export type BatchItem = z.infer<typeof BatchRequest>["items"][number];

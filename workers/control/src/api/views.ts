@@ -10,10 +10,12 @@ import {
   Family,
   IdentityId,
   LifecycleStatus,
+  PublicSigningKey,
 } from "@passport/domain";
 import { z } from "zod";
 import type { PassportSummaryRow, StoredPassport } from "../db/passports.ts";
 import { CHECK_OUTCOMES, type events } from "../db/schema.ts";
+import { FLAGGED_LIFECYCLES } from "../db/uses.ts";
 
 const Timestamp = z.string().describe("RFC 3339 timestamp");
 
@@ -103,6 +105,12 @@ export const PassportView = z.object({
         .string()
         .nullable()
         .describe("The version of this bound value (null: the passport's state.version applies)."),
+      keys: z
+        .array(PublicSigningKey)
+        .nullable()
+        .describe(
+          "signing_keys bindings while verified: the public keys (RFC 7638 thumbprints) the directory held at the last successful check.",
+        ),
     }),
   ),
   evidence: z.array(EvidenceView),
@@ -122,6 +130,22 @@ export const PassportView = z.object({
       expires_at: Timestamp.nullable(),
     }),
   ),
+  uses: z
+    .array(
+      z.object({
+        identity_id: IdentityId,
+        family: Family,
+        declared_at: Timestamp,
+        display_name: z.string().nullable(),
+        lifecycle: LifecycleStatus.describe("The linked passport's lifecycle now."),
+        flagged: z
+          .boolean()
+          .describe("The linked passport is revoked or retired: a link to it should not be relied on."),
+      }),
+    )
+    .describe(
+      "Agent passports: the API and MCP passports this agent declares it calls (published in its record as `uses`). Links grant nothing.",
+    ),
   record_version: z.int(),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -224,6 +248,7 @@ export function passportView(
       next_check_at: b.nextCheckAt,
       environment: b.environment,
       version: b.version,
+      keys: b.class === "signing_keys" && b.verificationState === "verified" ? (b.observedKeys ?? null) : null,
     })),
     evidence: stored.evidence.map((e) => ({
       ...evidenceFields(e),
@@ -241,6 +266,14 @@ export function passportView(
         expires_at: entry.expires_at ?? null,
       };
     }),
+    uses: stored.uses.map((u) => ({
+      identity_id: u.targetId,
+      family: u.targetFamily,
+      declared_at: u.declaredAt,
+      display_name: u.targetName,
+      lifecycle: u.targetLifecycle,
+      flagged: isFlagged(u.targetLifecycle),
+    })),
     record_version: passport.recordVersion,
     created_at: passport.createdAt,
     updated_at: passport.updatedAt,
@@ -250,6 +283,37 @@ export function passportView(
       : { status: "published", next_attempt_at: null, status_url: statusUrl(env, passport.id) },
   };
 }
+
+/** A link whose other end is revoked or retired is flagged (docs/reciprocal-trust.md). */
+export function isFlagged(lifecycle: string): boolean {
+  return (FLAGGED_LIFECYCLES as readonly string[]).includes(lifecycle);
+}
+
+const DeclarerCounts = {
+  identity_id: IdentityId,
+  declared_by: z.int().describe("How many agent passports declare that they use this passport."),
+  flagged: z.int().describe("How many of them are revoked or retired."),
+  target_flagged: z.boolean().describe("This passport itself is revoked or retired: every link to it is flagged."),
+};
+
+/** The public count of an API's declarers: no identities, only numbers. */
+export const PublicDeclarerCount = z.object(DeclarerCounts);
+
+/** The API organisation's view of the agent passports declaring its passport. */
+export const DeclarersPage = z.object({
+  ...DeclarerCounts,
+  items: z.array(
+    z.object({
+      identity_id: IdentityId,
+      display_name: z.string().nullable(),
+      organisation: z.object({ id: z.string(), name: z.string() }),
+      lifecycle: LifecycleStatus,
+      declared_at: Timestamp,
+      flagged: z.boolean().describe("The declaring agent passport is revoked or retired."),
+    }),
+  ),
+  next_cursor: z.string().nullable(),
+});
 
 export function passportSummary(passport: PassportSummaryRow, env: Env): z.infer<typeof PassportSummary> {
   return {
@@ -297,6 +361,12 @@ export const BindingCheckView = z.object({
         .object({ url: z.string(), must_name: z.array(z.string()) })
         .optional()
         .describe("Make the bound document name the identity id or its resolver URL."),
+      key_directory: z
+        .object({ url: z.string(), content_type: z.string(), document: z.unknown() })
+        .optional()
+        .describe(
+          "A signing_keys binding: serve a JWK Set of public keys at this URL with a passport member naming the identity id (docs/reciprocal-trust.md).",
+        ),
       unprovable: z.string().optional().describe("Why the service cannot prove this binding: it stays claimed."),
     })
     .describe("What the claimant publishes so the binding can be verified."),

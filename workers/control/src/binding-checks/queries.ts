@@ -63,11 +63,14 @@ export function verifiedStatement(
     at: string;
     freshUntil: string;
     nextCheckAt: string;
+    /** signing_keys: the public keys the directory held now; they replace those of the last check. */
+    keys?: BindingRow["observedKeys"];
   },
 ) {
   return db
     .update(bindings)
     .set({
+      observedKeys: proof.keys ?? null,
       verificationState: "verified",
       verificationMethod: proof.method,
       verifiedAt: proof.at,
@@ -95,6 +98,8 @@ export function lapsedStatement(
     .update(bindings)
     .set({
       verificationState: "lapsed",
+      // A lapsed directory's keys are no longer proven for the passport.
+      observedKeys: null,
       lapsedAt: lapse.at,
       lapseReason: lapse.reason.slice(0, 500),
       verificationFreshUntil: null,
@@ -236,4 +241,139 @@ export async function otherVerifiedHolders(db: Database, organisationId: string,
         ne(passports.lifecycle, "retired"),
       ),
     );
+}
+
+// Re-evaluation (docs/lifecycle.md#re-evaluation). What a flagged passport `p` still waits for,
+// written once as SQL so the reads that show it and the statement that clears the flag agree:
+// - a binding that held proof when the re-evaluation began and has not been verified since
+//   (still verified by an older check, or lapsed since);
+// - a claim whose current evidence is all from before, with no current, fresh item of the same
+//   claim observed and written since (renewed by a check, or asserted or attested again).
+
+/** SQL true when binding `b` still waits for a passing check since `since` (an SQL expression). */
+const bindingPending = (since: string) => `(
+  (b.verification_state = 'verified' AND b.verified_at < ${since})
+  OR (b.verification_state = 'lapsed' AND b.lapsed_at >= ${since}))`;
+
+/**
+ * SQL true when evidence item `e` of passport `passportId` is from before `since` and its claim has
+ * no current item observed and written since that is still fresh at `now` (SQL expressions all).
+ */
+const claimPending = (since: string, passportId: string, now: string) => `(
+  e.withdrawn_at IS NULL AND e.created_at < ${since}
+  AND NOT EXISTS (
+    SELECT 1 FROM evidence f WHERE f.passport_id = ${passportId} AND f.claim = e.claim
+      AND f.withdrawn_at IS NULL AND f.created_at >= ${since} AND f.observed_at >= ${since}
+      AND (f.fresh_until IS NULL OR f.fresh_until > ${now})))`;
+
+/** SQL true when passport `p`'s re-evaluation waits for nothing more at `now` (an SQL expression). */
+const nothingPending = (now: string) => `
+  NOT EXISTS (SELECT 1 FROM bindings b WHERE b.passport_id = p.id AND ${bindingPending("p.recheck_since")})
+  AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.passport_id = p.id AND ${claimPending("p.recheck_since", "p.id", now)})`;
+
+interface PendingBinding {
+  id: string;
+  class: string;
+  value: string;
+  verification_state: "verified" | "lapsed";
+  next_check_at: string | null;
+  last_checked_at: string | null;
+  last_check_result: string | null;
+}
+
+// These statements go to D1 as written (as `readPage` in db/passports.ts does): drizzle's batch
+// takes only its builders, and each of them is one statement with correlated subqueries.
+
+/** What the passport's re-evaluation that began at `since` still waits for, at `now`. */
+export async function pendingReevaluation(db: Database, passportId: string, since: string, now: string) {
+  const d1 = db.$client;
+  const [pendingBindings, pendingClaims] = await d1.batch([
+    d1
+      .prepare(
+        `SELECT b.id, b.class, b.value, b.verification_state, b.next_check_at, b.last_checked_at, b.last_check_result
+        FROM bindings b WHERE b.passport_id = ?1 AND ${bindingPending("?2")} ORDER BY b.class, b.value`,
+      )
+      .bind(passportId, since),
+    d1
+      .prepare(
+        `SELECT DISTINCT e.claim FROM evidence e WHERE e.passport_id = ?1 AND ${claimPending("?2", "?1", "?3")} ORDER BY e.claim`,
+      )
+      .bind(passportId, since, now),
+  ]);
+  return {
+    bindings: (pendingBindings?.results ?? []) as unknown as PendingBinding[],
+    claims: ((pendingClaims?.results ?? []) as { claim: string }[]).map((row) => row.claim),
+  };
+}
+
+/**
+ * Clears the re-check flag of the passport at `version` as its next record version, with its
+ * history event and outbox row, only if the re-evaluation that began at `since` waits for nothing
+ * more: one batch whose first statement decides (the conditions sit in its WHERE), the other two
+ * follow only the version it wrote. Returns whether it cleared the flag. A concurrent change that
+ * took the next version makes the batch fail as a version conflict; the caller tries again later.
+ */
+export async function clearRecheckIfPassed(
+  db: Database,
+  passport: { id: string; version: number; since: string },
+  event: { actor: string; at: string; detail: Record<string, unknown> },
+): Promise<boolean> {
+  const d1 = db.$client;
+  const next = passport.version + 1;
+  // ?1 id, ?2 the version written, ?3 the time
+  const wrote = "p.id = ?1 AND p.record_version = ?2 AND p.recheck_required = 0 AND p.updated_at = ?3";
+  const [cleared] = await d1.batch([
+    d1
+      .prepare(
+        `UPDATE passports AS p SET recheck_required = 0, recheck_since = NULL, record_version = ?2,
+          updated_at = ?3, state_as_of = ?3
+        WHERE p.id = ?1 AND p.record_version = ?4 AND p.recheck_required = 1 AND p.recheck_since = ?5
+          AND ${nothingPending("?3")}
+        RETURNING id`,
+      )
+      .bind(passport.id, next, event.at, passport.version, passport.since),
+    d1
+      .prepare(
+        `INSERT INTO events (passport_id, organisation_id, actor, at, kind, detail, record_version)
+        SELECT p.id, p.organisation_id, ?4, ?3, 'state.rechecked', ?5, p.record_version FROM passports AS p WHERE ${wrote}`,
+      )
+      .bind(passport.id, next, event.at, event.actor, JSON.stringify(event.detail)),
+    d1
+      .prepare(
+        `INSERT INTO outbox (passport_id, record_version, next_attempt_at)
+        SELECT p.id, p.record_version, ?3 FROM passports AS p WHERE ${wrote}
+        ON CONFLICT (passport_id) DO UPDATE SET record_version = excluded.record_version,
+          next_attempt_at = excluded.next_attempt_at, attempts = 0, bulk = 0`,
+      )
+      .bind(passport.id, next, event.at),
+  ]);
+  return (cleared?.results.length ?? 0) > 0;
+}
+
+/** Flagged passports, oldest re-evaluation first, whose re-evaluation waits for nothing more (passports_recheck). */
+export async function reevaluationsToSettle(db: Database, now: string, limit: number) {
+  const { results } = await db.$client
+    .prepare(
+      `SELECT p.id FROM passports AS p INDEXED BY passports_recheck
+      WHERE p.recheck_required = 1 AND p.recheck_since IS NOT NULL AND ${nothingPending("?1")}
+      ORDER BY p.recheck_since LIMIT ?2`,
+    )
+    .bind(now, limit)
+    .all<{ id: string }>();
+  return results;
+}
+
+/**
+ * Makes the bindings a re-evaluation that began at `since` still waits for due at `now`, except
+ * those whose check is in flight (claimed): a member's "re-check now". Returns how many.
+ */
+export async function schedulePendingChecks(db: Database, passportId: string, since: string, now: string) {
+  const { results } = await db.$client
+    .prepare(
+      `UPDATE bindings AS b SET next_check_at = ?3
+      WHERE b.passport_id = ?1 AND b.check_claim IS NULL AND ${bindingPending("?2")} RETURNING id`,
+    )
+    .bind(passportId, since, now)
+    .all<{ id: string }>();
+  return results.length;
 }

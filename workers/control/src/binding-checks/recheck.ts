@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { database, randomId } from "../db/client.ts";
 import { type ClaimedCheck, claimDueChecks, unscheduleRetired } from "./queries.ts";
+import { settleFinishedReevaluations } from "./reevaluation.ts";
 import { CLAIM_LEASE_MS } from "./schedule.ts";
 import { runScheduledCheck, type ScheduledCheck, type ScheduledResult } from "./verify.ts";
 
@@ -72,6 +73,9 @@ export async function enqueueDueChecks(env: Env, now = new Date()): Promise<numb
     }
   });
   if (claimed > 0) log("binding_checks_enqueued", { claimed });
+  // Re-evaluations that no check will end (docs/lifecycle.md#re-evaluation).
+  const settled = await settleFinishedReevaluations(env, database(env.DB), now);
+  if (settled > 0) log("reevaluations_settled", { settled });
   return claimed;
 }
 

@@ -1,19 +1,22 @@
 import { Hono } from "hono";
+import { z } from "zod";
 import { requireRole, visiblePassport } from "../access/membership.ts";
 import { operation } from "../api/operations.ts";
 import { HttpProblem } from "../api/problem.ts";
 import { BindingCheckView, passportView } from "../api/views.ts";
 import type { AppEnv } from "../context.ts";
 import { bindingOf } from "../db/passport-entries.ts";
-import { loadAggregate } from "../db/passports.ts";
+import { findPassport, loadAggregate } from "../db/passports.ts";
 import { instructionsFor } from "./checks.ts";
 import { limitChecks } from "./limits.ts";
+import { reevaluationOf, requestReevaluationChecks } from "./reevaluation.ts";
 import { runBindingCheck } from "./verify.ts";
 
 /** The binding check a member asks for, mounted at /v1/passports. */
 export const checks = new Hono<AppEnv>();
 
 checks.use("/:id/bindings/:bindingId/verify", limitChecks);
+checks.use("/:id/recheck", limitChecks);
 
 checks.post(
   "/:id/bindings/:bindingId/verify",
@@ -47,5 +50,100 @@ checks.post(
       instructions: instructionsFor(outcome.target),
       passport: passportView(stored, c.env, stored.pending),
     });
+  },
+);
+
+/** What a passport's re-evaluation waits for (docs/lifecycle.md#re-evaluation). */
+export const RecheckView = z.object({
+  identity_id: z.string(),
+  recheck_required: z
+    .boolean()
+    .describe("The record's state.recheck_required: consumers re-evaluate before relying on it."),
+  since: z.string().nullable().describe("When the re-evaluation began (the reactivation); null when none is pending."),
+  pending: z
+    .object({
+      bindings: z
+        .array(
+          z.object({
+            id: z.string(),
+            class: z.string(),
+            value: z.string(),
+            verification_state: z.enum(["verified", "lapsed"]),
+            next_check_at: z.string().nullable().describe("When the scheduled check takes it next."),
+            last_checked_at: z.string().nullable(),
+            last_check_result: z.string().nullable().describe("Why the last check did not pass, or how it passed."),
+          }),
+        )
+        .describe(
+          "Bindings that held proof when the re-evaluation began and have not passed a check since: still unchecked or unreachable (verified), or lapsed by a check that contradicted the proof.",
+        ),
+      claims: z
+        .array(z.string())
+        .describe(
+          "Claims whose evidence is all from before the re-evaluation: each needs a current item observed and written since (a passing check renews the service's own; members assert or attest again).",
+        ),
+    })
+    .describe("Empty lists while recheck_required is true: the flag clears on the next scheduler run."),
+  scheduled: z
+    .int()
+    .optional()
+    .describe("POST only: how many pending bindings were made due for the next scheduler run."),
+});
+
+async function recheckAnswer(db: Parameters<typeof findPassport>[0], id: string, scheduled?: number) {
+  const passport = await findPassport(db, id);
+  if (!passport) throw new Error(`passport ${id} vanished`);
+  const reevaluation = passport.recheckRequired ? await reevaluationOf(db, passport, new Date()) : undefined;
+  return {
+    identity_id: passport.id,
+    recheck_required: passport.recheckRequired,
+    since: reevaluation?.since ?? null,
+    pending: { bindings: reevaluation?.bindings ?? [], claims: reevaluation?.claims ?? [] },
+    ...(scheduled !== undefined ? { scheduled } : {}),
+  };
+}
+
+checks.get(
+  "/:id/recheck",
+  operation({
+    method: "get",
+    path: "/v1/passports/{id}/recheck",
+    summary:
+      "What the re-check after a reactivation still waits for: bindings to pass a check, claims to get fresh evidence",
+    role: "viewer",
+    response: { RecheckView },
+  }),
+  async (c) => {
+    const id = c.req.param("id");
+    const { membership } = await visiblePassport(c.get("db"), c.get("principal").subject, id);
+    requireRole(membership, c.get("declaredRole"));
+    return c.json(await recheckAnswer(c.get("db"), id));
+  },
+);
+
+checks.post(
+  "/:id/recheck",
+  operation({
+    method: "post",
+    path: "/v1/passports/{id}/recheck",
+    summary:
+      "Ask for the pending re-checks now: the bindings still waiting are checked on the next scheduler run (within a minute); the flag clears once they pass",
+    role: "editor",
+    response: { RecheckView },
+    status: 202,
+  }),
+  async (c) => {
+    const id = c.req.param("id");
+    const db = c.get("db");
+    const { passport, membership } = await visiblePassport(db, c.get("principal").subject, id);
+    requireRole(membership, c.get("declaredRole"));
+    if (passport.lifecycle === "retired") {
+      throw new HttpProblem("invalid-transition", {
+        detail: "Retired passports are kept exactly as they were; their bindings are not checked.",
+        allowed: [],
+      });
+    }
+    const scheduled = passport.recheckRequired ? await requestReevaluationChecks(db, passport) : 0;
+    return c.json(await recheckAnswer(db, id, scheduled), 202);
   },
 );

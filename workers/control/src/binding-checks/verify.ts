@@ -18,6 +18,7 @@ import {
   unschedule,
   verifiedStatement,
 } from "./queries.ts";
+import { settleReevaluation } from "./reevaluation.ts";
 import {
   type Decision,
   decide,
@@ -108,6 +109,8 @@ function verifiedChange(
       value: binding.value,
       method: proof.method,
       scope: proof.scope,
+      // The keys seen, so the history shows each rotation (docs/reciprocal-trust.md).
+      ...(proof.keys ? { keys: proof.keys.map((k) => k.thumbprint) } : {}),
     },
     statements: [
       insertEvidence(db, {
@@ -127,6 +130,7 @@ function verifiedChange(
         at,
         freshUntil,
         nextCheckAt: renewalCheckAt(freshUntil, random),
+        keys: proof.keys,
       }),
     ],
   };
@@ -229,6 +233,24 @@ async function commitVerified(
   await commit(commitChangeStatements(db, passport, change, actor, now.toISOString()));
   await publishOrDefer(env, passport.id);
   for (const rival of rivals) await recordConflict(env, db, rival, binding, passport.id);
+  // A passing check may be the last one a re-evaluation waited for (docs/lifecycle.md#re-evaluation).
+  if (passport.recheckRequired) await settleAfterCheck(env, db, passport.id, now);
+}
+
+/** Settles a re-evaluation after a check; a failure here never undoes the check (the scheduler tries again). */
+async function settleAfterCheck(env: Env, db: Database, passportId: string, now: Date) {
+  try {
+    await settleReevaluation(env, db, passportId, now);
+  } catch (error) {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        event: "reevaluation_not_settled",
+        identity_id: passportId,
+        message: String(error),
+      }),
+    );
+  }
 }
 
 /**

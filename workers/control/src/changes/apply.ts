@@ -17,12 +17,14 @@ import {
   passportWithMembership,
   type StoredPassport,
 } from "../db/passports.ts";
+import { isUsesLimitViolation } from "../db/uses.ts";
 import { grantNoLongerHeld } from "./authority.ts";
 import {
   duplicateRaceRefusal,
   refuseDirectApiPassport,
   refuseDuplicates,
   refuseRepeatedBindings,
+  usesLimitRefusal,
 } from "./passport-changes.ts";
 
 /**
@@ -134,6 +136,7 @@ export async function commitChange(
   } catch (error) {
     if (isDuplicateIdentityViolation(error)) throw await refusalOfRacingDuplicate(db, passport, change);
     if (isGrantNoLongerHeld(error)) throw grantNoLongerHeld();
+    if (isUsesLimitViolation(error)) throw usesLimitRefusal();
     if (!isUniqueViolation(error)) throw error;
     const current = await findPassport(db, id);
     throw new StaleVersion(

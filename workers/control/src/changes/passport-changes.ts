@@ -4,6 +4,7 @@ import {
   type Family,
   isReactivation,
   type LifecycleStatus,
+  MAX_USES_LINKS,
   PRIMARY_BINDING_CLASS,
 } from "@passport/domain";
 import { requireRole } from "../access/membership.ts";
@@ -27,10 +28,12 @@ import {
   deleteBinding,
   insertBinding,
   insertEvidence,
+  rescheduleCheckedBindings,
   setAuthorityExpiry,
   withdrawEvidence,
 } from "../db/passport-entries.ts";
 import { type PassportChange, type PassportRow, primaryBindingHolders } from "../db/passports.ts";
+import { deleteUse, insertUse, linkTargets, useAndCount } from "../db/uses.ts";
 import type { Attestation } from "../evidence/attestation.ts";
 
 // The rules of each material change to a passport. Each function takes the passport as it is now
@@ -374,22 +377,33 @@ function transitionRefusal(from: LifecycleStatus, to: LifecycleStatus): HttpProb
 }
 
 /**
- * A state change. The lifecycle moves only along the state machine in @passport/domain. Reactivating a suspended or deprecated passport
- * sets the re-check flag: while it was out of use its bindings and evidence may have gone stale, so
- * verifiers are told to look again until an editor confirms with `recheck_completed`.
+ * A state change. The lifecycle moves only along the state machine in @passport/domain.
+ * Reactivating a suspended passport starts a re-evaluation (docs/lifecycle.md#re-evaluation): the
+ * record carries `recheck_required` from then on, every binding the service checked before is due
+ * for its check now (the binding-checks scheduler and queue run them, never this request), and the
+ * flag clears by itself, as a change of its own, once they passed and the evidence was renewed.
+ * Nobody clears it by saying so: `recheck_completed` is refused with `recheck-pending`.
  */
-export function stateChange(passport: PassportRow, input: StateChangeRequest): PassportChange {
+export function stateChange(db: Database, passport: PassportRow, input: StateChangeRequest): PassportChange {
+  if (input.recheck_completed) {
+    throw new HttpProblem("recheck-pending", {
+      detail: passport.recheckRequired
+        ? "The re-check flag clears by itself once every binding checked before the reactivation passed a new check and the evidence was renewed. See GET /v1/passports/{id}/recheck for what it waits for; POST to it asks for the checks now."
+        : "This passport awaits no re-check. The re-check flag clears by itself once the checks pass; it is never confirmed by hand.",
+      recheck_url: `/v1/passports/${passport.id}/recheck`,
+    });
+  }
   const to = input.lifecycle;
   if (to && !canTransition(passport.lifecycle, to)) throw transitionRefusal(passport.lifecycle, to);
   const reactivated = to !== undefined && isReactivation(passport.lifecycle, to);
+  const at = new Date().toISOString();
   const set = {
     ...(to ? { lifecycle: to } : {}),
     ...(input.availability !== undefined ? { availability: input.availability } : {}),
     ...(input.environment !== undefined ? { environment: input.environment } : {}),
     ...(input.version !== undefined ? { version: input.version } : {}),
-    // Reactivation wins over a simultaneous recheck_completed: the re-check must follow it.
-    ...(reactivated ? { recheckRequired: true } : input.recheck_completed ? { recheckRequired: false } : {}),
-    stateAsOf: new Date().toISOString(),
+    ...(reactivated ? { recheckRequired: true, recheckSince: at } : {}),
+    stateAsOf: at,
   };
   return {
     kind: reactivated ? "state.reactivated" : to !== undefined ? "state.lifecycle_changed" : "state.changed",
@@ -399,10 +413,10 @@ export function stateChange(passport: PassportRow, input: StateChangeRequest): P
       ...(input.environment !== undefined ? { environment: input.environment } : {}),
       ...(input.version !== undefined ? { version: input.version } : {}),
       ...(reactivated ? { recheck_required: true } : {}),
-      ...(input.recheck_completed ? { recheck_completed: true } : {}),
       ...(input.reason ? { reason: input.reason } : {}),
     },
     set,
+    ...(reactivated ? { statements: [rescheduleCheckedBindings(db, passport.id, at)] } : {}),
   };
 }
 
@@ -433,5 +447,58 @@ export function transfer(passport: PassportRow, organisationId: string, reason: 
     kind: "responsibility.changed",
     detail: { from: passport.organisationId, to: organisationId, reason },
     set: { organisationId },
+  };
+}
+
+/**
+ * An agent declares it calls the API (or MCP) passport `targetId` (docs/reciprocal-trust.md). Only
+ * agent passports declare links; the target is any other passport of the service, of any
+ * organisation, since its record is public. The change is the agent's own next version: nothing
+ * of the target changes, so declaring a link to someone else's passport never republishes it, and a
+ * link grants nothing. At most MAX_USES_LINKS per agent (held by migration 0020 when writes race).
+ */
+export async function usesAddition(db: Database, passport: PassportRow, targetId: string): Promise<PassportChange> {
+  if (passport.family !== "agent") {
+    throw new HttpProblem("invalid-request", {
+      detail: "Only agent passports declare the passports they use.",
+      errors: [{ path: "identity_id", message: "only agent passports declare uses links" }],
+    });
+  }
+  if (targetId === passport.id) {
+    throw new HttpProblem("invalid-request", {
+      detail: "A passport does not declare that it uses itself.",
+      errors: [{ path: "identity_id", message: "is this passport's own id" }],
+    });
+  }
+  const [[target], existing] = await Promise.all([linkTargets(db, [targetId]), useAndCount(db, passport.id, targetId)]);
+  if (!target) throw new HttpProblem("identity-not-found", { detail: `No passport has the id ${targetId}.` });
+  if (existing.link) {
+    throw new HttpProblem("link-exists", { detail: `This passport already declares that it uses ${targetId}.` });
+  }
+  if (existing.count >= MAX_USES_LINKS) throw usesLimitRefusal();
+  const declaredAt = new Date().toISOString();
+  return {
+    kind: "uses.declared",
+    detail: { identity_id: targetId, family: target.family },
+    statements: [insertUse(db, { agentId: passport.id, targetId, targetFamily: target.family, declaredAt })],
+  };
+}
+
+/** The refusal of a link past the limit per agent. */
+export function usesLimitRefusal(): HttpProblem {
+  return new HttpProblem("invalid-request", {
+    detail: `An agent passport declares at most ${MAX_USES_LINKS} passports it uses; remove one first.`,
+    errors: [{ path: "identity_id", message: `at most ${MAX_USES_LINKS} uses links per agent passport` }],
+  });
+}
+
+/** An agent withdraws a uses link it declared. */
+export async function usesRemoval(db: Database, passport: PassportRow, targetId: string): Promise<PassportChange> {
+  const { link } = await useAndCount(db, passport.id, targetId);
+  if (!link) throw new HttpProblem("route-not-found", { detail: "This passport declares no link to that id." });
+  return {
+    kind: "uses.removed",
+    detail: { identity_id: targetId },
+    statements: [deleteUse(db, passport.id, targetId)],
   };
 }

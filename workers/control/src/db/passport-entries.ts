@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Database } from "./client.ts";
 import { authority, bindings, evidence, members, organisations, passports } from "./schema.ts";
 
@@ -43,6 +43,18 @@ export function setBindingContext(
 
 export function deleteBinding(db: Database, bindingId: string) {
   return db.delete(bindings).where(eq(bindings.id, bindingId));
+}
+
+/**
+ * Makes every binding of the passport that the service has checked before (verified or lapsed) due
+ * for its scheduled check at `at`, dropping any claim in flight, so a re-evaluation re-runs them
+ * through the binding-checks queue (docs/lifecycle.md#re-evaluation).
+ */
+export function rescheduleCheckedBindings(db: Database, passportId: string, at: string) {
+  return db
+    .update(bindings)
+    .set({ nextCheckAt: at, checkClaim: null })
+    .where(and(eq(bindings.passportId, passportId), inArray(bindings.verificationState, ["verified", "lapsed"])));
 }
 
 /** The passport's evidence item `evidenceId`, unless it was withdrawn. */

@@ -1,12 +1,23 @@
 import type { Context } from "hono";
+import { roleAtLeast } from "../access/roles.ts";
 import { HttpProblem } from "../api/problem.ts";
 import { chargeWrite } from "../api/rate-limit.ts";
 import type { BatchItem } from "../api/requests.ts";
 import { passportView } from "../api/views.ts";
 import { commitCreation } from "../changes/apply.ts";
-import { displayUpdate } from "../changes/passport-changes.ts";
+import {
+  bindingAddition,
+  bindingRemoval,
+  displayUpdate,
+  evidenceAddition,
+  evidenceWithdrawal,
+  roleForStateChange,
+  stateChange,
+} from "../changes/passport-changes.ts";
 import type { AppEnv } from "../context.ts";
-import type { StoredPassport } from "../db/passports.ts";
+import type { Role } from "../db/organisations.ts";
+import type { PassportChange, PassportRow, StoredPassport } from "../db/passports.ts";
+import { verifiedAttestation } from "../evidence/attestation.ts";
 import { publishOrDefer } from "../publication/index.ts";
 import { commitOrAnswer, expectedVersions } from "./passport-answers.ts";
 
@@ -15,9 +26,49 @@ const PUBLISH_CONCURRENCY = 10;
 
 type Committed = { stored: StoredPassport; status: 200 | 201 } | HttpProblem;
 
+/** A batch item that changes one passport: which one, the version read, the rule, and the role it needs. */
+interface ItemChange {
+  target: { identity_id: string; if_match?: string };
+  build: (passport: PassportRow) => PassportChange | Promise<PassportChange>;
+  needs?: Role;
+}
+
+/** The single request's rule for each kind of change item (the routes in routes/passports.ts). */
+function itemChange(c: Context<AppEnv>, item: Exclude<BatchItem, { create: unknown }>): ItemChange {
+  const db = c.get("db");
+  const { subject } = c.get("principal");
+  if ("update" in item) {
+    const { identity_id, if_match, ...fields } = item.update;
+    return { target: { identity_id, if_match }, build: (passport) => displayUpdate(db, subject, passport, fields) };
+  }
+  if ("add_binding" in item) {
+    const { binding, ...target } = item.add_binding;
+    return { target, build: (passport) => bindingAddition(db, passport, binding) };
+  }
+  if ("remove_binding" in item) {
+    const { binding_id, ...target } = item.remove_binding;
+    return { target, build: (passport) => bindingRemoval(db, passport, binding_id) };
+  }
+  if ("add_evidence" in item) {
+    const { evidence, ...target } = item.add_evidence;
+    return {
+      target,
+      build: async (passport) =>
+        evidenceAddition(db, passport, evidence, await verifiedAttestation(c.env, passport.id, evidence)),
+    };
+  }
+  if ("withdraw_evidence" in item) {
+    const { evidence_id, ...target } = item.withdraw_evidence;
+    return { target, build: (passport) => evidenceWithdrawal(db, passport, evidence_id) };
+  }
+  const { state, ...target } = item.change_state;
+  return { target, build: (passport) => stateChange(db, passport, state), needs: roleForStateChange(state) };
+}
+
 /**
- * Commits each item in order, each in its own transaction with exactly the rules, history event
- * and outbox row of its single request (`commitCreation`, `commitChange`); a refused item is its
+ * Commits each item in order, each in its own transaction with exactly the rules, role, history
+ * event and outbox row of its single request (`commitCreation`, `commitChange` with the rule of
+ * `itemChange`); a refused item is its
  * problem and does not stop the others. Then publishes every passport the batch changed once, for
  * the newest version it committed (a passport updated twice is published once), and answers one
  * result per item.
@@ -36,14 +87,15 @@ export async function runBatch(c: Context<AppEnv>, items: BatchItem[]) {
       if ("create" in item) {
         committed.push({ stored: await commitCreation(db, subject, minimum, item.create), status: 201 });
       } else {
-        const { identity_id, if_match, ...fields } = item.update;
-        const request = { db, subject, minimum, expectedVersions: expectedVersions(if_match) };
-        committed.push({
-          stored: await commitOrAnswer(request, identity_id, (passport) =>
-            displayUpdate(db, subject, passport, fields),
-          ),
-          status: 200,
-        });
+        // The role the item's single request needs: the route's, or more (admin for a lifecycle change).
+        const { target, build, needs } = itemChange(c, item);
+        const request = {
+          db,
+          subject,
+          minimum: needs && !roleAtLeast(minimum, needs) ? needs : minimum,
+          expectedVersions: expectedVersions(target.if_match),
+        };
+        committed.push({ stored: await commitOrAnswer(request, target.identity_id, build), status: 200 });
       }
     } catch (error) {
       if (!(error instanceof HttpProblem)) throw error;

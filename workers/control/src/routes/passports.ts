@@ -73,7 +73,7 @@ passports.post(
   operation({
     method: "post",
     path: "/v1/passports/batch",
-    summary: `Create or update up to ${MAX_BATCH_ITEMS} passports in one request, each with its own result (publication coalesced)`,
+    summary: `Up to ${MAX_BATCH_ITEMS} creates and changes in one request (details, bindings, evidence, environment and version, lifecycle), each with its single request's checks, role and result (publication coalesced)`,
     role: "editor",
     body: { BatchRequest },
     response: { BatchResults },
@@ -255,7 +255,12 @@ passports.patch(
   }),
   (c) => {
     const body = c.req.valid("json");
-    return applyChange(c, c.req.param("id"), (passport) => stateChange(passport, body), roleForStateChange(body));
+    return applyChange(
+      c,
+      c.req.param("id"),
+      (passport) => stateChange(c.get("db"), passport, body),
+      roleForStateChange(body),
+    );
   },
 );
 

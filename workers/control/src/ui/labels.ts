@@ -25,9 +25,12 @@ const HISTORY_LABELS: Record<string, string> = {
   "state.changed": "State changed",
   "state.lifecycle_changed": "Lifecycle changed",
   "state.reactivated": "Reactivated",
+  "state.rechecked": "Re-check passed",
   "authority.added": "Authority context added",
   "authority.removed": "Authority context removed",
   "authority.expired": "Authority context expired",
+  "uses.declared": "Use of a passport declared",
+  "uses.removed": "Use of a passport no longer declared",
   "duplicate.retired": "Retired as a duplicate",
   "responsibility.changed": "Responsibility moved",
   "relationship.changed": "Organisation's relationship stated",
@@ -54,6 +57,7 @@ export function historySummary(detail: Record<string, unknown>): string {
   if (typeof detail.to === "string" && typeof detail.from === "string") parts.push(`${detail.from} → ${detail.to}`);
   if (detail.recheck_required) parts.push("re-check required");
   if (detail.recheck_completed) parts.push("re-check confirmed");
+  if (detail.recheck_passed) parts.push("bindings re-verified and evidence renewed");
   if (typeof detail.reason === "string") parts.push(`reason: ${detail.reason}`);
   return parts.join(" · ");
 }

@@ -252,7 +252,11 @@ passportActions.post(
   handle(
     () => "recheck",
     "recheck",
-    (f, c) => call(c, "/state", f, { method: "PATCH", body: { recheck_completed: true } }),
+    // Asks for the pending checks now; the flag clears by itself once they pass (docs/lifecycle.md).
+    (_, c) =>
+      c.get("api").call<PassportView>(`/v1/passports/${encodeURIComponent(c.req.param("id") as string)}/recheck`, {
+        method: "POST",
+      }),
   ),
 );
 
@@ -345,6 +349,24 @@ passportActions.post(
     "authority-removed",
     (f, c) =>
       call(c, `/authority/${encodeURIComponent(c.req.param("authorityId") as string)}`, f, { method: "DELETE" }),
+  ),
+);
+
+passportActions.post(
+  "/:id/uses",
+  handle(
+    () => "uses-add",
+    "uses-declared",
+    (f, c) => call(c, "/uses", f, { method: "POST", body: { identity_id: f.identity_id?.trim() ?? "" } }),
+  ),
+);
+
+passportActions.post(
+  "/:id/uses/:targetId/remove",
+  handle(
+    (c) => `uses-remove-${c.req.param("targetId")}`,
+    "uses-removed",
+    (f, c) => call(c, `/uses/${encodeURIComponent(c.req.param("targetId") as string)}`, f, { method: "DELETE" }),
   ),
 );
 

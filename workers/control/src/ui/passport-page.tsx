@@ -2,7 +2,8 @@ import { BINDING_CLASSES } from "@passport/domain";
 import type { Context } from "hono";
 import type { z } from "zod";
 import { type Role, roleAtLeast } from "../access/roles.ts";
-import type { HistoryEvent, PassportSummary, PassportView } from "../api/views.ts";
+import type { DeclarersPage, HistoryEvent, PassportSummary, PassportView } from "../api/views.ts";
+import type { RecheckView } from "../binding-checks/index.ts";
 import { BindingProof, type CheckShown, VerifyNow } from "./binding-proof.tsx";
 import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
@@ -23,6 +24,7 @@ import { AddEvidenceForm, WithdrawEvidenceForm } from "./passport-forms/evidence
 import { DuplicateForm, LifecycleForm, RecheckForm, StateContextForm } from "./passport-forms/lifecycle.tsx";
 import { TransferForm } from "./passport-forms/organisation.tsx";
 import type { Failure, FormContext } from "./passport-forms/parts.tsx";
+import { DeclarersSection, UsesSection } from "./passport-forms/uses.tsx";
 import type { OrganisationItem } from "./passport-list.tsx";
 import { ShareSection } from "./share-section.tsx";
 
@@ -42,7 +44,7 @@ const DONE_MESSAGES: Record<string, string> = {
   "evidence-withdrawn": "Evidence withdrawn.",
   lifecycle: "Lifecycle changed.",
   state: "State saved.",
-  recheck: "Re-check confirmed.",
+  recheck: "Re-check requested: the pending bindings are checked within a minute.",
   created: "Passport created.",
   "authority-added": "Authority added.",
   "authority-expired": "Authority context expired.",
@@ -50,6 +52,8 @@ const DONE_MESSAGES: Record<string, string> = {
   transferred: "Responsibility moved.",
   details: "Name and organisations saved.",
   duplicate: "Marked as a duplicate and retired.",
+  "uses-declared": "Use declared.",
+  "uses-removed": "Use no longer declared.",
 };
 
 /** Which role each form needs; a refused post from someone not shown the form gets its message at the top. */
@@ -75,10 +79,11 @@ function ResolverLinks(props: { base: string; id: string }) {
 export async function passportPage(c: Context<UiEnv>, id: string, failure?: Failure, check?: CheckShown) {
   const api = c.get("api");
   const viewer = c.get("viewer");
-  const [found, history, organisations] = await Promise.all([
+  const [found, history, organisations, declarers] = await Promise.all([
     api.call<PassportView>(`/v1/passports/${encodeURIComponent(id)}`),
     api.call<{ items: History[] }>(`/v1/passports/${encodeURIComponent(id)}/history?limit=500`),
     api.call<{ items: OrganisationItem[] }>("/v1/organisations"),
+    api.call<z.infer<typeof DeclarersPage>>(`/v1/passports/${encodeURIComponent(id)}/declared-by?limit=50`),
   ]);
   if (!found.ok) {
     return c.html(
@@ -124,6 +129,10 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
           limit: String(DUPLICATE_SUGGESTIONS),
         })}`,
       )
+    : undefined;
+  // What the re-evaluation after a reactivation still waits for (docs/lifecycle.md#re-evaluation).
+  const recheck = passport.state.recheck_required
+    ? await api.call<z.infer<typeof RecheckView>>(`/v1/passports/${encodeURIComponent(id)}/recheck`)
     : undefined;
   const survivors = (candidates?.ok ? candidates.body.items : []).filter((p) => p.identity_id !== passport.identity_id);
   const ctx: FormContext = { passport, csrf: viewer.csrf, failure };
@@ -238,11 +247,14 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
           ) : null}
         </dl>
         {state.recheck_required ? (
-          <div class="panel" role="note">
+          <div class="panel" role="note" id="recheck-pending">
             <p>
-              <strong>Re-check required.</strong> This passport was reactivated: consumers are told to re-evaluate its
-              bindings and evidence until an editor confirms the re-check.
+              <strong>Re-check pending.</strong> This passport was reactivated: consumers are told to re-evaluate it
+              until every binding checked before has passed a new check and the evidence was renewed. The service
+              re-checks the bindings by itself and clears this flag when they pass; a host that does not answer keeps it
+              pending.
             </p>
+            {recheck?.ok ? <RecheckPending pending={recheck.body.pending} /> : null}
             {canEdit ? <RecheckForm ctx={ctx} /> : null}
           </div>
         ) : null}
@@ -275,6 +287,17 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
                       · bound <Time at={b.bound_at} />
                     </span>
                     <BindingProof binding={b} now={Date.now()} />
+                    {b.keys ? (
+                      <ul class="hint" aria-label="Public keys seen at the last check">
+                        {b.keys.map((k) => (
+                          <li>
+                            key <code>{k.thumbprint}</code>
+                            {k.kid && k.kid !== k.thumbprint ? ` (kid ${k.kid})` : ""}
+                            {k.alg ? ` · ${k.alg}` : ""}
+                          </li>
+                        ))}
+                      </ul>
+                    ) : null}
                     {canEdit ? (
                       <VerifyNow identityId={passport.identity_id} binding={b} csrf={viewer.csrf} check={check} />
                     ) : null}
@@ -286,6 +309,11 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
         ))}
         {canEdit ? <AddBindingForm ctx={ctx} /> : null}
       </section>
+
+      {passport.family === "agent" ? <UsesSection ctx={ctx} canEdit={canEdit} /> : null}
+      {declarers.ok && (passport.family === "api" || declarers.body.declared_by > 0) ? (
+        <DeclarersSection declarers={declarers.body} />
+      ) : null}
 
       <section aria-labelledby="evidence-heading">
         <h2 id="evidence-heading">Evidence</h2>
@@ -394,5 +422,52 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
       </section>
     </Layout>,
     failure ? (failure.problem.status as 400) : 200,
+  );
+}
+
+/** The bindings and claims a re-evaluation waits for, as the Dashboard shows them. */
+function RecheckPending(props: { pending: z.infer<typeof RecheckView>["pending"] }) {
+  const { bindings, claims } = props.pending;
+  if (bindings.length === 0 && claims.length === 0) {
+    return <p>Nothing is pending any more: the flag clears within a minute.</p>;
+  }
+  return (
+    <>
+      {bindings.length > 0 ? (
+        <>
+          <h3>Bindings awaiting a passing check</h3>
+          <ul id="recheck-bindings">
+            {bindings.map((b) => (
+              <li>
+                <code>{b.value}</code>{" "}
+                <span class="hint">({BINDING_LABELS[b.class as keyof typeof BINDING_LABELS] ?? b.class})</span>
+                {" · "}
+                {b.verification_state === "lapsed"
+                  ? `failed: ${b.last_check_result ?? "the proof no longer holds"}. Publish the proof again, or remove the binding.`
+                  : b.last_checked_at && b.last_check_result && !b.last_check_result.startsWith("verified")
+                    ? `not answered yet (${b.last_check_result}); tried again${b.next_check_at ? ` at ${formatTime(b.next_check_at)}` : ""}.`
+                    : `check due${b.next_check_at ? ` at ${formatTime(b.next_check_at)}` : ""}.`}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+      {claims.length > 0 ? (
+        <>
+          <h3>Claims awaiting fresh evidence</h3>
+          <p class="hint">
+            Their evidence is from before the reactivation. A passing check renews the service's own observations; add
+            new evidence (attested where it must count) for the others.
+          </p>
+          <ul id="recheck-claims">
+            {claims.map((claim) => (
+              <li>
+                <code>{claim}</code>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+    </>
   );
 }

@@ -10,8 +10,10 @@ import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
 import { CORS_RECORD_HEADERS, ifNoneMatch, problemHeaders } from "../http.ts";
 import { lookUp, NOT_FOUND_DETAIL, UNAVAILABLE_DETAIL } from "../published-snapshots.ts";
+import { answerStatus } from "./status.ts";
 
 const JSON_SUFFIX = ".json";
+const STATUS_SUFFIX = "/status";
 
 // Every problem this route answers is fixed text, so bodies and headers are built once.
 function prepared(kind: ProblemKind, detail: string, cache: Record<string, string>) {
@@ -75,8 +77,9 @@ const PREFIX = "/api/p/";
 /**
  * The same route without the router, for the resolver's hottest path: Hono's dispatch costs a
  * measurable share of a request this small (docs/resolver.md, "Performance"). It takes only plain
- * `/api/p/{segment}.json` GET and HEAD requests; anything else, including a percent-encoded
- * segment, goes through the Hono app, whose answer is the same (tested).
+ * `/api/p/{segment}.json` GET and HEAD requests, and plain `/api/p/{segment}/status` GETs (the
+ * status route, whose floor is one Durable Object call: scripts/bench/README.md); anything else,
+ * including a percent-encoded segment, goes through the Hono app, whose answer is the same (tested).
  */
 export function fastResolve(request: Request, env: Env): Response | Promise<Response> | undefined {
   const { method, url } = request;
@@ -87,7 +90,13 @@ export function fastResolve(request: Request, env: Env): Response | Promise<Resp
   let end = url.indexOf("?", pathStart);
   if (end < 0) end = url.length;
   const file = url.slice(pathStart + PREFIX.length, end);
-  if (!file.endsWith(JSON_SUFFIX) || file.includes("/") || file.includes("%")) return undefined;
+  if (file.includes("%")) return undefined;
+  if (file.endsWith(STATUS_SUFFIX)) {
+    const id = file.slice(0, -STATUS_SUFFIX.length);
+    if (isHead || id.includes("/")) return undefined;
+    return answerStatus(env, id, request.headers.get("cf-connecting-ip"));
+  }
+  if (!file.endsWith(JSON_SUFFIX) || file.includes("/")) return undefined;
   const answer = resolveRecord(env, file.slice(0, -JSON_SUFFIX.length), request);
   if (!isHead) return answer;
   return answer instanceof Response ? new Response(null, answer) : answer.then((r) => new Response(null, r));

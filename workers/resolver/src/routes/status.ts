@@ -1,5 +1,5 @@
 import { identityIdDefect, problem, type StatusAuthorityApi } from "@passport/domain";
-import { Hono, type MiddlewareHandler } from "hono";
+import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
 import { CORS_HEADERS, malformedIdAnswer, problemAnswer, problemHeaders } from "../http.ts";
 
@@ -25,32 +25,27 @@ const UNAVAILABLE = () =>
   );
 
 /**
- * Limits status requests per client address (`STATUS_PER_CLIENT`): each one reaches the
- * passport's Durable Object, and nothing caches it. A request without `cf-connecting-ip` never
- * crossed Cloudflare's edge (a test, a service binding) and is not limited.
- */
-const limitStatus: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
-  const address = c.req.header("cf-connecting-ip");
-  if (address) {
-    const { success } = await c.env.STATUS_PER_CLIENT.limit({ key: `client:${address}` });
-    if (!success) return new Response(REFUSED_BODY, { status: 429, headers: REFUSED_HEADERS });
-  }
-  await next();
-};
-
-/**
  * `GET {base}/api/p/{identity_id}/status`: the passport's current status token, a short-lived
  * compact JWS signed with the record key, issued by the passport's publication sequencer from the
  * control plane's authoritative state (docs/freshness.md, Status token). `no-store` everywhere:
  * 200 `{identity_id, token}` for a passport that is published or pending (the token says which),
  * 404 `identity-not-found` for an id never issued, 400 for a malformed id, 429 over the limit, 503
  * when the state cannot be read.
+ *
+ * Requests are limited per client address (`STATUS_PER_CLIENT`), before anything else: each one
+ * reaches the passport's Durable Object, and nothing caches it. A request without
+ * `cf-connecting-ip` never crossed Cloudflare's edge (a test, a service binding) and is not
+ * limited. Plain GETs are answered here without the router (`fastResolve`, docs/resolver.md);
+ * the Hono route below answers the rest (HEAD, percent-encoded ids) with the same function.
  */
-status.get("/:id/status", limitStatus, async (c) => {
-  const identityId = c.req.param("id");
+export async function answerStatus(env: Env, identityId: string, address: string | null): Promise<Response> {
+  if (address) {
+    const { success } = await env.STATUS_PER_CLIENT.limit({ key: `client:${address}` });
+    if (!success) return new Response(REFUSED_BODY, { status: 429, headers: REFUSED_HEADERS });
+  }
   const defect = identityIdDefect(identityId);
   if (defect) return malformedIdAnswer(defect);
-  const authority = c.env.PUBLICATION_SEQUENCER.getByName(identityId) as unknown as StatusAuthorityApi;
+  const authority = env.PUBLICATION_SEQUENCER.getByName(identityId) as unknown as StatusAuthorityApi;
   let answer: Awaited<ReturnType<StatusAuthorityApi["status"]>>;
   try {
     answer = await authority.status(identityId);
@@ -64,4 +59,6 @@ status.get("/:id/status", limitStatus, async (c) => {
   return new Response(JSON.stringify({ identity_id: answer.identity_id, token: answer.token }), {
     headers: TOKEN_HEADERS,
   });
-});
+}
+
+status.get("/:id/status", (c) => answerStatus(c.env, c.req.param("id"), c.req.header("cf-connecting-ip") ?? null));

@@ -87,7 +87,7 @@ export function RecheckForm(props: { ctx: FormContext }) {
     <form method="post" action={`/dashboard/passports/${ctx.passport.identity_id}/recheck`} id="recheck">
       <Hidden ctx={ctx} />
       <FormProblem failure={failure} id="recheck-problem" />
-      <button type="submit">I re-checked the bindings and evidence</button>
+      <button type="submit">Re-check now</button>
     </form>
   );
 }
