@@ -150,6 +150,39 @@ async function addDemoEvidence(token, demo) {
   }
 }
 
+/** The demo agent's authority: it may refund demo customers up to 100.00 EUR, 50 times a day. */
+const DEMO_GRANT = {
+  action: "payments.refund",
+  scope: {
+    resource: "org:demo/customers/*",
+    limits: { amount: { value: "100.00", currency: "EUR" }, rate: { count: 50, per: "day" } },
+  },
+  context: "Refunds to demo customers, granted by the demo organisation",
+};
+
+/**
+ * Gives the demo agent a structured grant by the demo organisation (docs/authority.md), so a policy
+ * requiring authority to refund has something to hold. Added on a start that finds none in force
+ * (a state from before structured authority, or a grant that ran out), valid for a year.
+ */
+async function addDemoAuthority(token, agentId) {
+  const view = await api(token, "GET", `/v1/passports/${agentId}`);
+  const now = Date.now();
+  const inForce = view.authority.some(
+    (a) =>
+      a.action === DEMO_GRANT.action &&
+      typeof a.granted_by === "object" &&
+      a.granted_by !== null &&
+      Date.parse(a.expires_at) > now,
+  );
+  if (inForce) return;
+  await api(token, "POST", `/v1/passports/${agentId}/authority`, {
+    ...DEMO_GRANT,
+    granted_by: { kind: "organisation", id: DEMO_ORGANISATION, relationship: "responsible" },
+    expires_at: new Date(now + 365 * 86_400_000).toISOString(),
+  });
+}
+
 /**
  * Plays the demo agent's host in the hosts simulator (its agent card names the passport) and has
  * the service verify the manifest binding, so the demo agent's envelope is current. The simulator
@@ -333,6 +366,7 @@ try {
   await addDemoEvidence(token, demo);
   const agent = demo.find((p) => p.family === "agent");
   if (agent) await verifyDemoAgent(token, agent.identity_id);
+  if (agent) await addDemoAuthority(token, agent.identity_id);
   const payments = demo.find((p) => p.display_name === "Demo Payments API");
   if (agent && payments) await declareDemoUses(token, agent.identity_id, payments.identity_id);
   const first = demo[0].identity_id;

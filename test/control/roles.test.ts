@@ -148,6 +148,16 @@ describe("tenant isolation", () => {
       ],
       ["PATCH", `/v1/passports/${id}/state`, { lifecycle: "suspended" }],
       ["POST", `/v1/passports/${id}/authority`, { action: "a", context: "c" }],
+      [
+        "POST",
+        `/v1/passports/${id}/authority`,
+        {
+          action: "payments.refund",
+          granted_by: { kind: "organisation", id: a.organisation, relationship: "responsible" },
+          expires_at: "2099-01-01T00:00:00Z",
+        },
+      ],
+      ["PATCH", `/v1/passports/${id}/bindings/${created.bindings[0].id}`, { environment: "staging" }],
       ["POST", `/v1/passports/${id}/transfer`, { organisation_id: b.organisation, reason: "steal" }],
       ["POST", `/v1/passports/${id}/duplicate-of`, { survivor_id: id, reason: "x" }],
       ["GET", `/v1/organisations/${a.organisation}`],

@@ -67,6 +67,41 @@ describe("passport CLI against the local service (npm start)", () => {
     expect(result.code).toBe(0);
   });
 
+  it("decides on the demo agent's structured grant: a refund within it is allowed, one beyond it denied", async () => {
+    const agent = service.demo.find((p) => p.name === "Demo Support Agent");
+    if (!agent) throw new Error("the demo agent is missing from the start output");
+    const folder = mkdtempSync(join(tmpdir(), "passport-policy-"));
+    const policy = join(folder, "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        policy_format: "svc.passport_policy",
+        version: 1,
+        actions: { refund: { family: "agent", organisations: ["org_demo"], authority: { action: "payments.refund" } } },
+      }),
+    );
+    const decide = (amount: string) =>
+      passport(
+        "verify",
+        agent.id,
+        "--policy",
+        policy,
+        "--action",
+        "refund",
+        "--amount",
+        amount,
+        "--resource",
+        "org:demo/customers/7",
+        "--json",
+      );
+    const within = await decide("50.00:EUR");
+    expect(within.code).toBe(0);
+    expect(JSON.parse(within.stdout)).toMatchObject({ decision: "allow", authority: { result: "held" } });
+    const beyond = await decide("150.00:EUR");
+    expect(beyond.code).toBe(1);
+    expect(JSON.parse(beyond.stdout)).toMatchObject({ decision: "deny", authority: { result: "not_held" } });
+  });
+
   it("a base URL or binding the service has not verified is binding_unverified, never ok (exit 1)", async () => {
     const result = await passport(
       "verify",
