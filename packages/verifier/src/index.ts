@@ -1,6 +1,18 @@
 export { copyAge, isFresh, RecordCache } from "./cache.ts";
+export {
+  type CallerSignatureCheck,
+  type CallerSignatureProblem,
+  type CallerSignatures,
+  DEFAULT_SIGNATURE_WINDOW_SECONDS,
+  PASSPORT_AGENT_HEADER,
+  type ProvenKey,
+  provenKeys,
+  SIGNING_KEYS_CLASS,
+  type SigningKeysBinding,
+} from "./caller.ts";
 export { canonicalJson } from "./canonical.ts";
 export { evaluate, formatAge } from "./checks.ts";
+export type { CallDecisionResult, CallerOutcome, DecideCallRequest } from "./decide-call.ts";
 export { type AgentActionEnvelope, type EnvelopeResult, envelopeProblem, fetchEnvelope } from "./envelope.ts";
 export {
   CONSEQUENCES,

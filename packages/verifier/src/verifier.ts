@@ -1,5 +1,7 @@
 import { type CacheEntry, copyAge, isFresh, RecordCache } from "./cache.ts";
+import type { CallerSignatures } from "./caller.ts";
 import { evaluate } from "./checks.ts";
+import { type CallDecisionResult, type DecideCallRequest, decideCall } from "./decide-call.ts";
 import {
   CONSEQUENCES,
   type Consequence,
@@ -90,6 +92,11 @@ export interface VerifierOptions {
    * passport as of that checkpoint.
    */
   log?: LogOptions;
+  /**
+   * Checks a calling agent's request signature for `decideCall` (reciprocal trust): the RFC 9421 /
+   * Web Bot Auth checker is `webBotAuth()` of `@passport/verifier/provider`.
+   */
+  callerSignatures?: CallerSignatures;
 }
 
 export interface ResolveOptions {
@@ -153,6 +160,7 @@ export class Verifier {
   readonly #now: () => number;
   readonly #keys: TrustedKeys;
   readonly #logOptions: LogOptions | undefined;
+  readonly #callerSignatures: CallerSignatures | undefined;
   #log: Promise<{ client: LogClient; settings: LogSettings }> | undefined;
 
   constructor(options: VerifierOptions) {
@@ -170,6 +178,7 @@ export class Verifier {
     this.#now = options.now ?? Date.now;
     if (options.log) requireDuration(options.log.maxAge, "log.maxAge");
     this.#logOptions = options.log;
+    this.#callerSignatures = options.callerSignatures;
     const { jwks, signature = "required" } = options;
     if (signature !== "required" && signature !== "skip-insecure") {
       throw new TypeError(`signature: "${signature}" is not "required" or "skip-insecure"`);
@@ -423,6 +432,21 @@ export class Verifier {
       };
     }
     return { ...verdict, proof: result.proof };
+  }
+
+  /**
+   * One decision over both sides of a call (reciprocal trust, docs/reciprocal-trust.md): the API's
+   * passport under the action's policy, and the calling agent's, which must have signed the
+   * request with a key the service proved for it and meet the action's `caller` policy.
+   * @example
+   * const result = await verifier.decideCall({ policy, action: "refund", api: { identityId: ownId }, caller: { request } });
+   * if (result.decision !== "allow") refuse(result.receipt);
+   */
+  decideCall(request: DecideCallRequest): Promise<CallDecisionResult> {
+    return decideCall(this, request, {
+      ...(this.#callerSignatures ? { signatures: this.#callerSignatures } : {}),
+      now: this.#now,
+    });
   }
 
   /**
