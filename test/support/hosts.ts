@@ -32,3 +32,10 @@ export async function txt(name: string, values: string[]): Promise<void> {
 }
 
 export const json = (body: unknown): Answer => ({ content_type: "application/json", body });
+
+/** The Web Bot Auth key directory path and media type (docs/reciprocal-trust.md). */
+export const KEY_DIRECTORY_PATH = "/.well-known/http-message-signatures-directory";
+export const keyDirectory = (document: unknown): Answer => ({
+  content_type: "application/http-message-signatures-directory+json",
+  body: document,
+});

@@ -17,4 +17,5 @@ export const BINDING_CLASS_LABELS: Record<BindingClass, string> = {
   manifest: "Agent manifest",
   mcp_surface: "MCP / API surface",
   package: "Package reference",
+  signing_keys: "Signing key directory",
 };

@@ -1,4 +1,11 @@
-import { type BindingVerification, RECORD_FORMAT, RECORD_FORMAT_VERSION, type UnsealedRecord } from "./record.ts";
+import {
+  type BindingVerification,
+  type PublicSigningKey,
+  type PublicUsesLink,
+  RECORD_FORMAT,
+  RECORD_FORMAT_VERSION,
+  type UnsealedRecord,
+} from "./record.ts";
 
 type Nullable<T> = T | null | undefined;
 
@@ -37,6 +44,8 @@ export interface PassportAggregate {
     verificationEvidenceId?: Nullable<string>;
     lapsedAt?: Nullable<string>;
     lapseReason?: Nullable<string>;
+    /** signing_keys: the public keys its directory held at the last successful check (docs/reciprocal-trust.md). */
+    observedKeys?: Nullable<PublicSigningKey[]>;
   }[];
   evidence: {
     id: string;
@@ -53,6 +62,8 @@ export interface PassportAggregate {
     attestedKeyId?: Nullable<string>;
   }[];
   authority: { action: string; context: string; grantedBy: Nullable<string>; expiresAt: Nullable<string> }[];
+  /** Agent uses links: the passports this agent declares it calls (docs/reciprocal-trust.md). */
+  uses?: { targetId: string; targetFamily: "api" | "agent"; declaredAt: string }[];
 }
 
 /** Copies only the members that hold a value: absent stays absent (spec 2.2 rule 3). */
@@ -115,6 +126,22 @@ export function bindingVerification(b: PassportAggregate["bindings"][number]): B
   return { state: "claimed" };
 }
 
+/** A verified signing_keys binding's observed keys; none otherwise (a lapsed binding's keys are not current). */
+function signingKeys(b: PassportAggregate["bindings"][number]): { keys?: PublicSigningKey[] } {
+  const keys = b.observedKeys;
+  if (b.class !== "signing_keys" || b.verificationState !== "verified" || !keys || keys.length === 0) return {};
+  return { keys: keys.map((k) => present({ thumbprint: k.thumbprint, kid: k.kid, alg: k.alg })) };
+}
+
+/** The agent's uses links in the record's shape; none when it declares none. */
+function usesLinks(aggregate: PassportAggregate): { uses?: PublicUsesLink[] } {
+  const uses = aggregate.uses ?? [];
+  if (aggregate.passport.family !== "agent" || uses.length === 0) return {};
+  return {
+    uses: uses.map((u) => ({ identity_id: u.targetId, family: u.targetFamily, declared_at: u.declaredAt })),
+  };
+}
+
 /**
  * Projects the stored passport to its public record. Only bounded proof leaves the control plane:
  * member subjects, internal notes, withdrawn evidence and acquisition context never do (spec 5.7).
@@ -141,6 +168,7 @@ export function projectPublicRecord(
     bindings: aggregate.bindings.map((b) => ({
       ...present({ class: b.class, value: b.value, label: b.label, bound_at: b.boundAt }),
       verification: bindingVerification(b),
+      ...signingKeys(b),
     })),
     state: present({
       lifecycle: passport.lifecycle,
@@ -159,6 +187,7 @@ export function projectPublicRecord(
           ),
         }
       : {}),
+    ...usesLinks(aggregate),
     record_version: passport.recordVersion,
     published_at: publishedAt,
     ...(previousDigest ? { previous_digest: previousDigest } : {}),

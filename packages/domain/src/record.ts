@@ -9,7 +9,11 @@ export const PASSPORT_FAMILIES = ["api", "agent"] as const;
 export const Family = z.enum(PASSPORT_FAMILIES);
 export type Family = z.infer<typeof Family>;
 
-/** Binding classes of spec 2.2; the last three are the agent-only classes. */
+/**
+ * Binding classes of spec 2.2 (`manifest`, `mcp_surface` and `package` are agent-only), and
+ * `signing_keys`: the key directory whose keys the passport's caller signs requests with
+ * (docs/bindings.md, docs/reciprocal-trust.md).
+ */
 export const BINDING_CLASSES = [
   "endpoint",
   "gateway",
@@ -21,12 +25,13 @@ export const BINDING_CLASSES = [
   "manifest",
   "mcp_surface",
   "package",
+  "signing_keys",
 ] as const;
 export const BindingClass = z.enum(BINDING_CLASSES);
 export type BindingClass = z.infer<typeof BindingClass>;
 
 export const BINDING_CLASSES_BY_FAMILY: Record<Family, readonly BindingClass[]> = {
-  api: ["endpoint", "gateway", "openapi", "service", "environment", "repository", "documentation"],
+  api: ["endpoint", "gateway", "openapi", "service", "environment", "repository", "documentation", "signing_keys"],
   agent: BINDING_CLASSES,
 };
 
@@ -81,6 +86,21 @@ export const BindingVerification = z
   .describe("Proof of control of the bound value: claimed (not proven), verified or lapsed.");
 export type BindingVerification = z.infer<typeof BindingVerification>;
 
+// Caller keys (docs/reciprocal-trust.md): the public keys a verified `signing_keys` binding's key
+// directory held at the service's last successful check, by RFC 7638 thumbprint. Set only by the service.
+export const MAX_SIGNING_KEYS = 10;
+export const PublicSigningKey = z
+  .object({
+    thumbprint: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{43}$/)
+      .describe("RFC 7638 JWK SHA-256 thumbprint of the public key, base64url."),
+    kid: Text(200).optional(),
+    alg: Text(32).optional(),
+  })
+  .strict();
+export type PublicSigningKey = z.infer<typeof PublicSigningKey>;
+
 const PublicBinding = z
   .object({
     class: BindingClass,
@@ -88,8 +108,28 @@ const PublicBinding = z
     label: Text(200).optional(),
     bound_at: Timestamp,
     verification: BindingVerification,
+    keys: z
+      .array(PublicSigningKey)
+      .min(1)
+      .max(MAX_SIGNING_KEYS)
+      .optional()
+      .describe(
+        "signing_keys bindings only, while verified: the public keys the key directory held at the service's last successful check.",
+      ),
   })
   .strict();
+
+// Agent uses links (docs/reciprocal-trust.md): the API (and MCP) passports an agent declares it
+// calls. Context for policy; a link grants nothing and never changes the linked passport's record.
+export const MAX_USES_LINKS = 50;
+export const PublicUsesLink = z
+  .object({
+    identity_id: IdentityId,
+    family: Family,
+    declared_at: Timestamp,
+  })
+  .strict();
+export type PublicUsesLink = z.infer<typeof PublicUsesLink>;
 
 export const PublicEvidence = z
   .object({
@@ -179,6 +219,12 @@ export const PassportRecord = z
     state: PublicState,
     evidence: z.array(PublicEvidence),
     authority: z.array(PublicAuthority).min(1).optional(),
+    uses: z
+      .array(PublicUsesLink)
+      .min(1)
+      .max(MAX_USES_LINKS)
+      .optional()
+      .describe("Agent passports only: the API and MCP passports this agent declares it calls. Grants nothing."),
     record_version: z.int().min(1),
     published_at: Timestamp,
     previous_digest: z

@@ -58,6 +58,10 @@ const BINDING_VALUE_RULES: Record<BindingClass, { pattern: RegExp; expected: str
     pattern: /^(?:pkg:[a-z][a-z0-9.+-]*\/[^\s]+|https?:\/\/[^\s]+)$/i,
     expected: "a package URL (pkg:type/namespace/name@version) or an http(s) URL",
   },
+  signing_keys: {
+    pattern: /^https:\/\/[^\s/?#]+[^\s]*$/i,
+    expected: "an https URL of a key directory (/.well-known/http-message-signatures-directory or a JWK Set)",
+  },
 };
 
 /** Refuses any string member that looks like a credential (spec 2.3 rule 4). */

@@ -7,6 +7,7 @@ import {
   Family,
   IdentityId,
   LifecycleStatus,
+  PublicSigningKey,
 } from "@passport/domain";
 import { z } from "zod";
 import type { PassportSummaryRow, StoredPassport } from "../db/passports.ts";
@@ -92,6 +93,12 @@ export const PassportView = z.object({
       next_check_at: Timestamp.nullable().describe(
         "When the scheduled re-check next takes this binding (null: not scheduled).",
       ),
+      keys: z
+        .array(PublicSigningKey)
+        .nullable()
+        .describe(
+          "signing_keys bindings while verified: the public keys (RFC 7638 thumbprints) the directory held at the last successful check.",
+        ),
     }),
   ),
   evidence: z.array(EvidenceView),
@@ -204,6 +211,7 @@ export function passportView(
       last_check: b.lastCheckedAt ? { at: b.lastCheckedAt, result: b.lastCheckResult ?? "" } : null,
       checks: checkAttempts(b.checkLog),
       next_check_at: b.nextCheckAt,
+      keys: b.class === "signing_keys" && b.verificationState === "verified" ? (b.observedKeys ?? null) : null,
     })),
     evidence: stored.evidence.map((e) => ({
       ...evidenceFields(e),
@@ -272,6 +280,12 @@ export const BindingCheckView = z.object({
         .object({ url: z.string(), must_name: z.array(z.string()) })
         .optional()
         .describe("Make the bound document name the identity id or its resolver URL."),
+      key_directory: z
+        .object({ url: z.string(), content_type: z.string(), document: z.unknown() })
+        .optional()
+        .describe(
+          "A signing_keys binding: serve a JWK Set of public keys at this URL with a passport member naming the identity id (docs/reciprocal-trust.md).",
+        ),
       unprovable: z.string().optional().describe("Why the service cannot prove this binding: it stays claimed."),
     })
     .describe("What the claimant publishes so the binding can be verified."),

@@ -1,5 +1,6 @@
-import type { BindingClass, VerificationMethod } from "@passport/domain";
+import type { BindingClass, PublicSigningKey, VerificationMethod } from "@passport/domain";
 import { type FetchFailure, fetchChecked, type OutboundPolicy, refusal, type Transport } from "../outbound/fetch.ts";
+import { DIRECTORY_MEDIA_TYPES, readKeyDirectory } from "./signing-keys.ts";
 
 // The control checks per binding class (docs/bindings.md). Each check fetches only the bound host
 // (or the operator's DNS over HTTPS resolver) through the outbound adapter, and either proves
@@ -26,6 +27,8 @@ export interface Instructions {
   dns_txt?: { name: string; value: string };
   /** Make the bound document name the identity id or its resolver URL (document_names_id). */
   document?: { url: string; must_name: string[] };
+  /** A signing_keys binding: serve a JWK Set of public keys at this URL naming the passport. */
+  key_directory?: { url: string; content_type: string; document: unknown };
   /** Why the service cannot prove this binding: it stays claimed. */
   unprovable?: string;
 }
@@ -36,7 +39,7 @@ export interface Instructions {
  * prove control, which contradicts a proof the binding held.
  */
 export type CheckResult =
-  | { ok: true; method: VerificationMethod; scope: string; claim: string }
+  | { ok: true; method: VerificationMethod; scope: string; claim: string; keys?: PublicSigningKey[] }
   | { ok: false; reason: string; unreachable?: true };
 
 export interface Checker {
@@ -65,6 +68,15 @@ function txtValue(target: CheckTarget): string {
 /** What the claimant publishes so the binding can be verified, per its class. */
 export function instructionsFor(target: CheckTarget): Instructions {
   const url = httpsUrl(target.value);
+  if (url && target.class === "signing_keys") {
+    return {
+      key_directory: {
+        url: url.href,
+        content_type: DIRECTORY_MEDIA_TYPES[0],
+        document: { passport: target.identityId, keys: [{ kty: "OKP", crv: "Ed25519", x: "…", kid: "…" }] },
+      },
+    };
+  }
   if (url && DOCUMENT_CLASSES.has(target.class)) {
     return { document: { url: url.href, must_name: [target.identityId, target.resolverUrl] } };
   }
@@ -119,6 +131,21 @@ async function documentCheck(checker: Checker, target: CheckTarget, url: URL): P
   // The scope is the bound URL that was checked, not where a same-origin redirect ended: that is
   // the address a consumer compares with the scope (docs/bindings.md).
   return { ok: true, method: "document_names_id", scope: url.href, claim };
+}
+
+/** A key directory names the passport and holds only public keys; the keys seen are the check's result. */
+async function keyDirectoryCheck(checker: Checker, target: CheckTarget, url: URL): Promise<CheckResult> {
+  const fetched = await fetchChecked(checker.transport, checker.policy, url.href, DIRECTORY_MEDIA_TYPES);
+  if (!fetched.ok) return fetched;
+  const read = await readKeyDirectory(fetched.body, fetched.url, target);
+  if (!read.ok) return read;
+  return {
+    ok: true,
+    method: "document_names_id",
+    scope: url.href,
+    claim: "binding.signing_keys_control",
+    keys: read.keys,
+  };
 }
 
 async function wellKnownCheck(checker: Checker, target: CheckTarget, url: URL): Promise<CheckResult> {
@@ -187,6 +214,7 @@ export async function checkBinding(checker: Checker, target: CheckTarget): Promi
   // Plain http, IP literals, internal names and the service's own hosts are refused for every method.
   const refused = refusal(url, checker.policy);
   if (refused) return { ok: false, reason: refused };
+  if (target.class === "signing_keys") return keyDirectoryCheck(checker, target, url);
   if (DOCUMENT_CLASSES.has(target.class)) return documentCheck(checker, target, url);
   const byDocument = await wellKnownCheck(checker, target, url);
   if (byDocument.ok) return byDocument;

@@ -63,11 +63,14 @@ export function verifiedStatement(
     at: string;
     freshUntil: string;
     nextCheckAt: string;
+    /** signing_keys: the public keys the directory held now; they replace those of the last check. */
+    keys?: BindingRow["observedKeys"];
   },
 ) {
   return db
     .update(bindings)
     .set({
+      observedKeys: proof.keys ?? null,
       verificationState: "verified",
       verificationMethod: proof.method,
       verifiedAt: proof.at,
@@ -95,6 +98,8 @@ export function lapsedStatement(
     .update(bindings)
     .set({
       verificationState: "lapsed",
+      // A lapsed directory's keys are no longer proven for the passport.
+      observedKeys: null,
       lapsedAt: lapse.at,
       lapseReason: lapse.reason.slice(0, 500),
       verificationFreshUntil: null,

@@ -108,6 +108,8 @@ function verifiedChange(
       value: binding.value,
       method: proof.method,
       scope: proof.scope,
+      // The keys seen, so the history shows each rotation (docs/reciprocal-trust.md).
+      ...(proof.keys ? { keys: proof.keys.map((k) => k.thumbprint) } : {}),
     },
     statements: [
       insertEvidence(db, {
@@ -127,6 +129,7 @@ function verifiedChange(
         at,
         freshUntil,
         nextCheckAt: renewalCheckAt(freshUntil, random),
+        keys: proof.keys,
       }),
     ],
   };

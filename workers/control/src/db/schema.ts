@@ -172,12 +172,41 @@ export const bindings = sqliteTable(
     checkFailures: integer("check_failures").notNull().default(0),
     /** The last few checks, oldest first: a JSON array of {at, outcome, reason} (CHECK_OUTCOMES). */
     checkLog: text("check_log").notNull().default("[]"),
+    /**
+     * signing_keys: the public keys (RFC 7638 thumbprint, kid, alg) the key directory held at the
+     * last successful check (migration 0020); never a key itself, never private material.
+     */
+    observedKeys: text("observed_keys", { mode: "json" }).$type<{ thumbprint: string; kid?: string; alg?: string }[]>(),
   },
   (t) => [
     uniqueIndex("bindings_passport_class_value").on(t.passportId, t.class, t.value),
     index("bindings_class_value").on(t.class, t.value),
     index("bindings_verification_due").on(t.verificationState, t.verificationFreshUntil),
     index("bindings_next_check").on(t.nextCheckAt).where(sql`${t.nextCheckAt} IS NOT NULL`),
+  ],
+);
+
+/**
+ * Agent uses links (migration 0020, docs/reciprocal-trust.md): the API and MCP passports an agent
+ * passport declares it calls. One row per link (the primary key); at most MAX_USES_LINKS per agent,
+ * held by the migration's trigger. A link changes the agent's record only, never the target's.
+ */
+export const passportUses = sqliteTable(
+  "passport_uses",
+  {
+    agentId: text("agent_id")
+      .notNull()
+      .references(() => passports.id),
+    targetId: text("target_id")
+      .notNull()
+      .references(() => passports.id),
+    targetFamily: text("target_family", { enum: ["api", "agent"] }).notNull(),
+    declaredAt: text("declared_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.agentId, t.targetId] }),
+    // The declarers of a target, in declaration order (the API's list and its public count).
+    index("passport_uses_target").on(t.targetId, t.declaredAt, t.agentId),
   ],
 );
 
