@@ -2,7 +2,7 @@
 // signed request. The signature itself is checked by a `CallerSignatures` implementation (the
 // RFC 9421 / Web Bot Auth one is in `@passport/verifier/provider`), so this module, and with it the
 // package root, stays free of dependencies.
-import type { PassportRecordView, RecordBinding } from "./record.ts";
+import type { PassportRecordView } from "./record.ts";
 
 /** The request header naming the calling agent's passport: an identity id, not a proof of it. */
 export const PASSPORT_AGENT_HEADER = "Passport-Agent";
@@ -20,9 +20,6 @@ export interface ProvenKey {
   kid?: string;
   alg?: string;
 }
-
-/** A `signing_keys` binding as the record carries it (`keys` set by the service once verified). */
-export type SigningKeysBinding = RecordBinding & { keys?: ProvenKey[] };
 
 /** Why a caller's signature does not count. */
 export type CallerSignatureProblem =
@@ -68,7 +65,7 @@ export interface CallerSignatures {
  */
 export function provenKeys(record: PassportRecordView, now: number): { key: ProvenKey; directory: string }[] {
   const proven: { key: ProvenKey; directory: string }[] = [];
-  for (const binding of record.bindings as SigningKeysBinding[]) {
+  for (const binding of record.bindings) {
     if (binding.class !== SIGNING_KEYS_CLASS || binding.verification?.state !== "verified") continue;
     const freshUntil = binding.verification.fresh_until ? Date.parse(binding.verification.fresh_until) : Number.NaN;
     if (!(freshUntil > now)) continue;

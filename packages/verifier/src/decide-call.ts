@@ -3,24 +3,18 @@
 // have signed the request with a key the service proved for it, pass the action's `caller` policy
 // (state, status token at higher, organisation, authority), and, when asked, declare the API in
 // its `uses` links. One decision, one outcome, one receipt with the findings of each side.
-import {
-  type ActionPolicy,
-  type CallerPolicy,
-  type Decision,
-  type DecisionReceipt,
-  type DecisionResult,
-  decide,
-  type PolicyDocument,
-  type ReceiptSide,
-} from "./call/contract.ts";
+import { decide } from "./call/contract.ts";
 import {
   type CallerSignatureCheck,
   type CallerSignatures,
   DEFAULT_SIGNATURE_WINDOW_SECONDS,
   PASSPORT_AGENT_HEADER,
 } from "./caller.ts";
+import type { DecisionResult } from "./decide.ts";
 import { requireDuration, type SuppliedRecord } from "./expectation.ts";
 import type { VerifyOutcome } from "./outcome.ts";
+import { type ActionPolicy, actionPolicyFor, type CallerPolicy, type Decision, type PolicyDocument } from "./policy.ts";
+import type { DecisionReceipt, ReceiptSide } from "./receipt.ts";
 import type { PassportRecordView } from "./record.ts";
 import { STATUS_HEADER } from "./status.ts";
 import type { Verifier } from "./verifier.ts";
@@ -69,12 +63,6 @@ const SIGNATURE_DECISION: Record<Exclude<CallerSignatureCheck, { ok: true }>["pr
   key_unavailable: "delay",
 };
 
-function actionPolicy(policy: PolicyDocument, action: string): ActionPolicy {
-  const own = policy.actions[action];
-  if (!own) throw new TypeError(`action: the policy has no action "${action}"`);
-  return { ...policy.defaults, ...own };
-}
-
 /** The caller's requirements as a policy of one action, decided on the caller's passport. */
 function callerPolicyDocument(action: string, outer: ActionPolicy, caller: CallerPolicy): PolicyDocument {
   return {
@@ -104,7 +92,7 @@ export async function decideCall(
   request: DecideCallRequest,
   defaults: { signatures?: CallerSignatures; now: () => number },
 ): Promise<CallDecisionResult> {
-  const outer = actionPolicy(request.policy, request.action);
+  const outer = actionPolicyFor(request.policy, request.action);
   const callerPolicy = outer.caller;
   const windowSeconds =
     callerPolicy?.signature_window === undefined
@@ -230,7 +218,7 @@ export async function decideCall(
   const decisions: Decision[] = [api.decision, callerDecision.decision];
   let problem: CallDecisionResult["caller_problem"];
   if (callerPolicy.uses_link) {
-    const uses = (record as PassportRecordView & { uses?: { identity_id: string }[] }).uses ?? [];
+    const uses = record.uses ?? [];
     if (uses.some((link) => link.identity_id === request.api.identityId)) {
       checks.push({ check: "caller.uses_link", result: "passed" });
     } else {

@@ -8,10 +8,10 @@ export {
   type ProvenKey,
   provenKeys,
   SIGNING_KEYS_CLASS,
-  type SigningKeysBinding,
 } from "./caller.ts";
 export { canonicalJson } from "./canonical.ts";
 export { evaluate, formatAge } from "./checks.ts";
+export type { AuthorityCheck, AuthorityResult, DecideRequest, DecisionResult } from "./decide.ts";
 export type { CallDecisionResult, CallerOutcome, DecideCallRequest } from "./decide-call.ts";
 export { type AgentActionEnvelope, type EnvelopeResult, envelopeProblem, fetchEnvelope } from "./envelope.ts";
 export {
@@ -34,6 +34,24 @@ export { DEFAULT_MAX_BUNDLES, type LogOptions } from "./log-check.ts";
 export { type CheckpointStore, MemoryCheckpointStore, type StoredCheckpoint } from "./log-checkpoint.ts";
 export * from "./outcome.ts";
 export {
+  type ActionPolicy,
+  AUTHORITY_OUTCOMES,
+  type AuthorityOutcome,
+  actionPolicyFor,
+  type CallerPolicy,
+  type ClaimRequirement,
+  DECISIONS,
+  type Decision,
+  type GrantRelationship,
+  loadPolicy,
+  POLICY_FORMAT,
+  type PolicyDocument,
+  PolicyError,
+  type PolicyOutcome,
+  policyDigest,
+  type RequiredAuthority,
+} from "./policy.ts";
+export {
   checkHistory,
   checkRecordProof,
   compareWithSeen,
@@ -42,8 +60,16 @@ export {
   type ProofFinding,
 } from "./proof.ts";
 export { PROPAGATION_WINDOW_SECONDS } from "./propagation.ts";
+export {
+  type DecisionReceipt,
+  RECEIPT_FORMAT,
+  type ReceiptCheck,
+  type ReceiptCheckResult,
+  type ReceiptSide,
+} from "./receipt.ts";
 export type * from "./record.ts";
 export { type PassportRecordView, parseRecord } from "./record.ts";
+export { versionSatisfies } from "./semver.ts";
 export {
   checkStatusToken,
   STATUS_HEADER,

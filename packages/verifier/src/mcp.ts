@@ -4,7 +4,9 @@
 // decision, and nothing is sent. `@modelcontextprotocol/sdk` is an optional peer dependency: this
 // module imports only its types and works on any object with its `connect` and `callTool`.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { type DecisionResult, decide, type PolicyDocument } from "./call/contract.ts";
+import { decide } from "./call/contract.ts";
+import type { DecisionResult } from "./decide.ts";
+import type { PolicyDocument } from "./policy.ts";
 import type { Verifier } from "./verifier.ts";
 
 export interface McpPassportOptions {

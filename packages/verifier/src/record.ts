@@ -41,6 +41,15 @@ export interface RecordBinding {
   label?: string;
   bound_at?: string;
   verification?: BindingVerification;
+  /** `signing_keys` bindings while verified: the public keys (by RFC 7638 thumbprint) the service saw at its last check. */
+  keys?: { thumbprint: string; kid?: string; alg?: string }[];
+}
+
+/** An agent's declared link to a passport it calls (context for policy; grants nothing). */
+export interface RecordUsesLink {
+  identity_id: string;
+  family: string;
+  declared_at?: string;
 }
 
 export interface RecordState {
@@ -87,6 +96,8 @@ export interface PassportRecordView {
   evidence: RecordEvidence[];
   /** Action-specific context only; this package never turns it into permission. */
   authority?: RecordAuthority[];
+  /** Agent passports: the API and MCP passports the agent declares it calls. */
+  uses?: RecordUsesLink[];
   record_version?: number;
   published_at?: string;
   /** The digest of the previously published version; absent for the first (docs/signing.md). */
@@ -212,6 +223,19 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
       { label: "string", bound_at: "string" },
     );
     if (!binding.ok) return binding;
+    const keys = (entry as Record<string, unknown>).keys;
+    if (keys !== undefined) {
+      const parsed = list(keys, `${at}keys`, (key, keyAt) =>
+        member<NonNullable<RecordBinding["keys"]>[number]>(
+          key,
+          keyAt,
+          { thumbprint: "string" },
+          { kid: "string", alg: "string" },
+        ),
+      );
+      if (!parsed.ok) return parsed;
+      binding.value.keys = parsed.value;
+    }
     const verification = (entry as Record<string, unknown>).verification;
     if (verification === undefined) return binding;
     const parsed = member<BindingVerification>(
@@ -276,6 +300,13 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
     );
     if (!authority.ok) return authority;
     record.authority = authority.value;
+  }
+  if (json.uses !== undefined) {
+    const uses = list(json.uses, "uses", (entry, at) =>
+      member<RecordUsesLink>(entry, at, { identity_id: "string", family: "string" }, { declared_at: "string" }),
+    );
+    if (!uses.ok) return uses;
+    record.uses = uses.value;
   }
   return { ok: true, value: record };
 }

@@ -1,6 +1,7 @@
 import { type CacheEntry, copyAge, isFresh, RecordCache } from "./cache.ts";
 import type { CallerSignatures } from "./caller.ts";
 import { evaluate } from "./checks.ts";
+import type { DecideRequest, DecisionResult } from "./decide.ts";
 import { type CallDecisionResult, type DecideCallRequest, decideCall } from "./decide-call.ts";
 import {
   CONSEQUENCES,
@@ -447,6 +448,20 @@ export class Verifier {
       ...(this.#callerSignatures ? { signatures: this.#callerSignatures } : {}),
       now: this.#now,
     });
+  }
+
+  /**
+   * Decides `action` of `request.policy` on a passport: runs {@link verify} with the expectation
+   * the policy gives for the action, evaluates the required authority, maps the outcome to a
+   * decision by the policy's `outcomes` (default: the outcome's next step, `proceed` as `allow`),
+   * and returns a receipt of what it relied on (docs/policy.md).
+   * @example
+   * const policy = loadPolicy(await readFile("policy.json", "utf8"));
+   * const { decision, receipt } = await verifier.decide(id, { policy, action: "refund", amount: { value: "50.00", currency: "EUR" } });
+   * if (decision !== "allow") refuse(decision);
+   */
+  async decide(identityId: string, request: DecideRequest): Promise<DecisionResult> {
+    throw new Error(`decide(${identityId}, ${request.action}) is not implemented yet`);
   }
 
   /**
