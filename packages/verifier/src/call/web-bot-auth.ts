@@ -178,6 +178,7 @@ export function webBotAuth(options: WebBotAuthOptions = {}): CallerSignatures {
   const ttl = (options.directoryTtlSeconds ?? 300) * 1000;
   const directories = new Map<string, Directory>();
   const reading = new Map<string, Promise<Directory>>();
+  const misses = new Map<string, number>();
 
   async function read(url: string, signal?: AbortSignal): Promise<Directory> {
     const signals = [AbortSignal.timeout(options.timeoutMs ?? 3000), ...(signal ? [signal] : [])];
@@ -205,11 +206,13 @@ export function webBotAuth(options: WebBotAuthOptions = {}): CallerSignatures {
 
   async function publicKey(url: string, thumbprint: string, signal?: AbortSignal): Promise<JsonWebKey> {
     const held = directories.get(url);
-    const usable = held && Date.now() - held.readAt < ttl;
-    const known = usable ? held.keys.get(thumbprint) : undefined;
+    const known = held && Date.now() - held.readAt < ttl ? held.keys.get(thumbprint) : undefined;
     if (known) return known;
-    // A proven key the held copy lacks means the agent rotated: read again, but not more than every 10 s.
-    if (usable && Date.now() - held.readAt < 10_000) throw new Error("the key directory does not hold this key");
+    // A proven key the held copy lacks: the agent rotated, so read again; a key the directory
+    // lacked at a read less than 10 s ago is not asked for again (a flood of such requests costs one read).
+    const missed = misses.get(`${url} ${thumbprint}`);
+    if (missed !== undefined && Date.now() - missed < 10_000)
+      throw new Error("the key directory does not hold this key");
     let pending = reading.get(url);
     if (!pending) {
       pending = read(url, signal).finally(() => reading.delete(url));
@@ -218,7 +221,11 @@ export function webBotAuth(options: WebBotAuthOptions = {}): CallerSignatures {
     const fresh = await pending;
     directories.set(url, fresh);
     const key = fresh.keys.get(thumbprint);
-    if (!key) throw new Error("the key directory does not hold this key");
+    if (!key) {
+      if (misses.size >= 1000) misses.clear();
+      misses.set(`${url} ${thumbprint}`, fresh.readAt);
+      throw new Error("the key directory does not hold this key");
+    }
     return key;
   }
 
