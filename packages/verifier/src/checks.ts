@@ -1,4 +1,9 @@
-import { type EvidenceRequirement, type Expectation, requireDuration } from "./expectation.ts";
+import {
+  type DecisionExpectation,
+  type EvidenceRequirement,
+  type Expectation,
+  requireDuration,
+} from "./expectation.ts";
 import {
   type ContextMismatch,
   type Finding,
@@ -13,7 +18,8 @@ import {
   type UnverifiedBinding,
   type VerifyOutcome,
 } from "./outcome.ts";
-import type { PassportRecordView, RecordBinding, RecordEvidence, RecordState } from "./record.ts";
+import type { PassportRecordView, RecordBinding, RecordEvidence, RecordOrganisation, RecordState } from "./record.ts";
+import { versionSatisfies } from "./semver.ts";
 import { coveredBy, isAddressScope, redactUrl, sameBindingValue, scopeCovers } from "./url-match.ts";
 
 interface Check {
@@ -37,11 +43,8 @@ function family(record: PassportRecordView, expected: string | undefined): Check
   };
 }
 
-function organisation(record: PassportRecordView, wanted: Expectation["organisation"]): Check {
-  if (wanted === undefined) return { relied_on: {} };
-  const expected: OrganisationExpectation = typeof wanted === "string" ? { id: wanted } : wanted;
-  const actual = record.organisation;
-  const relied_on: ReliedOn = actual ? { organisation: actual } : {};
+/** What an organisation expectation finds wrong with the record's organisation (empty: it matches). */
+function organisationProblems(actual: RecordOrganisation | undefined, expected: OrganisationExpectation): string[] {
   const problems: string[] = [];
   if (expected.id !== undefined && actual?.id !== expected.id) problems.push(`organisation ${expected.id}`);
   if (expected.parent !== undefined && actual?.parent?.id !== expected.parent)
@@ -49,7 +52,20 @@ function organisation(record: PassportRecordView, wanted: Expectation["organisat
   if (expected.relationship !== undefined && actual?.relationship !== expected.relationship) {
     problems.push(`relationship ${expected.relationship}`);
   }
-  if (problems.length === 0) return { relied_on };
+  return problems;
+}
+
+function organisation(record: PassportRecordView, expectation: DecisionExpectation): Check {
+  const wanted = expectation.policy?.organisations ?? (expectation.organisation ? [expectation.organisation] : []);
+  if (wanted.length === 0) return { relied_on: {} };
+  const accepted: OrganisationExpectation[] = wanted.map((w) => (typeof w === "string" ? { id: w } : w));
+  const actual = record.organisation;
+  const relied_on: ReliedOn = actual ? { organisation: actual } : {};
+  // Any one of them (a policy may accept several).
+  const each = accepted.map((expected) => organisationProblems(actual, expected));
+  if (each.some((problems) => problems.length === 0)) return { relied_on };
+  const expected = accepted[0] as OrganisationExpectation;
+  const problems = each.length === 1 ? (each[0] as string[]) : each.map((p) => p.join(" and "));
   const stated = actual
     ? `${actual.id}${actual.parent ? ` (parent ${actual.parent.id})` : ""}${actual.relationship ? `, ${actual.relationship}` : ""}`
     : "no organisation";
@@ -58,9 +74,10 @@ function organisation(record: PassportRecordView, wanted: Expectation["organisat
     finding: {
       outcome: "organisation_mismatch",
       next_step: "challenge",
-      reason: `Expected ${problems.join(", ")}; the record states ${stated}.`,
+      reason: `Expected ${problems.join(each.length === 1 ? ", " : " or ")}; the record states ${stated}.`,
       relied_on,
       expected,
+      ...(accepted.length > 1 ? { accepted } : {}),
       ...(actual ? { actual } : {}),
     },
   };
@@ -112,15 +129,51 @@ function state(record: PassportRecordView, expectation: Expectation): Check {
   };
 }
 
-function context(record: PassportRecordView, expectation: Expectation): Check {
-  const fields = (["environment", "version"] as const).filter((field) => expectation[field] !== undefined);
-  const relied_on: ReliedOn = fields.length > 0 ? { state: pick(record.state, [...fields, "as_of"]) } : {};
+/**
+ * Environment and version: each required field is compared with the context of the bindings the
+ * target matched when they state it (a staging endpoint under a production passport is staging),
+ * else with the passport's state. A policy may accept several environments and a version range.
+ */
+function context(record: PassportRecordView, expectation: DecisionExpectation, matched: RecordBinding[]): Check {
+  const environments =
+    expectation.policy?.environments ?? (expectation.environment !== undefined ? [expectation.environment] : undefined);
+  const versions = expectation.policy?.versions ?? expectation.version;
+  const wanted = { environment: environments, version: versions };
+  const fields = (["environment", "version"] as const).filter((field) => wanted[field] !== undefined);
+  const accepts = (field: "environment" | "version", actual: string | undefined): boolean =>
+    actual !== undefined &&
+    (field === "environment"
+      ? (environments ?? []).includes(actual)
+      : expectation.policy?.versions !== undefined
+        ? versionSatisfies(actual, expectation.policy.versions)
+        : actual === expectation.version);
   const mismatches: ContextMismatch[] = [];
+  const statedBy: RecordBinding[] = [];
+  const fromState: ("environment" | "version")[] = [];
   for (const field of fields) {
-    const expected = expectation[field] as string;
+    const expected = field === "environment" ? (environments ?? []).join(" or ") : (versions as string);
+    const own = matched.filter((b) => b[field] !== undefined);
+    if (own.length > 0) {
+      statedBy.push(...own);
+      const wrong = own.find((b) => !accepts(field, b[field]));
+      if (wrong) {
+        mismatches.push({
+          field,
+          expected,
+          actual: wrong[field] as string,
+          binding: { class: wrong.class, value: redactUrl(wrong.value) },
+        });
+      }
+      continue;
+    }
+    fromState.push(field);
     const actual = record.state[field];
-    if (actual !== expected) mismatches.push({ field, expected, ...(actual !== undefined ? { actual } : {}) });
+    if (!accepts(field, actual)) mismatches.push({ field, expected, ...(actual !== undefined ? { actual } : {}) });
   }
+  const relied_on: ReliedOn = {
+    ...(fromState.length > 0 ? { state: pick(record.state, [...fromState, "as_of"]) } : {}),
+    ...(statedBy.length > 0 ? { bindings: [...new Set(statedBy)] } : {}),
+  };
   if (mismatches.length === 0) return { relied_on };
   return {
     relied_on,
@@ -130,7 +183,7 @@ function context(record: PassportRecordView, expectation: Expectation): Check {
       reason: mismatches
         .map(
           (m) =>
-            `${m.field} ${m.actual === undefined ? "is not stated (not established)" : `is ${m.actual}`}, expected ${m.expected}`,
+            `${m.binding ? `the ${m.binding.class} ${m.binding.value} states ` : ""}${m.field} ${m.actual === undefined ? "is not stated (not established)" : `is ${m.actual}`}, expected ${m.expected}`,
         )
         .join("; "),
       relied_on,
@@ -197,10 +250,14 @@ function isUrl(value: string): boolean {
  * The target must be bound, and bound with proof: a binding that only matches (claimed, lapsed,
  * or verified without current observed evidence) is `binding_unverified`, never a match.
  */
-function bindings(record: PassportRecordView, expectation: Expectation, now: number): Check[] {
+function bindings(
+  record: PassportRecordView,
+  expectation: Expectation,
+  now: number,
+): { checks: Check[]; matched: RecordBinding[] } {
   const required: (RequiredBinding & { under?: string })[] = [...(expectation.bindings ?? [])];
   if (expectation.baseUrl !== undefined) required.push({ class: "endpoint", under: expectation.baseUrl });
-  if (required.length === 0) return [{ relied_on: {} }];
+  if (required.length === 0) return { checks: [{ relied_on: {} }], matched: [] };
   const matched = new Set<RecordBinding>();
   const missing: RequiredBinding[] = [];
   const unverified: UnverifiedBinding[] = [];
@@ -265,7 +322,7 @@ function bindings(record: PassportRecordView, expectation: Expectation, now: num
       },
     });
   }
-  return checks.length > 0 ? checks : [{ relied_on: { bindings: [...matched] } }];
+  return { checks: checks.length > 0 ? checks : [{ relied_on: { bindings: [...matched] } }], matched: [...matched] };
 }
 
 function ageOf(timestamp: string | undefined, now: number): number | undefined {
@@ -426,7 +483,7 @@ function merge(checks: ReliedOn[]): ReliedOn {
  */
 export function evaluate(
   record: PassportRecordView,
-  expectation: Expectation,
+  expectation: DecisionExpectation,
   source: ProofSource,
   now: number,
   current?: StaleItem,
@@ -441,12 +498,13 @@ export function evaluate(
     stale.push({ what: "record", age_seconds: Math.round(source.age_seconds), max_age_seconds: maxAge });
   }
   const staleRelied: ReliedOn = record.state.recheck_required ? { state: { recheck_required: true } } : {};
+  const bound = bindings(record, expectation, now);
   const checks: Check[] = [
     family(record, expectation.family),
-    organisation(record, expectation.organisation),
+    organisation(record, expectation),
     state(record, expectation),
-    context(record, expectation),
-    ...bindings(record, expectation, now),
+    context(record, expectation, bound.matched),
+    ...bound.checks,
     { relied_on: ev.relied_on, ...(ev.missing ? { finding: ev.missing } : {}) },
   ];
   if (stale.length > 0) {
@@ -486,12 +544,13 @@ export function evaluate(
   });
 }
 
-function unchecked(expectation: Expectation): string[] {
+function unchecked(expectation: DecisionExpectation): string[] {
   const out: string[] = [];
+  const policy = expectation.policy ?? {};
   if (expectation.family === undefined) out.push("family");
-  if (expectation.organisation === undefined) out.push("organisation");
-  if (expectation.environment === undefined) out.push("environment");
-  if (expectation.version === undefined) out.push("version");
+  if (expectation.organisation === undefined && policy.organisations === undefined) out.push("organisation");
+  if (expectation.environment === undefined && policy.environments === undefined) out.push("environment");
+  if (expectation.version === undefined && policy.versions === undefined) out.push("version");
   if (expectation.baseUrl === undefined && (expectation.bindings ?? []).length === 0) out.push("bindings");
   if ((expectation.evidence ?? []).length === 0) out.push("evidence");
   if (expectation.maxAge === undefined) out.push("maximum record age");

@@ -3,21 +3,19 @@
 // have signed the request with a key the service proved for it, pass the action's `caller` policy
 // (state, status token at higher, organisation, authority), and, when asked, declare the API in
 // its `uses` links. One decision, one outcome, one receipt with the findings of each side.
-import { decide } from "./call/contract.ts";
 import {
   type CallerSignatureCheck,
   type CallerSignatures,
   DEFAULT_SIGNATURE_WINDOW_SECONDS,
   PASSPORT_AGENT_HEADER,
 } from "./caller.ts";
-import type { DecisionResult } from "./decide.ts";
+import type { DecideRequest, DecisionResult } from "./decide.ts";
 import { requireDuration, type SuppliedRecord } from "./expectation.ts";
 import type { VerifyOutcome } from "./outcome.ts";
 import { type ActionPolicy, actionPolicyFor, type CallerPolicy, type Decision, type PolicyDocument } from "./policy.ts";
 import type { DecisionReceipt, ReceiptSide } from "./receipt.ts";
 import type { PassportRecordView } from "./record.ts";
 import { STATUS_HEADER } from "./status.ts";
-import type { Verifier } from "./verifier.ts";
 
 export interface DecideCallRequest {
   policy: PolicyDocument;
@@ -88,9 +86,16 @@ function prefixed(checks: Check[], side: string): Check[] {
  * Decides a call over both sides (see {@link DecideCallRequest}); the `Verifier.decideCall` method.
  */
 export async function decideCall(
-  verifier: Verifier,
   request: DecideCallRequest,
-  defaults: { signatures?: CallerSignatures; now: () => number },
+  defaults: {
+    signatures?: CallerSignatures;
+    now: () => number;
+    /** `Verifier.decide`, also answering the record it decided on. */
+    decide: (
+      identityId: string,
+      request: DecideRequest,
+    ) => Promise<{ result: DecisionResult; record?: PassportRecordView }>;
+  },
 ): Promise<CallDecisionResult> {
   const outer = actionPolicyFor(request.policy, request.action);
   const callerPolicy = outer.caller;
@@ -103,7 +108,7 @@ export async function decideCall(
     ...(request.resource ? { resource: request.resource } : {}),
     ...(request.signal ? { signal: request.signal } : {}),
   };
-  const api = await decide(verifier, request.api.identityId, {
+  const { result: api } = await defaults.decide(request.api.identityId, {
     policy: request.policy,
     action: request.action,
     ...(request.api.baseUrl ? { baseUrl: request.api.baseUrl } : {}),
@@ -164,7 +169,7 @@ export async function decideCall(
   }
 
   // The caller's passport under the caller policy; then its signature, against the record decided on.
-  const callerDecision = await decide(verifier, callerId, {
+  const decided = await defaults.decide(callerId, {
     policy: callerPolicyDocument(request.action, outer, callerPolicy),
     action: request.action,
     ...((request.caller?.statusToken ?? incoming.headers.get(STATUS_HEADER))
@@ -172,20 +177,24 @@ export async function decideCall(
       : {}),
     ...common,
   });
+  const callerDecision = decided.result;
   checks.push(...prefixed(callerDecision.receipt.checks, "caller"));
   const side = callerDecision.receipt.subject;
   let callerOutcome: CallerOutcome = callerDecision.outcome;
-  const resolved = await verifier.resolve(callerId, common.signal ? { signal: common.signal } : {});
-  let record: PassportRecordView | undefined;
-  if (resolved.outcome === "resolved") record = resolved.record;
-  if (!record || (side.record_version !== undefined && record.record_version !== side.record_version)) {
-    // The record decided on and the one read for its keys differ (a publication in between): decide again.
-    return refuse(
-      "caller.signature",
-      "record_changed",
-      "The calling passport changed while the call was decided; try again.",
-      worst([callerDecision.decision, "re-resolve"]),
-      callerId,
+  const record = decided.record;
+  if (!record) {
+    // No record to read keys from (not found, unreachable, disproved): the passport's own outcome says why.
+    checks.push({ check: "caller.signature", result: "not_checked" });
+    const failed = callerDecision.receipt.checks.find((check) => check.result === "failed");
+    return finish(
+      worst([api.decision, callerDecision.decision]),
+      api.decision !== "allow" ? api.outcome : callerDecision.outcome,
+      { side, outcome: callerOutcome },
+      {
+        check: failed ? `caller.${failed.check}` : "caller.passport",
+        problem: callerDecision.outcome.outcome,
+        detail: "The calling agent's passport could not be established.",
+      },
     );
   }
   const signature = await signatures.check(incoming, record, {

@@ -2,10 +2,19 @@
  * `Verifier.decide`: today's pre-call check with the expectation a policy gives for an action,
  * structured authority, and a decision receipt (docs/policy.md).
  */
-import type { SuppliedRecord } from "./expectation.ts";
+import { evaluateAuthority } from "./authority.ts";
+import type { DecisionExpectation, PolicyChecks, SuppliedRecord } from "./expectation.ts";
 import type { SeenVersion, VerifyOutcome } from "./outcome.ts";
-import type { Decision, PolicyDocument } from "./policy.ts";
-import type { DecisionReceipt } from "./receipt.ts";
+import {
+  type ActionPolicy,
+  type AuthorityOutcome,
+  DEFAULT_AUTHORITY_DECISION,
+  type Decision,
+  defaultDecision,
+  type PolicyDocument,
+} from "./policy.ts";
+import { buildReceipt, type DecisionReceipt } from "./receipt.ts";
+import type { PassportRecordView } from "./record.ts";
 
 export interface DecideRequest {
   policy: PolicyDocument;
@@ -45,4 +54,85 @@ export interface DecisionResult {
   receipt: DecisionReceipt;
   /** Present when the policy requires authority and the record was read. */
   authority?: AuthorityCheck;
+}
+
+/** What the verifier's check returns to `decide`: the outcome, and the record and status token it rested on. */
+export interface Verified {
+  outcome: VerifyOutcome;
+  record?: PassportRecordView;
+  statusToken?: string;
+}
+
+/** The expectation a policy gives for an action, with the call's own target and proof. */
+export function expectationFor(action: ActionPolicy, request: DecideRequest): DecisionExpectation {
+  const policy: PolicyChecks = {
+    ...(action.organisations ? { organisations: action.organisations } : {}),
+    ...(action.environments ? { environments: action.environments } : {}),
+    ...(action.versions !== undefined ? { versions: action.versions } : {}),
+  };
+  return {
+    ...(action.family ? { family: action.family } : {}),
+    ...(action.consequence ? { consequence: action.consequence } : {}),
+    ...(action.bindings ? { bindings: action.bindings } : {}),
+    ...(action.claims
+      ? {
+          evidence: action.claims.map((c) =>
+            c.max_age === undefined ? c.claim : { claim: c.claim, maxAge: c.max_age },
+          ),
+        }
+      : {}),
+    ...(action.lifecycle ? { lifecycle: action.lifecycle } : {}),
+    ...(action.availability ? { availability: action.availability } : {}),
+    ...(action.status_max_age !== undefined ? { statusMaxAge: action.status_max_age } : {}),
+    ...(request.baseUrl !== undefined ? { baseUrl: request.baseUrl } : {}),
+    ...(request.statusToken ? { statusToken: request.statusToken } : {}),
+    ...(request.record ? { record: request.record } : {}),
+    ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.seen ? { seen: request.seen } : {}),
+    ...(Object.keys(policy).length > 0 ? { policy } : {}),
+  };
+}
+
+const AUTHORITY_OUTCOME: Record<Exclude<AuthorityResult, "held">, AuthorityOutcome> = {
+  not_held: "authority_not_held",
+  not_established: "authority_not_held",
+  expired: "authority_expired",
+  not_entitled: "authority_not_entitled",
+};
+
+/**
+ * Maps the outcome to a decision by the action's `outcomes` (default: today's next step, `proceed`
+ * as `allow`). Authority is evaluated whenever the policy requires it and the record was read; a
+ * failure changes the decision only when the identity check would allow (an identity failure is
+ * cleared first), by `outcomes.authority_*` (default `deny`).
+ */
+export async function decision(
+  identityId: string,
+  request: DecideRequest,
+  action: ActionPolicy,
+  expectation: DecisionExpectation,
+  verified: Verified,
+  now: number,
+): Promise<DecisionResult> {
+  const { outcome, record } = verified;
+  let decided: Decision = action.outcomes?.[outcome.outcome] ?? defaultDecision(outcome.next_step);
+  const authority =
+    action.authority && record ? evaluateAuthority(record, action.authority, request.action, request, now) : undefined;
+  if (authority && authority.result !== "held" && decided === "allow") {
+    const key = AUTHORITY_OUTCOME[authority.result];
+    decided = action.outcomes?.[key] ?? DEFAULT_AUTHORITY_DECISION[key];
+  }
+  const receipt = await buildReceipt({
+    identityId,
+    action: request.action,
+    policy: request.policy,
+    decision: decided,
+    outcome,
+    expectation,
+    ...(record ? { record } : {}),
+    ...(verified.statusToken ? { statusToken: verified.statusToken } : {}),
+    ...(action.authority ? { authority: authority ?? "not_checked" } : {}),
+    now,
+  });
+  return { decision: decided, outcome, receipt, ...(authority ? { authority } : {}) };
 }

@@ -63,6 +63,22 @@ export interface Expectation {
   record?: SuppliedRecord;
 }
 
+/**
+ * What a policy adds to an expectation (`Verifier.decide`): several accepted organisations and
+ * environments, and a version range. They replace `organisation`, `environment` and `version`.
+ */
+export interface PolicyChecks {
+  organisations?: (string | OrganisationExpectation)[];
+  environments?: string[];
+  /** A range (`^2.1.0`), or one exact version string. */
+  versions?: string;
+}
+
+/** An expectation as `Verifier.decide` builds it from a policy. */
+export interface DecisionExpectation extends Expectation {
+  policy?: PolicyChecks;
+}
+
 /** A record obtained elsewhere: the body exactly as served, and the detached signature served with it. */
 export interface SuppliedRecord {
   body: string;

@@ -1,3 +1,4 @@
+export { evaluateAuthority } from "./authority.ts";
 export { copyAge, isFresh, RecordCache } from "./cache.ts";
 export {
   type CallerSignatureCheck,
@@ -66,9 +67,11 @@ export {
   type ReceiptCheck,
   type ReceiptCheckResult,
   type ReceiptSide,
+  type VerifyReceiptOptions,
+  verifyReceipt,
 } from "./receipt.ts";
 export type * from "./record.ts";
-export { type PassportRecordView, parseRecord } from "./record.ts";
+export { isStructuredAuthority, type PassportRecordView, parseRecord } from "./record.ts";
 export { versionSatisfies } from "./semver.ts";
 export {
   checkStatusToken,

@@ -4,7 +4,6 @@
 // decision, and nothing is sent. `@modelcontextprotocol/sdk` is an optional peer dependency: this
 // module imports only its types and works on any object with its `connect` and `callTool`.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { decide } from "./call/contract.ts";
 import type { DecisionResult } from "./decide.ts";
 import type { PolicyDocument } from "./policy.ts";
 import type { Verifier } from "./verifier.ts";
@@ -58,7 +57,7 @@ export function withPassport<C extends Hookable>(client: C, options: McpPassport
         `Refused ${step}: the policy's action "${action}" requires the server's passport, and none is known for this server.`,
       );
     }
-    const result = await decide(options.verifier, options.identityId, { policy: options.policy, action });
+    const result = await options.verifier.decide(options.identityId, { policy: options.policy, action });
     options.onDecision?.(step, result);
     if (result.decision !== "allow") {
       throw new McpPassportError(

@@ -214,16 +214,22 @@ export interface OrganisationExpectation {
 }
 
 export interface OrganisationMismatchFinding extends FindingBase<"organisation_mismatch"> {
+  /** The first organisation accepted. */
   expected: OrganisationExpectation;
+  /** Every organisation accepted, when a policy accepts several (any one of them would do). */
+  accepted?: OrganisationExpectation[];
   /** Absent when the record carries no organisation (not established). */
   actual?: RecordOrganisation;
 }
 
 export interface ContextMismatch {
   field: "environment" | "version";
+  /** The value expected; several accepted environments are joined by " or "; a version range as written. */
   expected: string;
   /** Absent when the record does not state it: required state that is absent is not established (spec 3). */
   actual?: string;
+  /** Set when the value is the matched binding's own context rather than the passport's state. */
+  binding?: { class: string; value: string };
 }
 
 export interface EnvironmentOrVersionMismatchFinding extends FindingBase<"environment_or_version_mismatch"> {

@@ -62,7 +62,7 @@ interface Refusal {
 function refusal(result: CallDecisionResult): Refusal & { check: string } {
   const failed = result.caller_problem;
   if (failed?.check === "caller.signature") {
-    const retry = failed.problem === "key_unavailable" || failed.problem === "record_changed";
+    const retry = failed.problem === "key_unavailable";
     return {
       check: failed.check,
       status: retry ? 503 : 401,
@@ -108,7 +108,6 @@ const SIGNATURE_DETAIL: Record<string, string> = {
   signature_replayed: "This signature was already used.",
   key_not_proven: "The request is signed with a key not proven for the calling passport.",
   key_unavailable: "The calling passport's key directory could not be read now; try again shortly.",
-  record_changed: "The calling passport changed while the call was decided; try again.",
 };
 
 /** The request as the caller signed it: at the public origin when one is configured. */

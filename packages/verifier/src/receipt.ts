@@ -2,8 +2,15 @@
  * The decision receipt (docs/verifier.md, Receipt): what one decision relied on, small enough to
  * log per call, and re-checkable later against the transparency log.
  */
-import type { OutcomeClass } from "./outcome.ts";
-import type { Decision } from "./policy.ts";
+import type { AuthorityCheck } from "./decide.ts";
+import type { DecisionExpectation } from "./expectation.ts";
+import { base64urlEncode } from "./jws.ts";
+import type { LogClient } from "./log/client.ts";
+import { decodeEntry } from "./log/entry.ts";
+import { OUTCOME_KINDS, type OutcomeClass, type VerifyOutcome } from "./outcome.ts";
+import { type Decision, type PolicyDocument, policyDigest } from "./policy.ts";
+import type { PassportRecordView } from "./record.ts";
+import type { Verifier } from "./verifier.ts";
 
 export const RECEIPT_FORMAT = "svc.passport_decision";
 export const RECEIPT_VERSION = 1;
@@ -67,4 +74,241 @@ export interface ReceiptCheckResult {
   ok: boolean;
   /** One sentence per problem; empty when `ok`. */
   problems: string[];
+}
+
+const FAILED_BY: Partial<Record<OutcomeClass, ReceiptCheckName>> = {
+  not_found: "record",
+  malformed_id: "record",
+  network_failure: "record",
+  signature_invalid: "signature",
+  unknown_key: "signature",
+  history_broken: "history",
+  family_mismatch: "family",
+  organisation_mismatch: "organisation",
+  state_not_operative: "state",
+  binding_mismatch: "bindings",
+  binding_unverified: "bindings",
+  missing_evidence: "evidence",
+  stale: "freshness",
+};
+
+function checkOf(outcome: OutcomeClass): ReceiptCheckName | undefined {
+  if (FAILED_BY[outcome]) return FAILED_BY[outcome];
+  return OUTCOME_KINDS[outcome] === "disproved" || outcome === "checkpoint_stale" || outcome === "newest_unverified"
+    ? "log"
+    : undefined;
+}
+
+/** The SHA-256 of a compact token's text, as `sha-256:<base64url>`. */
+export async function tokenDigest(token: string): Promise<string> {
+  return `sha-256:${base64urlEncode(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)))}`;
+}
+
+export interface ReceiptInput {
+  identityId: string;
+  action: string;
+  policy: PolicyDocument;
+  decision: Decision;
+  outcome: VerifyOutcome;
+  expectation: DecisionExpectation;
+  record?: PassportRecordView;
+  statusToken?: string;
+  authority?: AuthorityCheck | "not_checked";
+  now: number;
+}
+
+/** The side of a receipt for the passport decided on: what was relied on, by reference. */
+export async function receiptSide(
+  identityId: string,
+  outcome: VerifyOutcome,
+  record: PassportRecordView | undefined,
+  statusToken: string | undefined,
+): Promise<ReceiptSide> {
+  const proof = outcome.proof;
+  const status = proof?.status;
+  return {
+    identity_id: identityId,
+    ...(record?.record_version !== undefined ? { record_version: record.record_version } : {}),
+    ...(record?.digest ? { digest: record.digest } : {}),
+    ...(proof?.kid ? { kid: proof.kid } : {}),
+    ...(proof?.log
+      ? {
+          log: {
+            origin: proof.log.checkpoint.origin,
+            index: proof.log.index,
+            size: proof.log.checkpoint.size,
+            root_hash: proof.log.checkpoint.root_hash,
+          },
+        }
+      : {}),
+    ...(status && statusToken
+      ? {
+          status: {
+            issued_at: status.issued_at,
+            ...(status.kid ? { kid: status.kid } : {}),
+            digest: await tokenDigest(statusToken),
+          },
+        }
+      : {}),
+  };
+}
+
+/** Each check of the receipt: failed (the outcome's class, or one of its findings), passed, or not checked. */
+function receiptChecks(input: ReceiptInput): ReceiptCheck[] {
+  const { outcome, expectation, record } = input;
+  const policy = expectation.policy ?? {};
+  const failed = new Map<string, string>();
+  for (const finding of outcome.findings.length > 0 ? outcome.findings : [outcome]) {
+    if (finding.outcome === "environment_or_version_mismatch") {
+      for (const m of finding.mismatches)
+        failed.set(m.field, `${m.actual ?? "not stated"}${m.binding ? ` (${m.binding.class})` : ""}`);
+      continue;
+    }
+    const check = checkOf(finding.outcome);
+    if (check && !failed.has(check)) failed.set(check, finding.outcome);
+  }
+  const evaluated = record !== undefined && OUTCOME_KINDS[outcome.outcome] !== "disproved";
+  const proof = outcome.proof;
+  const constrained: Record<string, boolean> = {
+    record: true,
+    signature: proof?.signature === "verified",
+    history: proof !== undefined && proof.history !== "not_checked",
+    log: proof?.log !== undefined,
+    status: proof?.status !== undefined,
+    family: evaluated && expectation.family !== undefined,
+    organisation: evaluated && (policy.organisations !== undefined || expectation.organisation !== undefined),
+    state: evaluated,
+    environment: evaluated && (policy.environments !== undefined || expectation.environment !== undefined),
+    version: evaluated && (policy.versions !== undefined || expectation.version !== undefined),
+    bindings: evaluated && (expectation.baseUrl !== undefined || (expectation.bindings ?? []).length > 0),
+    evidence: evaluated && (expectation.evidence ?? []).length > 0,
+    freshness: evaluated,
+  };
+  const checks: ReceiptCheck[] = [];
+  for (const name of RECEIPT_CHECKS) {
+    if (name === "authority") {
+      const authority = input.authority;
+      if (authority === undefined) continue;
+      checks.push(
+        authority === "not_checked"
+          ? { check: name, result: "not_checked" }
+          : { check: name, result: authority.result === "held" ? "passed" : "failed", detail: authority.result },
+      );
+      continue;
+    }
+    const failure = failed.get(name);
+    if (failure) checks.push({ check: name, result: "failed", detail: failure });
+    else checks.push({ check: name, result: constrained[name] ? "passed" : "not_checked" });
+  }
+  return checks;
+}
+
+/** The receipt of one decision (docs/verifier.md, Receipt). */
+export async function buildReceipt(input: ReceiptInput): Promise<DecisionReceipt> {
+  return {
+    receipt_format: RECEIPT_FORMAT,
+    version: RECEIPT_VERSION,
+    decided_at: new Date(input.now).toISOString(),
+    action: input.action,
+    policy_digest: await policyDigest(input.policy),
+    decision: input.decision,
+    outcome: input.outcome.outcome,
+    subject: await receiptSide(input.identityId, input.outcome, input.record, input.statusToken),
+    checks: receiptChecks(input),
+  };
+}
+
+export interface VerifyReceiptOptions {
+  /** A verifier configured with the transparency log (`log`) the receipt's entries are in. */
+  verifier: Verifier;
+  /** The policy the decision was made under: its digest must equal the receipt's. */
+  policy?: PolicyDocument;
+  /** The status token kept with the receipt: its digest must equal the receipt's. */
+  statusToken?: string;
+  signal?: AbortSignal;
+}
+
+const BUNDLE_WIDTH = 256;
+
+/** Re-checks one side's record reference against the log as it is signed now. */
+async function checkSide(
+  side: ReceiptSide,
+  name: string,
+  client: LogClient | undefined,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const log = side.log;
+  if (!log) return [`the ${name} names no log entry, so it cannot be checked against the log`];
+  if (!client) return ["the verifier has no transparency log configured (its log option)"];
+  if (side.record_version === undefined || !side.digest) return [`the ${name} names no record version and digest`];
+  if (log.origin !== client.origin) return [`the ${name}'s log ${log.origin} is not the pinned log ${client.origin}`];
+  const read = await client.checkpoint(signal);
+  if (!read.ok) return [`the log's current checkpoint is not valid (${read.problem})`];
+  const current = read.checkpoint;
+  const root = base64Decode(log.root_hash);
+  if (!root || root.length !== 32) return [`the ${name}'s checkpoint root hash is not a SHA-256 hash`];
+  if (!Number.isSafeInteger(log.index) || log.index < 0 || log.index >= log.size) {
+    return [`the ${name}'s log index ${log.index} is not within its checkpoint of ${log.size} entries`];
+  }
+  const advance = await client.advance({ size: log.size, rootHash: root }, current, signal);
+  if (advance.outcome !== "unchanged" && advance.outcome !== "extended") {
+    return [
+      `the ${name}'s checkpoint (${log.size} entries) is not part of the log as signed now (${advance.outcome}, ${current.size} entries)`,
+    ];
+  }
+  const n = Math.floor(log.index / BUNDLE_WIDTH);
+  const bundle = await client.bundle(current, n, signal);
+  if (!bundle.ok) return [`the log's entries around ${log.index} could not be proved: ${bundle.detail}`];
+  const bytes = bundle.bundle.entries[log.index - bundle.bundle.first];
+  const entry = bytes ? decodeEntry(bytes) : undefined;
+  if (
+    entry?.identityId !== side.identity_id ||
+    entry.recordVersion !== side.record_version ||
+    entry.digest !== side.digest
+  ) {
+    return [
+      `the log's entry ${log.index} is not version ${side.record_version} (${side.digest}) of ${side.identity_id}`,
+    ];
+  }
+  return [];
+}
+
+function base64Decode(text: string): Uint8Array | undefined {
+  try {
+    return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Re-checks a receipt later: each side's record version and digest must be the log's entry at the
+ * receipt's index, in a checkpoint the log as signed now extends (so the receipt's checkpoint is
+ * the log's). With `policy` or `statusToken`, their digests must equal the receipt's. The receipt
+ * itself is not signed: keep it where you keep audit records; this check shows that what it says
+ * it relied on was published.
+ * @example
+ * const { ok, problems } = await verifyReceipt(receipt, { verifier });
+ */
+export async function verifyReceipt(
+  receipt: DecisionReceipt,
+  options: VerifyReceiptOptions,
+): Promise<ReceiptCheckResult> {
+  const problems: string[] = [];
+  if (receipt?.receipt_format !== RECEIPT_FORMAT || receipt.version !== RECEIPT_VERSION) {
+    return { ok: false, problems: [`not a ${RECEIPT_FORMAT} receipt of version ${RECEIPT_VERSION}`] };
+  }
+  if (options.policy && (await policyDigest(options.policy)) !== receipt.policy_digest) {
+    problems.push("the policy given is not the one the decision was made under (its digest differs)");
+  }
+  if (
+    options.statusToken !== undefined &&
+    (await tokenDigest(options.statusToken)) !== receipt.subject.status?.digest
+  ) {
+    problems.push("the status token given is not the one the decision relied on (its digest differs)");
+  }
+  const client = await options.verifier.transparencyLog();
+  problems.push(...(await checkSide(receipt.subject, "subject", client, options.signal)));
+  if (receipt.caller) problems.push(...(await checkSide(receipt.caller, "caller", client, options.signal)));
+  return { ok: problems.length === 0, problems };
 }

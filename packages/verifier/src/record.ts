@@ -41,6 +41,10 @@ export interface RecordBinding {
   label?: string;
   bound_at?: string;
   verification?: BindingVerification;
+  /** The environment of this bound value (a staging endpoint under a production passport says `staging`). */
+  environment?: string;
+  /** The version of this bound value. */
+  version?: string;
   /** `signing_keys` bindings while verified: the public keys (by RFC 7638 thumbprint) the service saw at its last check. */
   keys?: { thumbprint: string; kid?: string; alg?: string }[];
 }
@@ -78,11 +82,51 @@ export interface RecordEvidence {
   fresh_until?: string;
 }
 
-export interface RecordAuthority {
+/** An authority entry in the free-text shape of records before structured authority: readable, never established. */
+export interface LegacyAuthority {
   action: string;
   context: string;
+  /** Free text the service never checked. */
   granted_by?: string;
   expires_at?: string;
+}
+
+/** Who granted a structured authority, as the service checked it when it was written. */
+export interface AuthorityGrantor {
+  kind: "organisation" | "passport" | (string & {});
+  id: string;
+  /** The passport's responsible organisation, that organisation's parent, or a passport of the responsible organisation. */
+  relationship: "responsible" | "parent" | "passport" | (string & {});
+  /** The role the granting member held (organisation kinds). */
+  role?: "owner" | "admin" | (string & {});
+}
+
+export interface AuthorityScope {
+  /** What it applies to, compared exactly or by a trailing `*`. */
+  resource?: string;
+  limits?: {
+    amount?: { value: string; currency: string };
+    rate?: { count: number; per: "second" | "minute" | "hour" | "day" | (string & {}) };
+  };
+}
+
+/** A structured authority grant (docs/record-format.md): an action or pattern, its scope, who granted it and until when. */
+export interface StructuredAuthority {
+  /** An action name, or a pattern ending in `.*` or `*`. */
+  action: string;
+  scope?: AuthorityScope;
+  granted_by: AuthorityGrantor;
+  granted_at: string;
+  expires_at: string;
+  context?: string;
+}
+
+/** Structured entries have `granted_by` as an object; legacy ones a string or nothing. */
+export type RecordAuthority = LegacyAuthority | StructuredAuthority;
+
+/** True for a structured grant (its `granted_by` is an object the service checked). */
+export function isStructuredAuthority(entry: RecordAuthority): entry is StructuredAuthority {
+  return typeof entry.granted_by === "object";
 }
 
 /** The members of a published passport record that this package reads. */
@@ -220,7 +264,7 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
       entry,
       at,
       { class: "string", value: "string" },
-      { label: "string", bound_at: "string" },
+      { label: "string", bound_at: "string", environment: "string", version: "string" },
     );
     if (!binding.ok) return binding;
     const keys = (entry as Record<string, unknown>).keys;
@@ -290,14 +334,7 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
   record.evidence = evidence.value;
 
   if (json.authority !== undefined) {
-    const authority = list(json.authority, "authority", (entry, at) =>
-      member<RecordAuthority>(
-        entry,
-        at,
-        { action: "string", context: "string" },
-        { granted_by: "string", expires_at: "string" },
-      ),
-    );
+    const authority = list(json.authority, "authority", authorityEntry);
     if (!authority.ok) return authority;
     record.authority = authority.value;
   }
@@ -309,4 +346,63 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
     record.uses = uses.value;
   }
   return { ok: true, value: record };
+}
+
+/** One `authority[]` entry: structured when `granted_by` is an object, else the legacy free-text shape. */
+function authorityEntry(entry: unknown, at: string): Parsed<RecordAuthority> {
+  if (!isObject(entry) || !isObject(entry.granted_by)) {
+    return member<LegacyAuthority>(
+      entry,
+      at,
+      { action: "string", context: "string" },
+      { granted_by: "string", expires_at: "string" },
+    );
+  }
+  const grant = member<StructuredAuthority>(
+    entry,
+    at,
+    { action: "string", granted_at: "string", expires_at: "string" },
+    { context: "string" },
+  );
+  if (!grant.ok) return grant;
+  const by = member<AuthorityGrantor>(
+    entry.granted_by,
+    `${at}granted_by.`,
+    { kind: "string", id: "string", relationship: "string" },
+    { role: "string" },
+  );
+  if (!by.ok) return by;
+  grant.value.granted_by = by.value;
+  if (entry.scope === undefined) return grant;
+  const scope = member<AuthorityScope>(entry.scope, `${at}scope.`, {}, { resource: "string" });
+  if (!scope.ok) return scope;
+  const limits = (entry.scope as Record<string, unknown>).limits;
+  if (limits !== undefined) {
+    const parsed = member<NonNullable<AuthorityScope["limits"]>>(limits, `${at}scope.limits.`, {}, {});
+    if (!parsed.ok) return parsed;
+    const { amount, rate } = limits as Record<string, unknown>;
+    if (amount !== undefined) {
+      const value = member<{ value: string; currency: string }>(
+        amount,
+        `${at}scope.limits.amount.`,
+        { value: "string", currency: "string" },
+        {},
+      );
+      if (!value.ok) return value;
+      parsed.value.amount = value.value;
+    }
+    if (rate !== undefined) {
+      const value = member<{ count: number; per: string }>(
+        rate,
+        `${at}scope.limits.rate.`,
+        { count: "number", per: "string" },
+        {},
+      );
+      if (!value.ok) return value;
+      parsed.value.rate = value.value;
+    }
+    scope.value.limits = parsed.value;
+  }
+  grant.value.scope = scope.value;
+  return grant;
 }

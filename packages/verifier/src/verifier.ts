@@ -1,11 +1,12 @@
 import { type CacheEntry, copyAge, isFresh, RecordCache } from "./cache.ts";
 import type { CallerSignatures } from "./caller.ts";
 import { evaluate } from "./checks.ts";
-import type { DecideRequest, DecisionResult } from "./decide.ts";
+import { type DecideRequest, type DecisionResult, decision, expectationFor, type Verified } from "./decide.ts";
 import { type CallDecisionResult, type DecideCallRequest, decideCall } from "./decide-call.ts";
 import {
   CONSEQUENCES,
   type Consequence,
+  type DecisionExpectation,
   type Duration,
   type Expectation,
   requireDuration,
@@ -45,6 +46,7 @@ import {
   type StatusProof,
   type VerifyOutcome,
 } from "./outcome.ts";
+import { actionPolicyFor } from "./policy.ts";
 import { ambiguousRecord, checkHistory, checkRecordProof, compareWithSeen, type ProofFinding } from "./proof.ts";
 import { type PassportRecordView, parseRecord } from "./record.ts";
 import { checkStatusToken, compareWithRecord, type StatusCheck, statusPath } from "./status.ts";
@@ -386,6 +388,11 @@ export class Verifier {
    * result.outcome; // "ok", "missing_evidence", "stale", ...
    */
   async verify(identityId: string, expectation: Expectation = {}): Promise<VerifyOutcome> {
+    return (await this.#verify(identityId, expectation)).outcome;
+  }
+
+  /** {@link verify}, also returning the record decided on and the status token relied on (for `decide`). */
+  async #verify(identityId: string, expectation: DecisionExpectation): Promise<Verified> {
     // A malformed expectation is the caller's bug: refuse it before any request, never as an outcome.
     for (const requirement of expectation.evidence ?? []) {
       if (typeof requirement !== "string" && requirement.maxAge !== undefined) {
@@ -404,13 +411,15 @@ export class Verifier {
       ...(expectation.seen ? { seen: expectation.seen } : {}),
       ...(expectation.record ? { record: expectation.record } : {}),
     });
-    if (result.outcome === "not_found") return this.#issuancePending(identityId, result, expectation.signal);
-    if (result.outcome !== "resolved") return result;
+    if (result.outcome === "not_found") {
+      return { outcome: await this.#issuancePending(identityId, result, expectation.signal) };
+    }
+    if (result.outcome !== "resolved") return { outcome: result };
     // Higher consequence: the record must be the one the service's current state names (docs/verifier.md, Current proof).
-    let current: { stale?: StaleItem; proof?: StatusProof } = {};
+    let current: { stale?: StaleItem; proof?: StatusProof; token?: string } = {};
     if (expectation.consequence === "higher") {
       const proven = await this.#currentProof(identityId, result.record, expectation, statusMaxAge);
-      if ("network" in proven) return proven.network;
+      if ("network" in proven) return { outcome: proven.network, record: result.record };
       current = proven;
       if (current.proof) result.proof.status = current.proof;
     }
@@ -419,9 +428,10 @@ export class Verifier {
       ...evaluate(result.record, expectation, result.source, this.#now(), current.stale),
       ...currentAsOf,
     };
+    const relied = { record: result.record, ...(current.token && current.proof ? { statusToken: current.token } : {}) };
     if (verdict.outcome === "ok" && result.proof.signature !== "verified") {
       const { ok: _, identity_is_not_authorization: __, authorization_note: ___, findings: ____, ...rest } = verdict;
-      return {
+      const skipped: VerifyOutcome = {
         ...outcome<OkSignatureSkipped>({
           ...rest,
           outcome: "ok_signature_skipped",
@@ -431,8 +441,9 @@ export class Verifier {
         }),
         proof: result.proof,
       };
+      return { outcome: skipped, ...relied };
     }
-    return { ...verdict, proof: result.proof };
+    return { outcome: { ...verdict, proof: result.proof }, ...relied };
   }
 
   /**
@@ -444,9 +455,18 @@ export class Verifier {
    * if (result.decision !== "allow") refuse(result.receipt);
    */
   decideCall(request: DecideCallRequest): Promise<CallDecisionResult> {
-    return decideCall(this, request, {
+    return decideCall(request, {
       ...(this.#callerSignatures ? { signatures: this.#callerSignatures } : {}),
       now: this.#now,
+      decide: async (identityId, decideRequest) => {
+        const action = actionPolicyFor(decideRequest.policy, decideRequest.action);
+        const expectation = expectationFor(action, decideRequest);
+        const verified = await this.#verify(identityId, expectation);
+        return {
+          result: await decision(identityId, decideRequest, action, expectation, verified, this.#now()),
+          ...(verified.record ? { record: verified.record } : {}),
+        };
+      },
     });
   }
 
@@ -461,7 +481,20 @@ export class Verifier {
    * if (decision !== "allow") refuse(decision);
    */
   async decide(identityId: string, request: DecideRequest): Promise<DecisionResult> {
-    throw new Error(`decide(${identityId}, ${request.action}) is not implemented yet`);
+    const action = actionPolicyFor(request.policy, request.action);
+    const expectation = expectationFor(action, request);
+    const verified = await this.#verify(identityId, expectation);
+    return decision(identityId, request, action, expectation, verified, this.#now());
+  }
+
+  /**
+   * The transparency log this verifier checks records against (its `log` option), or undefined
+   * without one; `verifyReceipt` uses it to re-check a receipt's entry later.
+   */
+  async transparencyLog(): Promise<LogClient | undefined> {
+    if (!this.#logOptions) return undefined;
+    this.#log ??= logClientFor(this.resolver, this.#http, this.#logOptions);
+    return (await this.#log).client;
   }
 
   /**
@@ -476,11 +509,12 @@ export class Verifier {
     record: PassportRecordView,
     expectation: Expectation,
     maxAgeSeconds: number,
-  ): Promise<{ network: NetworkFailure } | { stale?: StaleItem; proof?: StatusProof }> {
+  ): Promise<{ network: NetworkFailure } | { stale?: StaleItem; proof?: StatusProof; token?: string }> {
     const keys = await this.#trustedKeys(identityId, expectation.signal);
     if (keys && !(keys instanceof KeyRing)) return { network: keys };
     let check: StatusCheck | undefined;
     let from: StatusProof["source"] = "stapled";
+    let token = expectation.statusToken;
     if (expectation.statusToken) {
       check = await checkStatusToken(expectation.statusToken, keys, identityId, this.#now(), maxAgeSeconds);
     }
@@ -492,6 +526,7 @@ export class Verifier {
       }
       check = await checkStatusToken(fetched.token, keys, identityId, this.#now(), maxAgeSeconds);
       from = "fetched";
+      token = fetched.token;
     }
     if (!check.ok) return { stale: { what: "status", problem: check.problem, detail: check.detail } };
     const { claims } = check;
@@ -506,7 +541,7 @@ export class Verifier {
       lifecycle: claims.lifecycle,
     };
     const stale = compareWithRecord(claims, record);
-    return { proof, ...(stale ? { stale } : {}) };
+    return { proof, ...(token ? { token } : {}), ...(stale ? { stale } : {}) };
   }
 
   /** Reads a status token from the resolver's status route. */

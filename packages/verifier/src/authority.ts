@@ -1,0 +1,151 @@
+/**
+ * Evaluates a policy's required authority against a record's structured authority (docs/policy.md,
+ * Authority). Identity never stands in for authority (spec 4.6): only a structured grant, by a
+ * grantor the policy accepts, covering the action, resource and amount, and not expired, holds.
+ */
+import type { AuthorityCheck } from "./decide.ts";
+import type { GrantRelationship, RequiredAuthority } from "./policy.ts";
+import { isStructuredAuthority, type PassportRecordView, type StructuredAuthority } from "./record.ts";
+
+const DEFAULT_GRANTORS: readonly GrantRelationship[] = ["responsible", "parent"];
+const DECIMAL = /^(0|[1-9]\d*)(?:\.(\d+))?$/;
+
+/** True when the grant's action (a name, or a pattern ending in `.*` or `*`) covers `action`. */
+export function actionCovers(pattern: string, action: string): boolean {
+  if (pattern === action || pattern === "*") return true;
+  if (pattern.endsWith(".*")) return action.startsWith(pattern.slice(0, -1));
+  if (pattern.endsWith("*")) return action.startsWith(pattern.slice(0, -1));
+  return false;
+}
+
+/** A resource scope compared exactly, or by a trailing `*`. */
+function resourceCovers(scope: string, resource: string): boolean {
+  return scope === resource || (scope.endsWith("*") && resource.startsWith(scope.slice(0, -1)));
+}
+
+/** Compares two non-negative decimals written as text; undefined when either is not one. */
+export function compareDecimal(a: string, b: string): number | undefined {
+  const x = DECIMAL.exec(a);
+  const y = DECIMAL.exec(b);
+  if (!x || !y) return undefined;
+  const digits = Math.max(x[2]?.length ?? 0, y[2]?.length ?? 0);
+  const scaled = (m: RegExpExecArray) => BigInt(`${m[1]}${(m[2] ?? "").padEnd(digits, "0")}`);
+  const d = scaled(x) - scaled(y);
+  return d === 0n ? 0 : d > 0n ? 1 : -1;
+}
+
+/** Why a grant that covers the action does not hold, or undefined when it holds. */
+function grantProblem(
+  grant: StructuredAuthority,
+  record: PassportRecordView,
+  entitled: readonly GrantRelationship[],
+  resource: string | undefined,
+  amount: { value: string; currency: string } | undefined,
+  now: number,
+): { result: "not_held" | "expired" | "not_entitled"; detail: string } | undefined {
+  const by = grant.granted_by;
+  const organisation = record.organisation;
+  const matchesRelationship =
+    (by.relationship === "responsible" && by.kind === "organisation" && by.id === organisation?.id) ||
+    (by.relationship === "parent" && by.kind === "organisation" && by.id === organisation?.parent?.id) ||
+    (by.relationship === "passport" && by.kind === "passport");
+  if (!entitled.includes(by.relationship as GrantRelationship)) {
+    return {
+      result: "not_entitled",
+      detail: `granted by ${by.kind} ${by.id} (${by.relationship}), which the policy does not accept`,
+    };
+  }
+  if (!matchesRelationship) {
+    return {
+      result: "not_entitled",
+      detail: `granted by ${by.kind} ${by.id} as ${by.relationship}, which is not this passport's ${by.relationship === "parent" ? "parent organisation" : "responsible organisation"}`,
+    };
+  }
+  if (by.kind === "organisation" && by.role !== undefined && by.role !== "owner" && by.role !== "admin") {
+    return { result: "not_entitled", detail: `granted by a member with role ${by.role}` };
+  }
+  if (
+    resource !== undefined &&
+    grant.scope?.resource !== undefined &&
+    !resourceCovers(grant.scope.resource, resource)
+  ) {
+    return { result: "not_held", detail: `the grant covers ${grant.scope.resource}, not ${resource}` };
+  }
+  if (amount !== undefined) {
+    const limit = grant.scope?.limits?.amount;
+    if (!limit) return { result: "not_held", detail: "the grant states no amount limit, so it covers no amount" };
+    if (limit.currency !== amount.currency) {
+      return { result: "not_held", detail: `the grant's limit is in ${limit.currency}, not ${amount.currency}` };
+    }
+    const order = compareDecimal(amount.value, limit.value);
+    if (order === undefined) return { result: "not_held", detail: `the grant's limit ${limit.value} is not a decimal` };
+    if (order > 0) {
+      return {
+        result: "not_held",
+        detail: `${amount.value} ${amount.currency} exceeds the limit of ${limit.value} ${limit.currency}`,
+      };
+    }
+  }
+  const granted = Date.parse(grant.granted_at);
+  if (!(granted <= now)) return { result: "not_held", detail: `granted for ${grant.granted_at}, not yet in force` };
+  const expires = Date.parse(grant.expires_at);
+  if (!(expires > now)) return { result: "expired", detail: `expired at ${grant.expires_at}` };
+  return undefined;
+}
+
+const RANK = { not_entitled: 3, expired: 2, not_held: 1 } as const;
+
+/**
+ * The required authority for `action` against the record's `authority[]` at `now`. The call's own
+ * `amount` and `resource` take precedence over the policy's.
+ * @example
+ * evaluateAuthority(record, { granted_by: ["responsible"] }, "payments.refund", { amount: { value: "50.00", currency: "EUR" } }, Date.now());
+ * // { result: "held", action: "payments.refund", grant: 0, detail: "..." }
+ */
+export function evaluateAuthority(
+  record: PassportRecordView,
+  required: RequiredAuthority,
+  actionName: string,
+  call: { amount?: { value: string; currency: string }; resource?: string },
+  now: number,
+): AuthorityCheck {
+  const action = required.action ?? actionName;
+  const entitled = required.granted_by ?? DEFAULT_GRANTORS;
+  const resource = call.resource ?? required.resource;
+  const amount = call.amount ?? required.amount;
+  const entries = record.authority ?? [];
+  let closest: AuthorityCheck | undefined;
+  let closestRank = 0;
+  let legacy: number | undefined;
+  for (const [index, entry] of entries.entries()) {
+    if (!actionCovers(entry.action, action)) continue;
+    if (!isStructuredAuthority(entry)) {
+      legacy ??= index;
+      continue;
+    }
+    const problem = grantProblem(entry, record, entitled, resource, amount, now);
+    if (!problem) {
+      return {
+        result: "held",
+        action,
+        grant: index,
+        detail: `granted for ${entry.action} by ${entry.granted_by.kind} ${entry.granted_by.id} until ${entry.expires_at}`,
+      };
+    }
+    if (RANK[problem.result] > closestRank) {
+      closestRank = RANK[problem.result];
+      closest = { result: problem.result, action, grant: index, detail: problem.detail };
+    }
+  }
+  // A structured grant that came close says more than a legacy entry; a legacy entry more than nothing.
+  if (closest && closest.result !== "not_held") return closest;
+  if (legacy !== undefined && !closest) {
+    return {
+      result: "not_established",
+      action,
+      grant: legacy,
+      detail: "only a free-text authority entry names this action; it was never checked, so it establishes nothing",
+    };
+  }
+  return closest ?? { result: "not_held", action, detail: `no authority entry covers ${action}` };
+}
