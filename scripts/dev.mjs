@@ -2,7 +2,7 @@
 // resolver, the control plane, the marketplace simulator and the hosts simulator in one workerd process (local D1/KV/
 // Queues persisted under .wrangler/state; docs/local-development.md says why one process), seeds
 // the demo organisation and passports once, and prints what a newcomer needs to try it.
-import { randomBytes } from "node:crypto";
+import { randomBytes, webcrypto } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
@@ -27,6 +27,8 @@ const marketplacePort = Number(process.env.MARKETPLACE_PORT ?? controlPort + 2);
 const marketplaceUrl = `http://127.0.0.1:${marketplacePort}`;
 const hostsPort = Number(process.env.HOSTS_SIM_PORT ?? controlPort + 3);
 const hostsUrl = `http://127.0.0.1:${hostsPort}`;
+const demoApiPort = Number(process.env.DEMO_API_PORT ?? controlPort + 4);
+const demoApiUrl = `http://127.0.0.1:${demoApiPort}`;
 // The tests give each local service its own state directory, so it never shares SQLite files with another.
 const persistTo = resolve(root, process.env.PASSPORT_STATE_DIR ?? join(".wrangler", "state"));
 const seedFile = join(persistTo, "demo-passports.json");
@@ -86,6 +88,10 @@ async function demoPassport(token, { evidence: _added, ...passport }) {
 }
 
 const DEMO_MANIFEST = "https://agents.demo.example/support/agent-card.json";
+// The call path demo (docs/reciprocal-trust.md): the demo agent's Web Bot Auth key directory, and
+// the origin of the demo API (workers/demo-api) the agent calls, bound to the Demo Payments API.
+const DEMO_KEY_DIRECTORY = "https://agents.demo.example/.well-known/http-message-signatures-directory";
+const DEMO_API_ORIGIN = "https://payments.demo.example";
 const DEMO_PASSPORTS = [
   {
     family: "api",
@@ -107,7 +113,10 @@ const DEMO_PASSPORTS = [
     family: "agent",
     display_name: "Demo Support Agent",
     environment: "production",
-    bindings: [{ class: "manifest", value: DEMO_MANIFEST }],
+    bindings: [
+      { class: "manifest", value: DEMO_MANIFEST },
+      { class: "signing_keys", value: DEMO_KEY_DIRECTORY },
+    ],
     // The envelope's required claims (ENVELOPE_REQUIRED_CLAIMS): agent.manifest_control comes from
     // the service's own check of the manifest (verifyDemoAgent); agent.operator_identity from the
     // demo auditor, a source this start trusts with its local key (TRUSTED_EVIDENCE_ATTESTERS).
@@ -150,8 +159,9 @@ async function addDemoEvidence(token, demo) {
  * the service verify the manifest binding, so the demo agent's envelope is current. The simulator
  * keeps fixtures in memory, so this runs on every start.
  */
-async function verifyDemoAgent(token, agentId) {
+async function verifyDemoAgent(token, agentId, agentKey) {
   const card = new URL(DEMO_MANIFEST);
+  const directory = new URL(DEMO_KEY_DIRECTORY);
   const fixture = await fetch(`${hostsUrl}/hosts/${card.hostname}`, {
     method: "PUT",
     body: JSON.stringify({
@@ -160,22 +170,81 @@ async function verifyDemoAgent(token, agentId) {
           content_type: "application/json",
           body: { name: "Demo Support Agent", url: "https://agents.demo.example/support", passport: agentId },
         },
+        // The agent's Web Bot Auth key directory: its public signing key, naming its passport.
+        [directory.pathname]: {
+          content_type: "application/http-message-signatures-directory+json",
+          body: { passport: agentId, keys: [agentKey.publicJwk] },
+        },
       },
     }),
   });
   if (fixture.status !== 204) throw new Error(`hosts simulator refused the demo fixture: ${fixture.status}`);
-  const view = await api(token, "GET", `/v1/passports/${agentId}`);
-  const manifest = view.bindings.find((b) => b.class === "manifest" && b.value === DEMO_MANIFEST);
-  if (!manifest || manifest.verification.state === "verified") return;
-  // A check that could not reach the simulated host is tried again: on a loaded machine the first
-  // subrequest inside a freshly started runtime has failed about once in twenty cold starts.
+  let view = await api(token, "GET", `/v1/passports/${agentId}`);
+  // A state seeded before the call path demo has no signing_keys binding yet.
+  if (!view.bindings.some((b) => b.class === "signing_keys" && b.value === DEMO_KEY_DIRECTORY)) {
+    view = await api(token, "POST", `/v1/passports/${agentId}/bindings`, {
+      class: "signing_keys",
+      value: DEMO_KEY_DIRECTORY,
+    });
+  }
+  for (const value of [DEMO_MANIFEST, DEMO_KEY_DIRECTORY]) {
+    const binding = view.bindings.find((b) => b.value === value);
+    if (binding) await verifyBinding(token, agentId, binding);
+  }
+}
+
+/**
+ * Has the service verify a binding (already verified ones are re-checked only when asked). A check
+ * that could not reach the simulated host is tried again: on a loaded machine the first subrequest
+ * inside a freshly started runtime has failed about once in twenty cold starts.
+ */
+async function verifyBinding(token, id, binding, { force = false } = {}) {
+  if (binding.verification.state === "verified" && !force) return;
   let outcome;
   for (let attempt = 1; attempt <= 4; attempt++) {
-    outcome = await api(token, "POST", `/v1/passports/${agentId}/bindings/${manifest.id}/verify`);
-    if (outcome.result === "verified") return;
+    outcome = await api(token, "POST", `/v1/passports/${id}/bindings/${binding.id}/verify`);
+    if (outcome.result === "verified") return outcome;
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
-  throw new Error(`the demo agent's manifest was not verified: ${outcome.reason}`);
+  throw new Error(`the demo binding ${binding.value} was not verified: ${outcome.reason}`);
+}
+
+/**
+ * The demo API's side of the call path: the Demo Payments API's endpoint is proven by the
+ * well-known document on its (simulated) host, so a consumer's check of the URL passes, and the
+ * demo API Worker is told which passport it answers as.
+ */
+async function setUpDemoApi(token, apiId, mf) {
+  const view = await api(token, "GET", `/v1/passports/${apiId}`);
+  const endpoint = view.bindings.find((b) => b.class === "endpoint" && b.value.startsWith(DEMO_API_ORIGIN));
+  if (endpoint && endpoint.verification.state !== "verified") {
+    const first = await api(token, "POST", `/v1/passports/${apiId}/bindings/${endpoint.id}/verify`);
+    const document = first.instructions?.well_known?.document ?? { identities: [{ identity_id: apiId }] };
+    const host = new URL(DEMO_API_ORIGIN).hostname;
+    const fixture = await fetch(`${hostsUrl}/hosts/${host}`, {
+      method: "PUT",
+      body: JSON.stringify({
+        paths: { "/.well-known/passport-identity.json": { content_type: "application/json", body: document } },
+      }),
+    });
+    if (fixture.status !== 204) throw new Error(`hosts simulator refused the demo API fixture: ${fixture.status}`);
+    if (first.result !== "verified") await verifyBinding(token, apiId, endpoint);
+  }
+  const config = await mf.getKVNamespace("DEMO_CONFIG", "passport-demo-api");
+  await config.put("API_PASSPORT", apiId);
+}
+
+/** The demo agent's Ed25519 signing key, made once and kept beside the dev keys (never in the state). */
+async function demoAgentKey() {
+  const file = join(root, ".wrangler", "dev-auth", "demo-agent-key.json");
+  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
+  const pair = await webcrypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
+  const key = {
+    privateJwk: await webcrypto.subtle.exportKey("jwk", pair.privateKey),
+    publicJwk: await webcrypto.subtle.exportKey("jwk", pair.publicKey),
+  };
+  writeFileSync(file, JSON.stringify(key, null, 2), { mode: 0o600 });
+  return key;
 }
 
 async function seed(token) {
@@ -235,6 +304,16 @@ const workers = [
     config: join("workers", "marketplace-sim", "wrangler.toml"),
     port: marketplacePort,
     vars: { FULFILLMENT_URL: `${controlUrl}/marketplace/fulfill` },
+  },
+  {
+    name: "passport-demo-api",
+    config: join("workers", "demo-api", "wrangler.toml"),
+    port: demoApiPort,
+    vars: {
+      RESOLVER_URL: resolverUrl,
+      SIGNING_JWKS: JSON.stringify({ keys: [signing.publicJwk] }),
+      PUBLIC_ORIGIN: DEMO_API_ORIGIN,
+    },
   },
   {
     name: "passport-resolver",
@@ -300,7 +379,9 @@ try {
   const demo = await seed(token);
   await addDemoEvidence(token, demo);
   const agent = demo.find((p) => p.family === "agent");
-  if (agent) await verifyDemoAgent(token, agent.identity_id);
+  if (agent) await verifyDemoAgent(token, agent.identity_id, await demoAgentKey());
+  const payments = demo.find((p) => p.display_name === "Demo Payments API");
+  if (payments) await setUpDemoApi(token, payments.identity_id, service.mf);
   const first = demo[0].identity_id;
   // A fresh endpoint each start, so the printed create command never collides with an earlier one.
   const exampleSuffix = Date.now().toString(36);
@@ -326,6 +407,9 @@ Try:
   curl -s ${controlUrl}/v1/me -H "authorization: Bearer ${token}"
 
   curl -s "${resolverUrl}/api/agent-envelope?target=${encodeURIComponent(DEMO_MANIFEST)}"
+
+Call path demo: the demo agent signs a call to the demo API (${demoApiUrl}, served as ${DEMO_API_ORIGIN}):
+  npm run call-demo                     (docs/reciprocal-trust.md, Call path)
 
 Acquisition demo: open ${marketplaceUrl}/ (simulated marketplace), subscribe, and claim on the onboarding page with the token above (docs/acquisition.md).
 
