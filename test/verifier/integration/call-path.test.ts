@@ -10,14 +10,16 @@ import { Verifier } from "../../../packages/verifier/src/index.ts";
 const service = inject("service");
 const API_ORIGIN = "https://payments.demo.example";
 const KEY_DIRECTORY_PATH = "/.well-known/http-message-signatures-directory";
+// biome-ignore lint/suspicious/noExplicitAny: the service's JSON answers, read as the test needs them
+type Body = Record<string, any>;
 
-async function control(method: string, path: string, body?: unknown): Promise<Record<string, any>> {
+async function control(method: string, path: string, body?: unknown): Promise<Body> {
   const response = await fetch(`${service.control}${path}`, {
     method,
     headers: { authorization: `Bearer ${service.token}`, ...(body ? { "content-type": "application/json" } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
-  const json = (await response.json()) as Record<string, any>;
+  const json = (await response.json()) as Body;
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
   return json;
 }
@@ -87,7 +89,7 @@ describe("the call path on npm start", () => {
     const call = await agentFetch(signer);
 
     const accepted = await call(`${API_ORIGIN}/v1/orders`);
-    const body = (await accepted.json()) as Record<string, any>;
+    const body = (await accepted.json()) as Body;
     expect(accepted.status).toBe(200);
     expect(body.caller).toBe(agent.id);
     expect(body.receipt).toMatchObject({ decision: "allow", caller: { identity_id: agent.id } });
