@@ -12,7 +12,17 @@ import { PassportCheckError, passportFetch, RequestSigner } from "../../packages
 import type { PolicyDocument } from "../../packages/verifier/src/index.ts";
 import { McpPassportError, withPassport } from "../../packages/verifier/src/mcp.ts";
 import { type ProviderVariables, passportProvider, webBotAuth } from "../../packages/verifier/src/provider.ts";
-import { type ContractRecord, contractRecord, RecordServer, verified } from "./support.ts";
+import {
+  type ContractRecord,
+  contractRecord,
+  Owner,
+  RESOLVER,
+  RecordServer,
+  recording,
+  resolverFetch,
+  verified,
+  verifierFor,
+} from "./support.ts";
 
 const DIRECTORY = "https://agent.example/.well-known/http-message-signatures-directory";
 const API_URL = "https://api.contract.example/v1/orders";
@@ -412,5 +422,37 @@ describe("withPassport: the MCP client checks the server's passport", () => {
     expect((error as McpPassportError).result?.outcome.outcome).toBe("state_not_operative");
     expect(toolCalls()).toBe(1);
     await client.close();
+  });
+});
+
+describe("higher with a stapled token: the cached record it proves current needs no request", () => {
+  const recordCalls = (calls: { url: string }[]) => calls.filter((c) => c.url.endsWith(".json")).length;
+  const statusOf = async (id: string) =>
+    ((await (await resolverFetch(`${RESOLVER}/api/p/${id}/status`)).json()) as { token: string }).token;
+
+  it("reuses the cached copy of exactly the version the token states, and fetches when it states another", async () => {
+    const owner = await Owner.create();
+    const { id } = await owner.apiPassport();
+    const { fetch, calls } = recording();
+    const verifier = verifierFor({ fetch });
+    expect((await verifier.verify(id, { family: "api", consequence: "higher" })).outcome).toBe("ok");
+    const fetched = recordCalls(calls);
+
+    const current = await verifier.verify(id, {
+      family: "api",
+      consequence: "higher",
+      statusToken: await statusOf(id),
+    });
+    expect(current).toMatchObject({
+      outcome: "ok",
+      source: { from_cache: true },
+      proof: { status: { source: "stapled" } },
+    });
+    expect(recordCalls(calls)).toBe(fetched);
+
+    await owner.state(id, { lifecycle: "revoked", reason: "key compromise" });
+    const after = await verifier.verify(id, { family: "api", consequence: "higher", statusToken: await statusOf(id) });
+    expect(recordCalls(calls)).toBe(fetched + 1);
+    expect(after.outcome).not.toBe("ok");
   });
 });

@@ -122,6 +122,12 @@ export interface ResolveOptions {
    * as for a fetched one, and it never enters the cache.
    */
   record?: SuppliedRecord;
+  /**
+   * A version the service stated as current in a status token checked just now (`verify` sets it
+   * at `higher` from a stapled token): a cached copy of exactly this version and digest is used
+   * without a request, since the token proves it current.
+   */
+  currentAs?: { record_version: number; digest: string };
 }
 
 /** A record the resolver returned (or the cache held, within the resolver's own freshness lifetime). */
@@ -252,11 +258,15 @@ export class Verifier {
     // though it still counts as a version seen before. A supplied record is decided on as given.
     const cached = !supplied && stored && this.#acceptable(stored, keys) ? stored : undefined;
     const now = this.#now();
+    const provenCurrent =
+      cached &&
+      options.currentAs !== undefined &&
+      cached.record.record_version === options.currentAs.record_version &&
+      cached.record.digest === options.currentAs.digest;
     if (
       cached &&
-      consequence === "lower" &&
-      isFresh(cached, now) &&
-      (maxAge === undefined || copyAge(cached, now) <= maxAge)
+      (provenCurrent ||
+        (consequence === "lower" && isFresh(cached, now) && (maxAge === undefined || copyAge(cached, now) <= maxAge)))
     ) {
       const how = { from_cache: true, revalidated: false, attempts: 0 };
       return this.#confirm(identityId, cached, undefined, url, now, how, keys, options);
@@ -403,7 +413,24 @@ export class Verifier {
       expectation.statusMaxAge === undefined
         ? DEFAULT_STATUS_MAX_AGE_SECONDS
         : requireDuration(expectation.statusMaxAge, "statusMaxAge");
+    // Higher with a stapled token: checked first, so a cached copy of the version it states as
+    // current needs no request (docs/verifier.md, Current proof).
+    let stapled: StatusCheck | undefined;
+    if (expectation.consequence === "higher" && expectation.statusToken && !expectation.record) {
+      const keys = await this.#trustedKeys(identityId, expectation.signal);
+      if (!keys || keys instanceof KeyRing) {
+        stapled = await checkStatusToken(expectation.statusToken, keys, identityId, this.#now(), statusMaxAge);
+      }
+    }
+    const currentAs =
+      stapled?.ok &&
+      stapled.claims.publication === "published" &&
+      stapled.claims.record_version !== undefined &&
+      stapled.claims.digest !== undefined
+        ? { record_version: stapled.claims.record_version, digest: stapled.claims.digest }
+        : undefined;
     const result = await this.resolve(identityId, {
+      ...(currentAs ? { currentAs } : {}),
       ...(expectation.consequence ? { consequence: expectation.consequence } : {}),
       ...(expectation.maxAge !== undefined ? { maxAge: expectation.maxAge } : {}),
       ...(expectation.signal ? { signal: expectation.signal } : {}),
@@ -418,7 +445,7 @@ export class Verifier {
     // Higher consequence: the record must be the one the service's current state names (docs/verifier.md, Current proof).
     let current: { stale?: StaleItem; proof?: StatusProof; token?: string } = {};
     if (expectation.consequence === "higher") {
-      const proven = await this.#currentProof(identityId, result.record, expectation, statusMaxAge);
+      const proven = await this.#currentProof(identityId, result.record, expectation, statusMaxAge, stapled);
       if ("network" in proven) return { outcome: proven.network, record: result.record };
       current = proven;
       if (current.proof) result.proof.status = current.proof;
@@ -509,13 +536,14 @@ export class Verifier {
     record: PassportRecordView,
     expectation: Expectation,
     maxAgeSeconds: number,
+    stapled?: StatusCheck,
   ): Promise<{ network: NetworkFailure } | { stale?: StaleItem; proof?: StatusProof; token?: string }> {
     const keys = await this.#trustedKeys(identityId, expectation.signal);
     if (keys && !(keys instanceof KeyRing)) return { network: keys };
-    let check: StatusCheck | undefined;
+    let check: StatusCheck | undefined = stapled;
     let from: StatusProof["source"] = "stapled";
     let token = expectation.statusToken;
-    if (expectation.statusToken) {
+    if (expectation.statusToken && !check) {
       check = await checkStatusToken(expectation.statusToken, keys, identityId, this.#now(), maxAgeSeconds);
     }
     if (!check?.ok) {

@@ -55,7 +55,7 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
   for (const check of checks ?? []) {
     missed ||= !check.ok;
     console.log(
-      `${check.ok ? "met" : "MISSED"}: ${check.name} = ${fixed(check.value)} (target >= ${check.target}; ${check.detail})`,
+      `${check.ok ? "met" : "MISSED"}: ${check.name} = ${fixed(check.value, 3)} (target ${check.below ? "<" : ">="} ${check.target}; ${check.detail})`,
     );
   }
   if (bundle) {

@@ -10,6 +10,7 @@ import {
   MediaType,
   type Signer,
   signatureHeaders,
+  type Verify,
   verify as verifyMessage,
 } from "web-bot-auth";
 import { signerFromJWK, verifierFromJWK } from "web-bot-auth/crypto";
@@ -179,6 +180,8 @@ export function webBotAuth(options: WebBotAuthOptions = {}): CallerSignatures {
   const directories = new Map<string, Directory>();
   const reading = new Map<string, Promise<Directory>>();
   const misses = new Map<string, number>();
+  /** Imported public keys by thumbprint (a thumbprint names one key, so this never goes stale). */
+  const verifiers = new Map<string, Verify<void>>();
 
   async function read(url: string, signal?: AbortSignal): Promise<Directory> {
     const signals = [AbortSignal.timeout(options.timeoutMs ?? 3000), ...(signal ? [signal] : [])];
@@ -277,7 +280,13 @@ export function webBotAuth(options: WebBotAuthOptions = {}): CallerSignatures {
             throw new Refusal("key_unavailable", `The key directory could not be read: ${(error as Error).message}.`);
           }
           try {
-            await (await verifierFromJWK(jwk))(data, signature, params);
+            let check = verifiers.get(match.key.thumbprint);
+            if (!check) {
+              check = await verifierFromJWK(jwk);
+              if (verifiers.size >= 1000) verifiers.clear();
+              verifiers.set(match.key.thumbprint, check);
+            }
+            await check(data, signature, params);
           } catch {
             throw new Refusal("signature_invalid", "The signature does not verify with the proven key.");
           }
