@@ -24,7 +24,7 @@ import {
 import { type FetchLike, insecureAddress, platformFetch } from "../http.ts";
 
 /** What every request signature must cover: who is called, how, and which passport the caller names. */
-export const SIGNED_COMPONENTS = ["@method", "@authority", "@path", "signature-agent", "passport-agent"] as const;
+const SIGNED_COMPONENTS = ["@method", "@authority", "@path", "signature-agent", "passport-agent"] as const;
 /** The minimum a signature must cover to count (a Web Bot Auth signer adds `passport-agent`). */
 const REQUIRED_COMPONENTS = ["@authority", "passport-agent"];
 
