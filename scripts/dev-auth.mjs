@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { attestationFacts, EVIDENCE_ATTESTATION_TYPE } from "@passport/domain";
 import { DEVELOPMENT_ISSUER } from "@passport/domain/development";
-import { CompactSign, importJWK, SignJWT } from "jose";
+import { CompactSign, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT } from "jose";
 import { logKeyPair, signingKeyPair } from "./dev-keys.mjs";
 
 export const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -35,6 +35,30 @@ export const DEMO_AUDITOR = "Demo trusted auditor";
 
 /** The demo auditor's key pair: the control plane trusts its public half (TRUSTED_EVIDENCE_ATTESTERS). */
 export const demoAuditorKeys = () => localKeyPair("demo-auditor");
+
+/** The demo agent's Web Bot Auth key directory (docs/reciprocal-trust.md), served by the hosts simulator. */
+export const DEMO_KEY_DIRECTORY = "https://agents.demo.example/.well-known/http-message-signatures-directory";
+
+/**
+ * The demo agent's request-signing key (docs/reciprocal-trust.md): an Ed25519 key pair kept in
+ * `.wrangler/dev-auth/demo-agent-signing.json`, made on first use. Its public half is served in the
+ * demo agent's Web Bot Auth key directory (hosts simulator) and proven as the agent passport's
+ * signing_keys binding; `kid` is the key's RFC 7638 thumbprint, the `keyid` its signatures name.
+ */
+export async function demoAgentSigningKeys() {
+  const file = join(keyDir, "demo-agent-signing.json");
+  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
+  const { publicKey, privateKey } = await generateKeyPair("Ed25519", { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint(publicJwk, "sha256");
+  const keys = {
+    publicJwk: { ...publicJwk, kid, alg: "ed25519", use: "sig" },
+    privateJwk: { ...(await exportJWK(privateKey)), kid, alg: "ed25519" },
+  };
+  mkdirSync(keyDir, { recursive: true });
+  writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
+  return keys;
+}
 
 /**
  * The demo auditor's attestation of one evidence item of one passport (docs/evidence-attestation.md):

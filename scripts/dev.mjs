@@ -2,13 +2,15 @@
 // resolver, the control plane, the marketplace simulator and the hosts simulator in one workerd process (local D1/KV/
 // Queues persisted under .wrangler/state; docs/local-development.md says why one process), seeds
 // the demo organisation and passports once, and prints what a newcomer needs to try it.
-import { randomBytes, webcrypto } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
   attestAsDemoAuditor,
   DEMO_AUDITOR,
+  DEMO_KEY_DIRECTORY,
   DEMO_ORGANISATION,
+  demoAgentSigningKeys,
   demoAuditorKeys,
   developmentKeys,
   logSigningKeys,
@@ -88,9 +90,8 @@ async function demoPassport(token, { evidence: _added, ...passport }) {
 }
 
 const DEMO_MANIFEST = "https://agents.demo.example/support/agent-card.json";
-// The call path demo (docs/reciprocal-trust.md): the demo agent's Web Bot Auth key directory, and
-// the origin of the demo API (workers/demo-api) the agent calls, bound to the Demo Payments API.
-const DEMO_KEY_DIRECTORY = "https://agents.demo.example/.well-known/http-message-signatures-directory";
+// The call path demo (docs/reciprocal-trust.md): the origin of the demo API (workers/demo-api) the
+// demo agent calls, bound to the Demo Payments API.
 const DEMO_API_ORIGIN = "https://payments.demo.example";
 const DEMO_PASSPORTS = [
   {
@@ -159,9 +160,10 @@ async function addDemoEvidence(token, demo) {
  * the service verify the manifest binding, so the demo agent's envelope is current. The simulator
  * keeps fixtures in memory, so this runs on every start.
  */
-async function verifyDemoAgent(token, agentId, agentKey) {
+async function verifyDemoAgent(token, agentId) {
   const card = new URL(DEMO_MANIFEST);
   const directory = new URL(DEMO_KEY_DIRECTORY);
+  const signingKeys = await demoAgentSigningKeys();
   const fixture = await fetch(`${hostsUrl}/hosts/${card.hostname}`, {
     method: "PUT",
     body: JSON.stringify({
@@ -170,27 +172,47 @@ async function verifyDemoAgent(token, agentId, agentKey) {
           content_type: "application/json",
           body: { name: "Demo Support Agent", url: "https://agents.demo.example/support", passport: agentId },
         },
-        // The agent's Web Bot Auth key directory: its public signing key, naming its passport.
+        // The key directory names the passport; the service proves it as the signing_keys binding.
         [directory.pathname]: {
           content_type: "application/http-message-signatures-directory+json",
-          body: { passport: agentId, keys: [agentKey.publicJwk] },
+          body: { passport: agentId, keys: [signingKeys.publicJwk] },
         },
       },
     }),
   });
   if (fixture.status !== 204) throw new Error(`hosts simulator refused the demo fixture: ${fixture.status}`);
   let view = await api(token, "GET", `/v1/passports/${agentId}`);
-  // A state seeded before the call path demo has no signing_keys binding yet.
+  // States seeded before signing keys existed get the binding now.
   if (!view.bindings.some((b) => b.class === "signing_keys" && b.value === DEMO_KEY_DIRECTORY)) {
     view = await api(token, "POST", `/v1/passports/${agentId}/bindings`, {
       class: "signing_keys",
       value: DEMO_KEY_DIRECTORY,
     });
   }
-  for (const value of [DEMO_MANIFEST, DEMO_KEY_DIRECTORY]) {
-    const binding = view.bindings.find((b) => b.value === value);
-    if (binding) await verifyBinding(token, agentId, binding);
+  for (const [cls, value] of [
+    ["manifest", DEMO_MANIFEST],
+    ["signing_keys", DEMO_KEY_DIRECTORY],
+  ]) {
+    const binding = view.bindings.find((b) => b.class === cls && b.value === value);
+    const current = binding?.keys?.some((k) => k.thumbprint === signingKeys.publicJwk.kid) ?? true;
+    if (!binding || (binding.verification.state === "verified" && current)) continue;
+    // A check that could not reach the simulated host is tried again: on a loaded machine the first
+    // subrequest inside a freshly started runtime has failed about once in twenty cold starts.
+    let outcome;
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      outcome = await api(token, "POST", `/v1/passports/${agentId}/bindings/${binding.id}/verify`);
+      if (outcome.result === "verified") break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    if (outcome.result !== "verified") throw new Error(`the demo agent's ${cls} was not verified: ${outcome.reason}`);
   }
+}
+
+/** The demo agent declares it calls the Demo Payments API, so the API's page lists it (docs/reciprocal-trust.md). */
+async function declareDemoUses(token, agentId, apiId) {
+  const view = await api(token, "GET", `/v1/passports/${agentId}`);
+  if (view.uses.some((u) => u.identity_id === apiId)) return;
+  await api(token, "POST", `/v1/passports/${agentId}/uses`, { identity_id: apiId });
 }
 
 /**
@@ -232,19 +254,6 @@ async function setUpDemoApi(token, apiId, mf) {
   }
   const config = await mf.getKVNamespace("DEMO_CONFIG", "passport-demo-api");
   await config.put("API_PASSPORT", apiId);
-}
-
-/** The demo agent's Ed25519 signing key, made once and kept beside the dev keys (never in the state). */
-async function demoAgentKey() {
-  const file = join(root, ".wrangler", "dev-auth", "demo-agent-key.json");
-  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
-  const pair = await webcrypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
-  const key = {
-    privateJwk: await webcrypto.subtle.exportKey("jwk", pair.privateKey),
-    publicJwk: await webcrypto.subtle.exportKey("jwk", pair.publicKey),
-  };
-  writeFileSync(file, JSON.stringify(key, null, 2), { mode: 0o600 });
-  return key;
 }
 
 async function seed(token) {
@@ -379,9 +388,10 @@ try {
   const demo = await seed(token);
   await addDemoEvidence(token, demo);
   const agent = demo.find((p) => p.family === "agent");
-  if (agent) await verifyDemoAgent(token, agent.identity_id, await demoAgentKey());
+  if (agent) await verifyDemoAgent(token, agent.identity_id);
   const payments = demo.find((p) => p.display_name === "Demo Payments API");
   if (payments) await setUpDemoApi(token, payments.identity_id, service.mf);
+  if (agent && payments) await declareDemoUses(token, agent.identity_id, payments.identity_id);
   const first = demo[0].identity_id;
   // A fresh endpoint each start, so the printed create command never collides with an earlier one.
   const exampleSuffix = Date.now().toString(36);

@@ -14,10 +14,10 @@ async function openApi(): Promise<Document> {
   return (await exports.default.fetch("http://control.test/openapi.json")).json<Document>();
 }
 
-/** `get /v1/passports/{id}` for each route the app serves under /v1. */
+/** `get /v1/passports/{id}` for each route the app serves under /v1 (and the public answers under /public). */
 function servedOperations(): string[] {
   return app.routes
-    .filter((route) => route.path.startsWith("/v1/") && route.method !== "ALL")
+    .filter((route) => (route.path.startsWith("/v1/") || route.path.startsWith("/public/")) && route.method !== "ALL")
     .map((route) => `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, "{$1}").replace(/\/$/, "")}`);
 }
 
@@ -123,6 +123,13 @@ describe("OpenAPI document", () => {
     );
     await call("delete", `${P}/authority/{authorityId}`, `${id}/authority/${withAuthority.authority[0].id}`);
     await call("get", `${P}/history`, `${id}/history`);
+    const agent = await owner.createPassport({ family: "agent", display_name: "Caller" });
+    const agentPath = `/v1/passports/${agent.identity_id}`;
+    await call("post", `${P}/uses`, `${agentPath}/uses`, { identity_id: passport.identity_id });
+    await call("get", `${P}/declared-by`, `${id}/declared-by`);
+    const publicCount = `/public/passports/${passport.identity_id}/declared-by`;
+    await call("get", "/public/passports/{id}/declared-by", publicCount);
+    await call("delete", `${P}/uses/{targetId}`, `${agentPath}/uses/${passport.identity_id}`);
     const survivor = await owner.createPassport({ bindings: [{ class: "endpoint", value: uniqueEndpoint() }] });
     const moved = await owner.createPassport({ bindings: [{ class: "endpoint", value: uniqueEndpoint() }] });
     await call("post", `${P}/transfer`, `/v1/passports/${moved.identity_id}/transfer`, {

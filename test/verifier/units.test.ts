@@ -147,6 +147,32 @@ describe("reading a record", () => {
     expect(parsed.value).not.toHaveProperty("state.availability");
   });
 
+  it("reads a signing_keys binding's keys and an agent's uses links, refusing them in the wrong shape", () => {
+    const thumbprint = "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs";
+    const record = {
+      identity_id: domain.mintIdentityId(),
+      family: "agent",
+      state: { lifecycle: "active" },
+      evidence: [],
+      bindings: [
+        {
+          class: "signing_keys",
+          value: "https://bot.example.com/.well-known/http-message-signatures-directory",
+          verification: { state: "verified", method: "document_names_id" },
+          keys: [{ thumbprint, kid: "k1" }],
+        },
+      ],
+      uses: [{ identity_id: "psp_x", family: "api", declared_at: "2026-10-01T00:00:00Z" }],
+    };
+    const parsed = parseRecord(record);
+    expect(parsed.ok && parsed.value.bindings[0]?.keys).toEqual([{ thumbprint, kid: "k1" }]);
+    expect(parsed.ok && parsed.value.uses).toEqual(record.uses);
+    const badKeys = parseRecord({ ...record, bindings: [{ ...record.bindings[0], keys: [{ kid: "k1" }] }] });
+    expect(!badKeys.ok && badKeys.problem).toMatch(/bindings\[0\]\.keys\[0\]\.thumbprint/);
+    const badUses = parseRecord({ ...record, uses: [{ family: "api" }] });
+    expect(!badUses.ok && badUses.problem).toMatch(/uses\[0\]\.identity_id/);
+  });
+
   it("refuses an answer whose members have the wrong types, or that is not a passport record", async () => {
     const owner = await Owner.create();
     const { id } = await owner.apiPassport();

@@ -18,6 +18,7 @@ export const PROBLEMS = {
   "payload-too-large": { status: 413, title: "Payload too large" },
   "duplicate-identity": { status: 409, title: "A passport for this object already exists" },
   "binding-exists": { status: 409, title: "The passport already has this binding" },
+  "link-exists": { status: 409, title: "The passport already declares this uses link" },
   "attestation-invalid": { status: 400, title: "Evidence attestation missing or invalid" },
   "invalid-transition": { status: 409, title: "Lifecycle transition not allowed" },
   "precondition-failed": { status: 412, title: "The passport changed since you read it" },

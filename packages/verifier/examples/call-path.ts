@@ -29,7 +29,7 @@ interface Seeded {
 const passports = JSON.parse(readFileSync(join(stateDir, "demo-passports.json"), "utf8")) as Seeded[];
 const agent = passports.find((p) => p.family === "agent");
 if (!agent) throw new Error("no demo agent in the local state: run `npm start` first");
-const agentKey = JSON.parse(readFileSync(join(root, ".wrangler", "dev-auth", "demo-agent-key.json"), "utf8")) as {
+const agentKey = JSON.parse(readFileSync(join(root, ".wrangler", "dev-auth", "demo-agent-signing.json"), "utf8")) as {
   privateJwk: JsonWebKey;
 };
 

@@ -45,11 +45,19 @@ export interface RecordBinding {
   environment?: string;
   /** The version of this bound value. */
   version?: string;
-  /** `signing_keys` bindings while verified: the public keys (by RFC 7638 thumbprint) the service saw at its last check. */
-  keys?: { thumbprint: string; kid?: string; alg?: string }[];
+  /** signing_keys bindings while verified: the public keys the service saw at its last check. */
+  keys?: RecordSigningKey[];
 }
 
-/** An agent's declared link to a passport it calls (context for policy; grants nothing). */
+/** A caller's public signing key a verified `signing_keys` binding proves, by RFC 7638 thumbprint. */
+export interface RecordSigningKey {
+  /** base64url SHA-256 JWK thumbprint (RFC 7638): the `keyid` a Web Bot Auth signature names. */
+  thumbprint: string;
+  kid?: string;
+  alg?: string;
+}
+
+/** An API (or MCP) passport an agent declares it calls. Context for policy; it grants nothing. */
 export interface RecordUsesLink {
   identity_id: string;
   family: string;
@@ -140,7 +148,7 @@ export interface PassportRecordView {
   evidence: RecordEvidence[];
   /** Action-specific context only; this package never turns it into permission. */
   authority?: RecordAuthority[];
-  /** Agent passports: the API and MCP passports the agent declares it calls. */
+  /** Agent records: the passports this agent declares it calls. */
   uses?: RecordUsesLink[];
   record_version?: number;
   published_at?: string;
@@ -267,19 +275,6 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
       { label: "string", bound_at: "string", environment: "string", version: "string" },
     );
     if (!binding.ok) return binding;
-    const keys = (entry as Record<string, unknown>).keys;
-    if (keys !== undefined) {
-      const parsed = list(keys, `${at}keys`, (key, keyAt) =>
-        member<NonNullable<RecordBinding["keys"]>[number]>(
-          key,
-          keyAt,
-          { thumbprint: "string" },
-          { kid: "string", alg: "string" },
-        ),
-      );
-      if (!parsed.ok) return parsed;
-      binding.value.keys = parsed.value;
-    }
     const verification = (entry as Record<string, unknown>).verification;
     if (verification === undefined) return binding;
     const parsed = member<BindingVerification>(
@@ -297,6 +292,15 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
     );
     if (!parsed.ok) return parsed;
     binding.value.verification = parsed.value;
+    // Caller keys (signing_keys bindings).
+    const keys = (entry as Record<string, unknown>).keys;
+    if (keys !== undefined) {
+      const read = list(keys, `${at}keys`, (key, keyAt) =>
+        member<RecordSigningKey>(key, keyAt, { thumbprint: "string" }, { kid: "string", alg: "string" }),
+      );
+      if (!read.ok) return read;
+      binding.value.keys = read.value;
+    }
     return binding;
   });
   if (!bindings.ok) return bindings;
@@ -338,6 +342,7 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
     if (!authority.ok) return authority;
     record.authority = authority.value;
   }
+  // Agent uses links.
   if (json.uses !== undefined) {
     const uses = list(json.uses, "uses", (entry, at) =>
       member<RecordUsesLink>(entry, at, { identity_id: "string", family: "string" }, { declared_at: "string" }),

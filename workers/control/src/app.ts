@@ -13,7 +13,9 @@ import { marketplace, marketplaceApi } from "./marketplace/index.ts";
 import { me } from "./routes/me.ts";
 import { organisations } from "./routes/organisations.ts";
 import { passports } from "./routes/passports.ts";
+import { publicAnswers } from "./routes/public.ts";
 import { reference } from "./routes/reference.tsx";
+import { uses } from "./routes/uses.ts";
 import { dashboardUi } from "./ui/index.tsx";
 
 export const app = new Hono<AppEnv>();
@@ -29,6 +31,8 @@ app.route(
 );
 // The marketplace posts the buyer's browser and relays events here without a Dashboard token.
 app.route("/marketplace", marketplace);
+// Public counts without a token (docs/reciprocal-trust.md).
+app.route("/public", publicAnswers);
 
 app.use("/v1/*", async (c, next) => {
   const principal = await authenticate(c.req.raw.headers, c.env);
@@ -46,6 +50,7 @@ app.use("/v1/*", limitWrites);
 app.route("/v1/me", me);
 app.route("/v1/passports", passports);
 app.route("/v1/passports", bindingChecksApi);
+app.route("/v1/passports", uses);
 app.route("/v1/organisations", organisations);
 app.route("/v1", marketplaceApi);
 

@@ -38,6 +38,16 @@ function publicPart(jwk: JsonWebKey): JsonWebKey {
   return rest;
 }
 
+/**
+ * The key material alone, as Web Crypto imports it: a directory's or key file's `alg` ("ed25519",
+ * "EdDSA"), `kid`, `use` or `key_ops` would otherwise make the import fail or narrow the key.
+ */
+function keyMaterial(jwk: JsonWebKey): JsonWebKey {
+  const { alg: _alg, key_ops: _ops, use: _use, ext: _ext, ...rest } = jwk as JsonWebKey & { kid?: string };
+  const { kid: _kid, ...material } = rest as JsonWebKey & { kid?: string };
+  return material;
+}
+
 export interface AgentKey {
   /** The agent's private signing key as a JWK (Ed25519: `kty: "OKP"`, `crv: "Ed25519"`). */
   privateJwk: JsonWebKey;
@@ -74,7 +84,7 @@ export class RequestSigner {
     const unsafe = insecureAddress(options.directory);
     if (unsafe) throw new TypeError(`directory: "${options.directory}" ${unsafe}`);
     const keyid = await jwkThumbprint(publicPart(options.privateJwk));
-    const signer = await signerFromJWK(options.privateJwk);
+    const signer = await signerFromJWK(keyMaterial(options.privateJwk));
     signer.keyid = keyid;
     return new RequestSigner(signer, keyid, options);
   }
@@ -282,7 +292,7 @@ export function webBotAuth(options: WebBotAuthOptions = {}): CallerSignatures {
           try {
             let check = verifiers.get(match.key.thumbprint);
             if (!check) {
-              check = await verifierFromJWK(jwk);
+              check = await verifierFromJWK(keyMaterial(jwk));
               if (verifiers.size >= 1000) verifiers.clear();
               verifiers.set(match.key.thumbprint, check);
             }

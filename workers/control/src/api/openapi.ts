@@ -162,7 +162,7 @@ export function openApiDocument(serverUrl: string) {
     (paths[operation.path] as Record<string, unknown>)[operation.method] = {
       operationId: operationId(operation),
       summary: operation.summary,
-      description: `Minimum role: ${operation.role}.`,
+      description: operation.role === "public" ? "Public: no token needed." : `Minimum role: ${operation.role}.`,
       parameters: parameters(operation),
       ...(request
         ? { requestBody: { required: true, content: { "application/json": { schema: ref(request) } } } }
@@ -171,13 +171,14 @@ export function openApiDocument(serverUrl: string) {
         [String(status)]: success(status),
         ...(operation.alsoStatus ? { [String(operation.alsoStatus)]: success(operation.alsoStatus) } : {}),
         "400": problemResponse("Invalid request"),
-        "401": problemResponse("Missing or invalid token"),
-        "403": problemResponse("Role too weak"),
+        ...(operation.role === "public"
+          ? {}
+          : { "401": problemResponse("Missing or invalid token"), "403": problemResponse("Role too weak") }),
         "404": problemResponse("Not found, or not in your organisations"),
         ...(request ? { "413": problemResponse("Body over 64 KiB"), "415": problemResponse("Not JSON") } : {}),
         ...(operation.ifMatch ? { "409": problemResponse("Conflict"), "412": problemResponse("Stale If-Match") } : {}),
       },
-      security: [{ bearer: [] }, { cloudflareAccess: [] }],
+      security: operation.role === "public" ? [] : [{ bearer: [] }, { cloudflareAccess: [] }],
     };
   }
   return {

@@ -12,7 +12,8 @@ export interface Operation<B extends z.ZodType | undefined = undefined, Q extend
   /** The full path in OpenAPI form, e.g. `/v1/passports/{id}`; the drift test matches it to the served route. */
   path: string;
   summary: string;
-  role: "viewer" | "editor" | "admin" | "owner" | "any member";
+  /** `public`: served without a token (`/public/*`), answering only what records publish anyway. */
+  role: "viewer" | "editor" | "admin" | "owner" | "any member" | "public";
   /** The JSON body schema: the route validates with exactly this schema. */
   body?: B extends z.ZodType ? Named<B> : undefined;
   /** The query schema: the route validates with exactly this schema. */
@@ -66,7 +67,7 @@ export function operation<B extends z.ZodType | undefined = undefined, Q extends
     declaration.query ? queryParams(declaration.query) : undefined,
     declaration.body ? jsonBody(only(declaration.body as Named)) : undefined,
   ].filter((validator) => validator !== undefined) as MiddlewareHandler<AppEnv>[];
-  const declaredRole = declaration.role === "any member" ? "viewer" : declaration.role;
+  const declaredRole = declaration.role === "any member" || declaration.role === "public" ? "viewer" : declaration.role;
   const validate: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.set("declaredRole", declaredRole);
     for (const validator of validators) await validator(c, async () => {});

@@ -236,6 +236,22 @@ export const AuthorityExpiryRequest = z
   .strict();
 export type AuthorityExpiryRequest = z.infer<typeof AuthorityExpiryRequest>;
 
+/** An agent declares a passport it calls (docs/reciprocal-trust.md). */
+export const UsesInput = z
+  .object({ identity_id: IdentityId.describe("The API or MCP passport this agent calls.") })
+  .strict();
+
+/** A page of the agent passports declaring an API's passport (createdAt/id cursor: declared_at, agent id). */
+export const DeclarersQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    cursor: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,400}$/)
+      .optional(),
+  })
+  .strict();
+
 export const MarkDuplicateRequest = z.object({ survivor_id: IdentityId, reason: PublicText(1000) }).strict();
 export const TransferRequest = z.object({ organisation_id: Text(64), reason: PublicText(1000) }).strict();
 

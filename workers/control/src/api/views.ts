@@ -12,6 +12,7 @@ import {
 import { z } from "zod";
 import type { PassportSummaryRow, StoredPassport } from "../db/passports.ts";
 import { CHECK_OUTCOMES, type events } from "../db/schema.ts";
+import { FLAGGED_LIFECYCLES } from "../db/uses.ts";
 
 const Timestamp = z.string().describe("RFC 3339 timestamp");
 
@@ -111,6 +112,22 @@ export const PassportView = z.object({
       expires_at: Timestamp.nullable(),
     }),
   ),
+  uses: z
+    .array(
+      z.object({
+        identity_id: IdentityId,
+        family: Family,
+        declared_at: Timestamp,
+        display_name: z.string().nullable(),
+        lifecycle: LifecycleStatus.describe("The linked passport's lifecycle now."),
+        flagged: z
+          .boolean()
+          .describe("The linked passport is revoked or retired: a link to it should not be relied on."),
+      }),
+    )
+    .describe(
+      "Agent passports: the API and MCP passports this agent declares it calls (published in its record as `uses`). Links grant nothing.",
+    ),
   record_version: z.int(),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -224,6 +241,14 @@ export function passportView(
       granted_by: a.grantedBy,
       expires_at: a.expiresAt,
     })),
+    uses: stored.uses.map((u) => ({
+      identity_id: u.targetId,
+      family: u.targetFamily,
+      declared_at: u.declaredAt,
+      display_name: u.targetName,
+      lifecycle: u.targetLifecycle,
+      flagged: isFlagged(u.targetLifecycle),
+    })),
     record_version: passport.recordVersion,
     created_at: passport.createdAt,
     updated_at: passport.updatedAt,
@@ -233,6 +258,37 @@ export function passportView(
       : { status: "published", next_attempt_at: null, status_url: statusUrl(env, passport.id) },
   };
 }
+
+/** A link whose other end is revoked or retired is flagged (docs/reciprocal-trust.md). */
+export function isFlagged(lifecycle: string): boolean {
+  return (FLAGGED_LIFECYCLES as readonly string[]).includes(lifecycle);
+}
+
+const DeclarerCounts = {
+  identity_id: IdentityId,
+  declared_by: z.int().describe("How many agent passports declare that they use this passport."),
+  flagged: z.int().describe("How many of them are revoked or retired."),
+  target_flagged: z.boolean().describe("This passport itself is revoked or retired: every link to it is flagged."),
+};
+
+/** The public count of an API's declarers: no identities, only numbers. */
+export const PublicDeclarerCount = z.object(DeclarerCounts);
+
+/** The API organisation's view of the agent passports declaring its passport. */
+export const DeclarersPage = z.object({
+  ...DeclarerCounts,
+  items: z.array(
+    z.object({
+      identity_id: IdentityId,
+      display_name: z.string().nullable(),
+      organisation: z.object({ id: z.string(), name: z.string() }),
+      lifecycle: LifecycleStatus,
+      declared_at: Timestamp,
+      flagged: z.boolean().describe("The declaring agent passport is revoked or retired."),
+    }),
+  ),
+  next_cursor: z.string().nullable(),
+});
 
 export function passportSummary(passport: PassportSummaryRow, env: Env): z.infer<typeof PassportSummary> {
   return {

@@ -6,8 +6,11 @@ import { calculateJwkThumbprint, type JWK } from "jose";
 // the passport. What the service keeps of it is the RFC 7638 thumbprint (with kid and alg) of each
 // public key it saw; the document itself, and any key material, is never stored or published.
 
-/** The Web Bot Auth directory's path and media type (draft-meunier-webbotauth-httpsig-directory). */
-export const DIRECTORY_PATH = "/.well-known/http-message-signatures-directory";
+/**
+ * The media types a key directory may be served as: Web Bot Auth's
+ * (`/.well-known/http-message-signatures-directory`, draft-meunier-webbotauth-httpsig-directory),
+ * a JWK Set's (RFC 7517), or plain JSON.
+ */
 export const DIRECTORY_MEDIA_TYPES = [
   "application/http-message-signatures-directory+json",
   "application/jwk-set+json",
@@ -15,7 +18,7 @@ export const DIRECTORY_MEDIA_TYPES = [
 ] as const;
 
 /** A key larger than this (its JSON) is refused: the largest public RSA key in use is well under it. */
-export const MAX_KEY_BYTES = 2048;
+const MAX_KEY_BYTES = 2048;
 
 /** JWK members that carry private or secret key material (RFC 7518 section 6). */
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"] as const;

@@ -16,11 +16,13 @@ import {
   passportWithMembership,
   type StoredPassport,
 } from "../db/passports.ts";
+import { isUsesLimitViolation } from "../db/uses.ts";
 import {
   duplicateRaceRefusal,
   refuseDirectApiPassport,
   refuseDuplicates,
   refuseRepeatedBindings,
+  usesLimitRefusal,
 } from "./passport-changes.ts";
 
 /**
@@ -131,6 +133,7 @@ export async function commitChange(
     return await commitAndLoad(db, id, commitChangeStatements(db, passport, change, subject, new Date().toISOString()));
   } catch (error) {
     if (isDuplicateIdentityViolation(error)) throw await refusalOfRacingDuplicate(db, passport, change);
+    if (isUsesLimitViolation(error)) throw usesLimitRefusal();
     if (!isUniqueViolation(error)) throw error;
     const current = await findPassport(db, id);
     throw new StaleVersion(

@@ -4,6 +4,7 @@ import {
   type Family,
   isReactivation,
   type LifecycleStatus,
+  MAX_USES_LINKS,
   PRIMARY_BINDING_CLASS,
 } from "@passport/domain";
 import { requireRole } from "../access/membership.ts";
@@ -33,6 +34,7 @@ import {
   withdrawEvidence,
 } from "../db/passport-entries.ts";
 import { type PassportChange, type PassportRow, primaryBindingHolders } from "../db/passports.ts";
+import { deleteUse, insertUse, linkTargets, useAndCount } from "../db/uses.ts";
 import type { Attestation } from "../evidence/attestation.ts";
 
 // The rules of each material change to a passport. Each function takes the passport as it is now
@@ -453,5 +455,58 @@ export function transfer(passport: PassportRow, organisationId: string, reason: 
     kind: "responsibility.changed",
     detail: { from: passport.organisationId, to: organisationId, reason },
     set: { organisationId },
+  };
+}
+
+/**
+ * An agent declares it calls the API (or MCP) passport `targetId` (docs/reciprocal-trust.md). Only
+ * agent passports declare links; the target is any other passport of the service, of any
+ * organisation, since its record is public. The change is the agent's own next version: nothing
+ * of the target changes, so declaring a link to someone else's passport never republishes it, and a
+ * link grants nothing. At most MAX_USES_LINKS per agent (held by migration 0020 when writes race).
+ */
+export async function usesAddition(db: Database, passport: PassportRow, targetId: string): Promise<PassportChange> {
+  if (passport.family !== "agent") {
+    throw new HttpProblem("invalid-request", {
+      detail: "Only agent passports declare the passports they use.",
+      errors: [{ path: "identity_id", message: "only agent passports declare uses links" }],
+    });
+  }
+  if (targetId === passport.id) {
+    throw new HttpProblem("invalid-request", {
+      detail: "A passport does not declare that it uses itself.",
+      errors: [{ path: "identity_id", message: "is this passport's own id" }],
+    });
+  }
+  const [[target], existing] = await Promise.all([linkTargets(db, [targetId]), useAndCount(db, passport.id, targetId)]);
+  if (!target) throw new HttpProblem("identity-not-found", { detail: `No passport has the id ${targetId}.` });
+  if (existing.link) {
+    throw new HttpProblem("link-exists", { detail: `This passport already declares that it uses ${targetId}.` });
+  }
+  if (existing.count >= MAX_USES_LINKS) throw usesLimitRefusal();
+  const declaredAt = new Date().toISOString();
+  return {
+    kind: "uses.declared",
+    detail: { identity_id: targetId, family: target.family },
+    statements: [insertUse(db, { agentId: passport.id, targetId, targetFamily: target.family, declaredAt })],
+  };
+}
+
+/** The refusal of a link past the limit per agent. */
+export function usesLimitRefusal(): HttpProblem {
+  return new HttpProblem("invalid-request", {
+    detail: `An agent passport declares at most ${MAX_USES_LINKS} passports it uses; remove one first.`,
+    errors: [{ path: "identity_id", message: `at most ${MAX_USES_LINKS} uses links per agent passport` }],
+  });
+}
+
+/** An agent withdraws a uses link it declared. */
+export async function usesRemoval(db: Database, passport: PassportRow, targetId: string): Promise<PassportChange> {
+  const { link } = await useAndCount(db, passport.id, targetId);
+  if (!link) throw new HttpProblem("route-not-found", { detail: "This passport declares no link to that id." });
+  return {
+    kind: "uses.removed",
+    detail: { identity_id: targetId },
+    statements: [deleteUse(db, passport.id, targetId)],
   };
 }

@@ -2,6 +2,7 @@ import { and, asc, eq, getTableName, gt, inArray, isNull, ne, or, sql } from "dr
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Database } from "./client.ts";
 import { authority, bindings, events, evidence, members, organisations, outbox, passports } from "./schema.ts";
+import { usesOfQuery } from "./uses.ts";
 
 export type PassportRow = typeof passports.$inferSelect;
 
@@ -135,6 +136,8 @@ function aggregateReads(db: Database, id: string) {
       .where(eq(authority.passportId, id))
       .orderBy(asc(authority.createdAt), asc(authority.id)),
     pendingPublicationQuery(db, id),
+    // Agent uses links (docs/reciprocal-trust.md), with each target's name and lifecycle for the view.
+    usesOfQuery(db, id),
   ] as const;
 }
 
@@ -142,7 +145,7 @@ type AggregateResults = BatchResponse<ReturnType<typeof aggregateReads>>;
 
 function toAggregate(
   id: string,
-  [[passport], named, [parent], boundList, evidenceList, authorityList, [pending]]: AggregateResults,
+  [[passport], named, [parent], boundList, evidenceList, authorityList, [pending], uses]: AggregateResults,
 ) {
   if (!passport) return undefined;
   const organisation = named.find((o) => o.id === passport.organisationId);
@@ -159,6 +162,7 @@ function toAggregate(
     evidence: evidenceList,
     authority: authorityList,
     pending,
+    uses,
   };
 }
 

@@ -27,6 +27,8 @@ const HISTORY_LABELS: Record<string, string> = {
   "authority.added": "Authority context added",
   "authority.removed": "Authority context removed",
   "authority.expired": "Authority context expired",
+  "uses.declared": "Use of a passport declared",
+  "uses.removed": "Use of a passport no longer declared",
   "duplicate.retired": "Retired as a duplicate",
   "responsibility.changed": "Responsibility moved",
   "relationship.changed": "Organisation's relationship stated",

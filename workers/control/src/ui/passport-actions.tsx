@@ -292,6 +292,24 @@ passportActions.post(
 );
 
 passportActions.post(
+  "/:id/uses",
+  handle(
+    () => "uses-add",
+    "uses-declared",
+    (f, c) => call(c, "/uses", f, { method: "POST", body: { identity_id: f.identity_id?.trim() ?? "" } }),
+  ),
+);
+
+passportActions.post(
+  "/:id/uses/:targetId/remove",
+  handle(
+    (c) => `uses-remove-${c.req.param("targetId")}`,
+    "uses-removed",
+    (f, c) => call(c, `/uses/${encodeURIComponent(c.req.param("targetId") as string)}`, f, { method: "DELETE" }),
+  ),
+);
+
+passportActions.post(
   "/:id/transfer",
   handle(
     () => "transfer",

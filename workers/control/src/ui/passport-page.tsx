@@ -2,7 +2,7 @@ import { BINDING_CLASSES } from "@passport/domain";
 import type { Context } from "hono";
 import type { z } from "zod";
 import { type Role, roleAtLeast } from "../access/roles.ts";
-import type { HistoryEvent, PassportSummary, PassportView } from "../api/views.ts";
+import type { DeclarersPage, HistoryEvent, PassportSummary, PassportView } from "../api/views.ts";
 import { BindingProof, type CheckShown, VerifyNow } from "./binding-proof.tsx";
 import type { UiEnv } from "./context.ts";
 import { evidenceFreshness } from "./freshness.ts";
@@ -16,6 +16,7 @@ import { AddEvidenceForm, WithdrawEvidenceForm } from "./passport-forms/evidence
 import { DuplicateForm, LifecycleForm, RecheckForm, StateContextForm } from "./passport-forms/lifecycle.tsx";
 import { TransferForm } from "./passport-forms/organisation.tsx";
 import type { Failure, FormContext } from "./passport-forms/parts.tsx";
+import { DeclarersSection, UsesSection } from "./passport-forms/uses.tsx";
 import type { OrganisationItem } from "./passport-list.tsx";
 import { ShareSection } from "./share-section.tsx";
 
@@ -42,6 +43,8 @@ const DONE_MESSAGES: Record<string, string> = {
   transferred: "Responsibility moved.",
   details: "Name and organisations saved.",
   duplicate: "Marked as a duplicate and retired.",
+  "uses-declared": "Use declared.",
+  "uses-removed": "Use no longer declared.",
 };
 
 /** Which role each form needs; a refused post from someone not shown the form gets its message at the top. */
@@ -67,10 +70,11 @@ function ResolverLinks(props: { base: string; id: string }) {
 export async function passportPage(c: Context<UiEnv>, id: string, failure?: Failure, check?: CheckShown) {
   const api = c.get("api");
   const viewer = c.get("viewer");
-  const [found, history, organisations] = await Promise.all([
+  const [found, history, organisations, declarers] = await Promise.all([
     api.call<PassportView>(`/v1/passports/${encodeURIComponent(id)}`),
     api.call<{ items: History[] }>(`/v1/passports/${encodeURIComponent(id)}/history?limit=500`),
     api.call<{ items: OrganisationItem[] }>("/v1/organisations"),
+    api.call<z.infer<typeof DeclarersPage>>(`/v1/passports/${encodeURIComponent(id)}/declared-by?limit=50`),
   ]);
   if (!found.ok) {
     return c.html(
@@ -261,6 +265,17 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
                       · bound <Time at={b.bound_at} />
                     </span>
                     <BindingProof binding={b} now={Date.now()} />
+                    {b.keys ? (
+                      <ul class="hint" aria-label="Public keys seen at the last check">
+                        {b.keys.map((k) => (
+                          <li>
+                            key <code>{k.thumbprint}</code>
+                            {k.kid && k.kid !== k.thumbprint ? ` (kid ${k.kid})` : ""}
+                            {k.alg ? ` · ${k.alg}` : ""}
+                          </li>
+                        ))}
+                      </ul>
+                    ) : null}
                     {canEdit ? (
                       <VerifyNow identityId={passport.identity_id} binding={b} csrf={viewer.csrf} check={check} />
                     ) : null}
@@ -272,6 +287,11 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
         ))}
         {canEdit ? <AddBindingForm ctx={ctx} /> : null}
       </section>
+
+      {passport.family === "agent" ? <UsesSection ctx={ctx} canEdit={canEdit} /> : null}
+      {declarers.ok && (passport.family === "api" || declarers.body.declared_by > 0) ? (
+        <DeclarersSection declarers={declarers.body} />
+      ) : null}
 
       <section aria-labelledby="evidence-heading">
         <h2 id="evidence-heading">Evidence</h2>

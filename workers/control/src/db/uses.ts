@@ -1,0 +1,109 @@
+import { and, asc, count, eq, gt, inArray, or, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import type { Database } from "./client.ts";
+import { organisations, passports, passportUses } from "./schema.ts";
+
+// Agent uses links (docs/reciprocal-trust.md): the API and MCP passports an agent passport declares
+// it calls. Writes are statements of the agent's change (its next record version); the target's
+// row and record are never touched. The limit per agent is held by migration 0020's trigger.
+
+/** Lifecycles that flag a link: the passport at its other end may not be relied on. */
+export const FLAGGED_LIFECYCLES = ["revoked", "retired"] as const;
+
+/** The agent's links with what the Dashboard shows of each target, oldest first (an aggregate read). */
+export function usesOfQuery(db: Database, agentId: string) {
+  return db
+    .select({
+      targetId: passportUses.targetId,
+      targetFamily: passportUses.targetFamily,
+      declaredAt: passportUses.declaredAt,
+      targetName: passports.displayName,
+      targetLifecycle: passports.lifecycle,
+    })
+    .from(passportUses)
+    .innerJoin(passports, eq(passports.id, passportUses.targetId))
+    .where(eq(passportUses.agentId, agentId))
+    .orderBy(asc(passportUses.declaredAt), asc(passportUses.targetId));
+}
+
+/** The link from `agentId` to `targetId`, if declared, and how many links the agent has: one round trip. */
+export async function useAndCount(db: Database, agentId: string, targetId: string) {
+  const [[link], [total]] = await db.batch([
+    db
+      .select()
+      .from(passportUses)
+      .where(and(eq(passportUses.agentId, agentId), eq(passportUses.targetId, targetId))),
+    db.select({ n: count() }).from(passportUses).where(eq(passportUses.agentId, agentId)),
+  ]);
+  return { link, count: total?.n ?? 0 };
+}
+
+export function insertUse(db: Database, row: typeof passportUses.$inferInsert) {
+  return db.insert(passportUses).values(row);
+}
+
+export function deleteUse(db: Database, agentId: string, targetId: string) {
+  return db.delete(passportUses).where(and(eq(passportUses.agentId, agentId), eq(passportUses.targetId, targetId)));
+}
+
+/** Whether a write was stopped by the links-per-agent limit (migration 0020's trigger). */
+export function isUsesLimitViolation(error: unknown): boolean {
+  return String((error as { cause?: unknown })?.cause ?? error).includes("passport_uses_limit");
+}
+
+/** How many agent passports declare `targetId`, and how many of them are revoked or retired. */
+export async function declarerCounts(db: Database, targetId: string): Promise<{ total: number; flagged: number }> {
+  const [row] = await db
+    .select({
+      total: count(),
+      flagged: sql<number>`coalesce(sum(${passports.lifecycle} IN ('revoked', 'retired')), 0)`,
+    })
+    .from(passportUses)
+    .innerJoin(passports, eq(passports.id, passportUses.agentId))
+    .where(eq(passportUses.targetId, targetId));
+  return { total: row?.total ?? 0, flagged: Number(row?.flagged ?? 0) };
+}
+
+/** One page of the agent passports that declare `targetId`, in declaration order, after a cursor. */
+export async function declarersOf(
+  db: Database,
+  targetId: string,
+  page: { after?: { declaredAt: string; agentId: string }; limit: number },
+) {
+  const responsible = alias(organisations, "responsible");
+  const after = page.after;
+  return db
+    .select({
+      agentId: passportUses.agentId,
+      declaredAt: passportUses.declaredAt,
+      displayName: passports.displayName,
+      lifecycle: passports.lifecycle,
+      organisationId: responsible.id,
+      organisationName: responsible.name,
+    })
+    .from(passportUses)
+    .innerJoin(passports, eq(passports.id, passportUses.agentId))
+    .innerJoin(responsible, eq(responsible.id, passports.organisationId))
+    .where(
+      and(
+        eq(passportUses.targetId, targetId),
+        after
+          ? or(
+              gt(passportUses.declaredAt, after.declaredAt),
+              and(eq(passportUses.declaredAt, after.declaredAt), gt(passportUses.agentId, after.agentId)),
+            )
+          : undefined,
+      ),
+    )
+    .orderBy(asc(passportUses.declaredAt), asc(passportUses.agentId))
+    .limit(page.limit);
+}
+
+/** The passports named as link targets, with what a link needs of them (family, lifecycle). */
+export async function linkTargets(db: Database, ids: string[]) {
+  if (ids.length === 0) return [];
+  return db
+    .select({ id: passports.id, family: passports.family, lifecycle: passports.lifecycle })
+    .from(passports)
+    .where(inArray(passports.id, ids));
+}

@@ -1,0 +1,41 @@
+import { Hono } from "hono";
+import { operation } from "../api/operations.ts";
+import { HttpProblem } from "../api/problem.ts";
+import { isFlagged, PublicDeclarerCount } from "../api/views.ts";
+import type { AppEnv } from "../context.ts";
+import { database } from "../db/client.ts";
+import { findPassport } from "../db/passports.ts";
+import { declarerCounts } from "../db/uses.ts";
+
+// Public answers of the control plane, without a token (docs/reciprocal-trust.md). They say only
+// numbers about passports whose records are public anyway: never who, never anything unpublished.
+
+/** Shared caches may keep an answer this long; a count a minute old is as good as a fresh one. */
+const PUBLIC_MAX_AGE_SECONDS = 60;
+
+export const publicAnswers = new Hono<AppEnv>();
+
+publicAnswers.get(
+  "/passports/:id/declared-by",
+  operation({
+    method: "get",
+    path: "/public/passports/{id}/declared-by",
+    summary: "How many agent passports declare they use this passport (a count only; no token needed)",
+    role: "public",
+    response: { PublicDeclarerCount },
+  }),
+  async (c) => {
+    const db = database(c.env.DB);
+    const id = c.req.param("id");
+    const passport = await findPassport(db, id);
+    if (!passport) throw new HttpProblem("identity-not-found", { detail: "No passport has this id." });
+    const counts = await declarerCounts(db, id);
+    c.header("cache-control", `public, max-age=${PUBLIC_MAX_AGE_SECONDS}`);
+    return c.json({
+      identity_id: id,
+      declared_by: counts.total,
+      flagged: counts.flagged,
+      target_flagged: isFlagged(passport.lifecycle),
+    });
+  },
+);
