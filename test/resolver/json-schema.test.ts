@@ -3,6 +3,7 @@ import { Validator } from "@cfworker/json-schema";
 import {
   mintIdentityId,
   PassportRecord,
+  passportPolicyJsonSchema,
   passportRecordJsonSchema,
   passportStatusJsonSchema,
   projectPublicRecord,
@@ -92,5 +93,13 @@ describe("the JSON Schema served at /schemas/passport-status.json", () => {
     const response = await exports.default.fetch(`${BASE}/schemas/passport-status.json`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(passportStatusJsonSchema());
+  });
+});
+
+describe("the JSON Schema served at /schemas/passport-policy.json", () => {
+  it("is the one generated from the zod PassportPolicy (run `pnpm run schemas` after changing the policy)", async () => {
+    const response = await exports.default.fetch(`${BASE}/schemas/passport-policy.json`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(passportPolicyJsonSchema());
   });
 });

@@ -14,6 +14,7 @@ export * from "./jws.ts";
 export * from "./labels.ts";
 export * from "./lifecycle.ts";
 export * from "./lookalike-host.ts";
+export * from "./policy.ts";
 export * from "./problems.ts";
 export * from "./projection.ts";
 export * from "./record.ts";

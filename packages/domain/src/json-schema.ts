@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AgentActionEnvelope } from "./envelope-schema.ts";
 import { ENVELOPE_VERSION } from "./envelope-version.ts";
+import { PassportPolicy, POLICY_VERSION } from "./policy.ts";
 import { IdentityId, PassportRecord, RECORD_FORMAT_VERSION } from "./record.ts";
 import { PassportStatus, STATUS_TOKEN_TYPE } from "./status.ts";
 
@@ -75,6 +76,24 @@ export function passportStatusJsonSchema(): Record<string, unknown> {
     $id: PASSPORT_STATUS_SCHEMA_ID,
     title: "Passport status token claims",
     description: `The payload of a status token: a compact JWS (ES256, typ ${STATUS_TOKEN_TYPE}, kid from the resolver's key set) answered by {base}/api/p/{identity_id}/status and stapled by providers in the Passport-Status header. Valid only with a signature by a pinned key and before exp.`,
+    ...schema,
+  };
+}
+
+const PASSPORT_POLICY_SCHEMA_ID = `urn:svc:passport:schema:passport-policy:${POLICY_VERSION}`;
+
+/**
+ * JSON Schema (draft 2020-12) of the consumer's policy document (docs/policy.md), generated from
+ * the zod `PassportPolicy`, for editors and for checking a policy before it is loaded.
+ */
+export function passportPolicyJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(PassportPolicy, { target: "draft-2020-12", unrepresentable: "throw" });
+  return {
+    $schema: schema.$schema,
+    $id: PASSPORT_POLICY_SCHEMA_ID,
+    title: "Passport policy",
+    description:
+      "A consumer's decisions per action: what the passport must show (family, organisations, environments, version range, bindings, claims, authority, state) and how each outcome class maps to allow, challenge, deny, delay or re-resolve. Loaded by the verifier (loadPolicy, passport verify --policy).",
     ...schema,
   };
 }

@@ -6,9 +6,10 @@
  * both in agreement).
  */
 
+import { canonicalJson } from "./canonical.ts";
 import type { Consequence } from "./expectation.ts";
 import { type Duration, durationSeconds } from "./expectation.ts";
-import { canonicalDigest } from "./jws.ts";
+import { base64urlEncode } from "./jws.ts";
 import {
   type NextStep,
   type OrganisationExpectation,
@@ -152,7 +153,7 @@ function object(value: unknown, at: string, members: Record<string, Check>, requ
   if (!isObject(value)) fail(at, "must be an object");
   for (const name of required) if (!(name in value)) fail(`${at}/${pointerName(name)}`, "is required");
   for (const [name, member] of Object.entries(value)) {
-    const check = members[name];
+    const check = Object.hasOwn(members, name) ? members[name] : undefined;
     if (!check) fail(`${at}/${pointerName(name)}`, "is not a member this policy format knows");
     check(member, `${at}/${pointerName(name)}`);
   }
@@ -311,9 +312,17 @@ export function loadPolicy(input: unknown): PolicyDocument {
  * The policy's digest for receipts: `sha-256:` and the base64url SHA-256 of its RFC 8785
  * canonical JSON, so the same policy written with other spacing or member order has one digest.
  */
-export function policyDigest(policy: PolicyDocument): Promise<string> {
-  return canonicalDigest(policy);
+export async function policyDigest(policy: PolicyDocument): Promise<string> {
+  // One policy object serves many decisions: its digest is kept while its canonical form is unchanged.
+  const text = canonicalJson(policy);
+  const known = digests.get(policy);
+  if (known?.text === text) return known.digest;
+  const digest = `sha-256:${base64urlEncode(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)))}`;
+  digests.set(policy, { text, digest });
+  return digest;
 }
+
+const digests = new WeakMap<PolicyDocument, { text: string; digest: string }>();
 
 /**
  * The policy for `action`: its own members over `defaults` (`outcomes` merged per outcome).

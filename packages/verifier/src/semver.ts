@@ -16,8 +16,15 @@ export const VERSION_RANGE_PATTERN = `^\\s*${SET}(?:\\s*\\|\\|\\s*${SET})*\\s*$`
 /** Characters that make a `versions` value a range rather than one exact version string. */
 export const VERSION_RANGE_MARKER = "[\\^~<>=|*\\s]|(?:^|\\.)[xX](?:\\.|$)";
 
+/**
+ * What a policy's `versions` may be: one exact version (no range syntax) or a range. The domain's
+ * zod schema (and so the published JSON Schema) uses this same expression; a test compares them.
+ */
+export const VERSIONS_PATTERN = `^(?:(?![\\s\\S]*(?:${VERSION_RANGE_MARKER}))[\\s\\S]+|${VERSION_RANGE_PATTERN.slice(1, -1)})$`;
+
 const RANGE = new RegExp(VERSION_RANGE_PATTERN);
 const MARKER = new RegExp(VERSION_RANGE_MARKER);
+const VERSIONS = new RegExp(VERSIONS_PATTERN);
 
 interface SemVer {
   major: number;
@@ -39,8 +46,7 @@ export function isVersionRange(value: string): boolean {
 
 /** True when `value` is an exact version string or a range this matcher understands. */
 export function validVersions(value: string): boolean {
-  if (value.length === 0) return false;
-  return !isVersionRange(value) || RANGE.test(value);
+  return VERSIONS.test(value);
 }
 
 function parseVersion(text: string): SemVer | undefined {

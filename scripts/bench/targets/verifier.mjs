@@ -16,6 +16,7 @@ import { entryTilePath, hashTilePath, hashTiles } from "../../../packages/verifi
 import { signingKeyPair } from "../../dev-keys.mjs";
 import { spread } from "../lib/compare.mjs";
 import { sampleRecord } from "../lib/records.mjs";
+import { policyPair, reportPolicy } from "./verifier-policy.mjs";
 
 export const description =
   "verifier proof checks per record (signature, digest) against verification with the signature check skipped";
@@ -191,6 +192,7 @@ export async function run({ options, log }) {
       reference: (r) => keyed.resolve(r.id, { consequence: "higher" }),
       checks: [(x) => x.proof?.log?.checkpoint.size === LOG_SIZE, (x) => x.proof?.signature === "verified"],
     },
+    policyPair(keyed),
   ];
   for (const pair of pairs) {
     await expect(pair.name, pair.subject, pair.checks[0]);
@@ -238,5 +240,6 @@ export async function run({ options, log }) {
         `${r.baseline}: ${us(r.reference.p50.median)} (p50), ${us(1000 / r.reference.rps.median)} mean`,
     );
   }
+  reportPolicy(results);
   return { results, proof_sizes: proofSizes };
 }

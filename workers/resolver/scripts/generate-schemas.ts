@@ -4,13 +4,19 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { agentActionEnvelopeJsonSchema, passportRecordJsonSchema, passportStatusJsonSchema } from "@passport/domain";
+import {
+  agentActionEnvelopeJsonSchema,
+  passportPolicyJsonSchema,
+  passportRecordJsonSchema,
+  passportStatusJsonSchema,
+} from "@passport/domain";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const outputs = {
   "passport-record.schema.json": passportRecordJsonSchema(),
   "agent-action-envelope.schema.json": agentActionEnvelopeJsonSchema(),
   "passport-status.schema.json": passportStatusJsonSchema(),
+  "passport-policy.schema.json": passportPolicyJsonSchema(),
 };
 const files = Object.entries(outputs).map(([name, schema]) => {
   const out = join(here, "..", "src", "schemas", name);

@@ -12,6 +12,8 @@ export class UsageError extends Error {
 export const USAGE = `Usage:
   passport resolve <identity-id> --jwks FILE|URL [proof options] [--resolver URL] [--json]
   passport verify <identity-id> --jwks FILE|URL [expectations] [proof options] [--resolver URL] [--json]
+  passport verify <identity-id> --jwks FILE|URL --policy FILE --action NAME [--amount VALUE:CUR]
+                  [--resource R] [--base-url URL] [proof options] [--resolver URL] [--json]
   passport envelope <agent-manifest-url | identity-id> [--resolver URL] [--json]
   passport log --log KEY|FILE [--from N] [--to N] [witness options] [--resolver URL] [--json]
   passport help
@@ -29,6 +31,14 @@ Expectations (verify):
   --availability LIST            accepted availability signals; the record must state one
   --consequence lower|changing|higher   spec 4.1 freshness policy (default: lower)
   --max-age DURATION             maximum age of the record copy, e.g. 30s, 5m
+
+Policy (verify; docs/policy.md): the policy's action gives the expectations, and the outcome
+maps to a decision (allow, challenge, deny, delay, re-resolve); --json adds the receipt.
+  --policy FILE                  the policy document (JSON); an invalid one is refused with the
+                                 JSON pointer of its first problem
+  --action NAME                  the policy action to decide, e.g. refund
+  --amount VALUE:CURRENCY        the call's amount, checked against the authority's limit (50.00:EUR)
+  --resource R                   the call's resource, checked against the authority's scope
 
 Current proof (verify --consequence higher; docs/verifier.md):
   --status-token TOKEN|FILE      a status token the API stapled (its Passport-Status header); when
@@ -68,7 +78,8 @@ Common:
   --json                         print the machine-readable result
 
 Durations: seconds, or a number with s, m, h or d (90s, 15m, 12h, 30d).
-Exit codes: 0 ok, 1 verification failed (or not found / malformed id), 2 usage error,
+Exit codes: 0 ok (with --policy: the decision is allow), 1 verification failed (with --policy:
+            any other decision whose outcome would exit 0) (or not found / malformed id), 2 usage error,
             3 network failure (could not fetch proof; not evidence against the identity),
             4 proof failed (signature_invalid, unknown_key, history_broken; the log
               failures checkpoint_invalid, witness_quorum_unmet, rolled_back, split_view,
@@ -85,6 +96,14 @@ export interface Supplied {
   statusToken?: string;
 }
 
+/** `verify --policy`: the policy file (read by the caller), the action and the call's own parameters. */
+export interface PolicyFlags {
+  file: string;
+  action: string;
+  amount?: { value: string; currency: string };
+  resource?: string;
+}
+
 export type Command =
   | { command: "help" }
   | {
@@ -93,6 +112,7 @@ export type Command =
       common: Common;
       expectation: Expectation;
       supplied: Supplied;
+      policy?: PolicyFlags;
     }
   | { command: "log"; common: Common; range: { from?: number; to?: number } };
 
@@ -137,6 +157,10 @@ const OPTIONS = {
   "status-max-age": "string",
   "record-file": "string",
   "record-signature": "string",
+  policy: "string",
+  action: "string",
+  amount: "string",
+  resource: "string",
   jwks: "string",
   "insecure-no-signature": "boolean",
   history: "boolean",
@@ -214,7 +238,52 @@ const VERIFY_ONLY = [
   "status-max-age",
   "record-file",
   "record-signature",
+  "policy",
+  "action",
+  "amount",
+  "resource",
 ] as const;
+
+/** Expectations a policy gives; with --policy they would contradict it. */
+const POLICY_GIVES = [
+  "family",
+  "org",
+  "env",
+  "version",
+  "require-binding",
+  "require-evidence",
+  "lifecycle",
+  "availability",
+  "consequence",
+  "max-age",
+  "status-max-age",
+  "history",
+] as const;
+
+/** `--policy` and its companions, or undefined without it. */
+function policyFlags(values: Values): PolicyFlags | undefined {
+  if (values.policy === undefined) {
+    const misplaced = (["action", "amount", "resource"] as const).find((name) => values[name] !== undefined);
+    if (misplaced) throw new UsageError(`--${misplaced} needs --policy FILE`);
+    return undefined;
+  }
+  const given = POLICY_GIVES.find((name) => values[name] !== undefined);
+  if (given)
+    throw new UsageError(`--${given} and --policy contradict each other: the policy's action says what to expect`);
+  if (values.action === undefined) throw new UsageError("--policy needs --action NAME, the policy action to decide");
+  let amount: PolicyFlags["amount"];
+  if (values.amount !== undefined) {
+    const match = /^((?:0|[1-9]\d{0,17})(?:\.\d{1,8})?):([A-Z]{3})$/.exec(values.amount);
+    if (!match) throw new UsageError(`--amount: "${values.amount}" is not VALUE:CURRENCY (e.g. 50.00:EUR)`);
+    amount = { value: match[1] as string, currency: match[2] as string };
+  }
+  return {
+    file: values.policy,
+    action: values.action,
+    ...(amount ? { amount } : {}),
+    ...(values.resource !== undefined ? { resource: values.resource } : {}),
+  };
+}
 
 function duration(value: string, flag: string): number {
   const seconds = durationSeconds(value);
@@ -420,5 +489,6 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     ...(values["record-signature"] !== undefined ? { recordSignature: values["record-signature"] } : {}),
     ...(values["status-token"] !== undefined ? { statusToken: values["status-token"] } : {}),
   };
-  return { command, target, common, expectation, supplied };
+  const policy = command === "verify" ? policyFlags(values) : undefined;
+  return { command, target, common, expectation, supplied, ...(policy ? { policy } : {}) };
 }

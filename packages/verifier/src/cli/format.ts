@@ -1,4 +1,5 @@
 import { formatAge } from "../checks.ts";
+import type { DecisionResult } from "../decide.ts";
 import type { EnvelopeResult } from "../envelope.ts";
 import type { AuditReport } from "../log-audit.ts";
 import type { CheckpointView, Proof, ProofSource, ReliedOn, VerifyOutcome } from "../outcome.ts";
@@ -144,6 +145,19 @@ export function formatVerify(result: VerifyOutcome): string {
 }
 
 /** The current-proof line of a `higher` decision: which status token, and as of when. */
+/** `verify --policy`: the decision first, then why (the outcome as `verify` prints it) and the authority. */
+export function formatDecision(result: DecisionResult): string {
+  const receipt = result.receipt;
+  const authority = result.authority
+    ? [`  Authority:  ${result.authority.result} for ${result.authority.action} (${result.authority.detail})`]
+    : [];
+  return [
+    `DECISION  ${result.decision}  for action ${receipt.action}  (policy ${receipt.policy_digest})`,
+    ...authority,
+    formatVerify(result.outcome),
+  ].join("\n");
+}
+
 function current(result: VerifyOutcome): string[] {
   const status = result.proof?.status;
   if (!status) return [];

@@ -7,9 +7,10 @@ import { type AuditReport, auditLog } from "../log-audit.ts";
 import type { LogOptions } from "../log-check.ts";
 import type { CheckpointStore, StoredCheckpoint } from "../log-checkpoint.ts";
 import { OUTCOME_KINDS, type OutcomeClass, type OutcomeKind } from "../outcome.ts";
+import { actionPolicyFor, loadPolicy, type PolicyDocument, PolicyError } from "../policy.ts";
 import { Verifier } from "../verifier.ts";
-import { EXIT, type LogFlags, parseCommand, type Supplied, USAGE, UsageError } from "./args.ts";
-import { formatAudit, formatEnvelope, formatResolve, formatVerify } from "./format.ts";
+import { EXIT, type LogFlags, type PolicyFlags, parseCommand, type Supplied, USAGE, UsageError } from "./args.ts";
+import { formatAudit, formatDecision, formatEnvelope, formatResolve, formatVerify } from "./format.ts";
 import { escapeStrings, terminalJson } from "./terminal.ts";
 
 export interface Io {
@@ -113,6 +114,40 @@ async function readSupplied(supplied: Supplied, io: Io): Promise<Pick<Expectatio
     out.record = { body, ...(signature ? { signature } : {}) };
   }
   return out;
+}
+
+/** A policy file that cannot be used: one line naming where it is wrong, no usage hint. */
+class PolicyFileError extends UsageError {}
+
+/** `--policy FILE`: read, checked by `loadPolicy`, and the action looked up, before any request. */
+async function readPolicy(flags: PolicyFlags, io: Io): Promise<PolicyDocument> {
+  if (!io.readFile) throw new UsageError("--policy: no file system here");
+  let text: string;
+  try {
+    text = await io.readFile(flags.file);
+  } catch {
+    throw new PolicyFileError(`--policy: cannot read ${flags.file}`);
+  }
+  try {
+    const policy = loadPolicy(text);
+    actionPolicyFor(policy, flags.action);
+    return policy;
+  } catch (error) {
+    if (!(error instanceof PolicyError)) throw error;
+    if (error.path.startsWith("/actions/") && error.message.includes("names no action")) {
+      let policy: PolicyDocument | undefined;
+      try {
+        policy = loadPolicy(text);
+      } catch {
+        policy = undefined;
+      }
+      const names = Object.keys(policy?.actions ?? {});
+      throw new PolicyFileError(
+        `--action: ${flags.file} has no action "${flags.action}"${names.length > 0 ? ` (it has: ${names.join(", ")})` : ""}`,
+      );
+    }
+    throw new PolicyFileError(`${flags.file}: ${error.message}`);
+  }
 }
 
 /** The remembered checkpoints, one per log origin, in a JSON file written whole after each change. */
@@ -225,6 +260,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       return auditExit(report);
     }
     const { target, expectation } = command;
+    // A bad policy is refused before anything is fetched.
+    const policy = command.command === "verify" && command.policy ? await readPolicy(command.policy, io) : undefined;
     if (command.command === "envelope") {
       // The envelope is an unsigned answer about a target, not a record: no keys are involved.
       const result = await fetchEnvelope({ resolver, http }, target);
@@ -256,10 +293,34 @@ export async function run(argv: string[], io: Io): Promise<number> {
       if (result.outcome === "resolved" && result.proof.signature !== "verified") return EXIT.unsigned;
       return exitForResult(result);
     }
+    if (policy && command.command === "verify" && command.policy) {
+      const flags = command.policy;
+      const supplied = await readSupplied(command.supplied, io);
+      const decided = await verifier.decide(target, {
+        policy,
+        action: flags.action,
+        ...(expectation.baseUrl !== undefined ? { baseUrl: expectation.baseUrl } : {}),
+        ...(expectation.seen ? { seen: expectation.seen } : {}),
+        ...(supplied.statusToken ? { statusToken: supplied.statusToken } : {}),
+        ...(supplied.record ? { record: supplied.record } : {}),
+        ...(flags.amount ? { amount: flags.amount } : {}),
+        ...(flags.resource !== undefined ? { resource: flags.resource } : {}),
+      });
+      print(decided, formatDecision);
+      // Only allow exits 0; an unchecked signature stays 5, so automation never mistakes it for ok.
+      const outcomeExit = exitForResult(decided.outcome);
+      if (decided.decision === "allow")
+        return decided.outcome.proof?.signature === "verified" ? EXIT.ok : EXIT.unsigned;
+      return outcomeExit === EXIT.ok || outcomeExit === EXIT.unsigned ? EXIT.failed : outcomeExit;
+    }
     const result = await verifier.verify(target, { ...expectation, ...(await readSupplied(command.supplied, io)) });
     print(result, formatVerify);
     return exitForResult(result);
   } catch (error) {
+    if (error instanceof PolicyFileError) {
+      io.stderr(`passport: ${error.message}`);
+      return EXIT.usage;
+    }
     if (error instanceof UsageError) {
       io.stderr(`passport: ${error.message}\nRun "passport help" for usage.`);
       return EXIT.usage;

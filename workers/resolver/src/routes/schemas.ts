@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
 import { CORS_ETAG_HEADERS, ifNoneMatch } from "../http.ts";
 import agentActionEnvelopeSchema from "../schemas/agent-action-envelope.schema.json";
+import passportPolicySchema from "../schemas/passport-policy.schema.json";
 import passportRecordSchema from "../schemas/passport-record.schema.json";
 import passportStatusSchema from "../schemas/passport-status.schema.json";
 
@@ -28,3 +29,4 @@ function serveSchema(path: string, document: unknown): void {
 serveSchema("/passport-record.json", passportRecordSchema);
 serveSchema("/agent-action-envelope.json", agentActionEnvelopeSchema);
 serveSchema("/passport-status.json", passportStatusSchema);
+serveSchema("/passport-policy.json", passportPolicySchema);
