@@ -88,6 +88,22 @@ describe("the call path on npm start", () => {
     });
     const call = await agentFetch(signer);
 
+    // The demo API's policy asks the caller to declare it: refused until the agent does.
+    const unlinked = await call(`${API_ORIGIN}/v1/orders`);
+    expect(unlinked.status).toBe(403);
+    expect(await unlinked.json()).toMatchObject({ check: "caller.uses_link" });
+    const payments = service.demo.find((p) => p.name === "Demo Payments API")?.id as string;
+    await control("POST", `/v1/passports/${agent.id}/uses`, { identity_id: payments });
+    // The API's organisation sees the agent among those that declare its passport (its Dashboard page).
+    const declarers = await control("GET", `/v1/passports/${payments}/declared-by`);
+    expect(declarers.items.map((item: Body) => item.identity_id)).toContain(agent.id);
+    // The development sign-in's session cookie, as a browser signed in with the printed token sends it.
+    const page = await fetch(`${service.control}/dashboard/passports/${payments}`, {
+      headers: { cookie: `passport-session=${service.token}` },
+    });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(agent.id);
+
     const accepted = await call(`${API_ORIGIN}/v1/orders`);
     const body = (await accepted.json()) as Body;
     expect(accepted.status).toBe(200);

@@ -14,7 +14,7 @@ export const POLICY = loadPolicy({
     "orders.read": {
       family: "api",
       consequence: "higher",
-      caller: { required: true, family: "agent", consequence: "higher", signature_window: "60s" },
+      caller: { required: true, family: "agent", consequence: "higher", uses_link: true, signature_window: "60s" },
     },
   },
 });
