@@ -15,8 +15,6 @@ import type { Verifier } from "./verifier.ts";
 
 export { MemoryNonceStore, type NonceStore, type WebBotAuthOptions, webBotAuth } from "./call/web-bot-auth.ts";
 
-type PolicyDocument = Parameters<Verifier["decideCall"]>[0]["policy"];
-
 /** What the handler reads: `c.get("passport")`. */
 export type ProviderVariables = { passport: CallDecisionResult };
 
