@@ -2,6 +2,8 @@
 // signature counts only by a key the service proved for its passport, decideCall decides both
 // sides of a call, and the fetch wrapper, the provider middleware and the MCP hook act on it.
 // Records in the shape the service publishes, signed with the test's own key (RecordServer).
+
+import { env } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -12,6 +14,7 @@ import { PassportCheckError, passportFetch, RequestSigner } from "../../packages
 import type { PolicyDocument } from "../../packages/verifier/src/index.ts";
 import { McpPassportError, withPassport } from "../../packages/verifier/src/mcp.ts";
 import { type ProviderVariables, passportProvider, webBotAuth } from "../../packages/verifier/src/provider.ts";
+import { KEY_DIRECTORY_PATH, keyDirectory, serve, uniqueHost } from "../support/hosts.ts";
 import {
   type ContractRecord,
   contractRecord,
@@ -454,5 +457,95 @@ describe("higher with a stapled token: the cached record it proves current needs
     const after = await verifier.verify(id, { family: "api", consequence: "higher", statusToken: await statusOf(id) });
     expect(recordCalls(calls)).toBe(fetched + 1);
     expect(after.outcome).not.toBe("ok");
+  });
+});
+
+describe("the provider against the service: a rotated key counts once the service re-proved it", () => {
+  const ROTATION_POLICY = {
+    policy_format: "svc.passport_policy",
+    version: 1,
+    actions: { "orders.read": { family: "api", caller: { required: true, consequence: "higher" } } },
+  } as PolicyDocument;
+
+  it("accepts the old key, refuses the new one until the binding is re-checked, then only the new one", async () => {
+    const owner = await Owner.create();
+    const { id: apiId } = await owner.apiPassport();
+    const host = uniqueHost("bot");
+    const directory = `https://${host}${KEY_DIRECTORY_PATH}`;
+    const created = await owner.caller.createPassport({
+      family: "agent",
+      display_name: "Rotating agent",
+      bindings: [{ class: "signing_keys", value: directory }],
+    });
+    const agentId = created.identity_id as string;
+    const recheck = async (keys: Key[]) => {
+      await serve(host, {
+        [KEY_DIRECTORY_PATH]: keyDirectory({ passport: agentId, keys: keys.map((k) => k.publicJwk) }),
+      });
+      const answer = await owner.caller.json(
+        "POST",
+        `/v1/passports/${agentId}/bindings/${created.bindings[0].id}/verify`,
+      );
+      expect(answer.result).toBe("verified");
+    };
+    const [first, second] = [await keyPair(), await keyPair()];
+    await recheck([first]);
+
+    const app = new Hono<{ Variables: ProviderVariables }>();
+    app.use(
+      "/v1/*",
+      passportProvider({
+        verifier: verifierFor(),
+        identityId: apiId,
+        policy: ROTATION_POLICY,
+        action: "orders.read",
+        signatureOptions: { fetch: (input, init) => (env.OUTBOUND_SIMULATOR as Fetcher).fetch(input, init) },
+      }),
+    );
+    app.get("/v1/orders", (c) => c.json({ keyid: c.get("passport").sides.caller?.signature?.keyid }));
+    const signedBy = async (key: Key) =>
+      app.request(
+        await (await RequestSigner.create({ privateJwk: key.privateJwk, directory, identityId: agentId })).sign(
+          new Request(API_URL),
+        ),
+      );
+
+    expect(await (await signedBy(first)).json()).toEqual({ keyid: first.thumbprint });
+    // The agent rotates: its directory now holds only the new key, which the record does not list yet.
+    await serve(host, { [KEY_DIRECTORY_PATH]: keyDirectory({ passport: agentId, keys: [second.publicJwk] }) });
+    expect((await signedBy(second)).status).toBe(401);
+    // The service's re-check sees the rotation and publishes the new key's thumbprint.
+    await recheck([second]);
+    const rotated = await signedBy(second);
+    expect(rotated.status).toBe(200);
+    expect(await rotated.json()).toEqual({ keyid: second.thumbprint });
+    expect((await signedBy(first)).status).toBe(401);
+  });
+});
+
+describe("the provider refuses to answer while its own passport cannot be established", () => {
+  it("answers 503 unavailable, naming no caller check, when the API's passport is revoked", async () => {
+    const t = await setUp({
+      apiOverrides: { state: { lifecycle: "revoked", environment: "production", as_of: new Date().toISOString() } },
+    });
+    const app = new Hono<{ Variables: ProviderVariables }>();
+    app.use(
+      "/v1/*",
+      passportProvider({
+        verifier: t.verifier,
+        identityId: t.api.identity_id,
+        policy: policy(),
+        action: "orders.create",
+        signatureOptions: { fetch: t.host.fetch },
+      }),
+    );
+    app.post("/v1/orders", (c) => c.json({}));
+    const response = await app.request(await (await t.signer()).sign(new Request(API_URL, { method: "POST" })));
+    expect(response.status).toBe(503);
+    expect(response.headers.get("retry-after")).toBe("5");
+    expect(await response.json()).toMatchObject({
+      type: "urn:svc:passport:problem:unavailable",
+      check: "api.passport",
+    });
   });
 });
