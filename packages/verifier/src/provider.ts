@@ -10,6 +10,7 @@ import { type WebBotAuthOptions, webBotAuth } from "./call/web-bot-auth.ts";
 import type { CallerSignatures } from "./caller.ts";
 import type { CallDecisionResult } from "./decide-call.ts";
 import { type StaplingOptions, StatusStapler } from "./hono.ts";
+import type { PolicyDocument } from "./policy.ts";
 import { STATUS_HEADER } from "./status.ts";
 import type { Verifier } from "./verifier.ts";
 
