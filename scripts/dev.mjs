@@ -91,8 +91,10 @@ async function demoPassport(token, { evidence: _added, ...passport }) {
 
 const DEMO_MANIFEST = "https://agents.demo.example/support/agent-card.json";
 // The call path demo (docs/reciprocal-trust.md): the origin of the demo API (workers/demo-api) the
-// demo agent calls, bound to the Demo Payments API.
+// demo agent calls, and its v2 base URL: an endpoint of the Demo Payments API that the start has the
+// service verify (v1 stays claimed, as the CLI examples show).
 const DEMO_API_ORIGIN = "https://payments.demo.example";
+const DEMO_API_BASE = `${DEMO_API_ORIGIN}/v2`;
 const DEMO_PASSPORTS = [
   {
     family: "api",
@@ -102,6 +104,7 @@ const DEMO_PASSPORTS = [
     bindings: [
       { class: "endpoint", value: "https://payments.demo.example/v1" },
       { class: "openapi", value: "https://payments.demo.example/openapi.json" },
+      { class: "endpoint", value: DEMO_API_BASE },
     ],
   },
   {
@@ -237,8 +240,12 @@ async function verifyBinding(token, id, binding, { force = false } = {}) {
  * demo API Worker is told which passport it answers as.
  */
 async function setUpDemoApi(token, apiId, mf) {
-  const view = await api(token, "GET", `/v1/passports/${apiId}`);
-  const endpoint = view.bindings.find((b) => b.class === "endpoint" && b.value.startsWith(DEMO_API_ORIGIN));
+  let view = await api(token, "GET", `/v1/passports/${apiId}`);
+  // A state seeded before the call path demo has no v2 endpoint yet.
+  if (!view.bindings.some((b) => b.class === "endpoint" && b.value === DEMO_API_BASE)) {
+    view = await api(token, "POST", `/v1/passports/${apiId}/bindings`, { class: "endpoint", value: DEMO_API_BASE });
+  }
+  const endpoint = view.bindings.find((b) => b.class === "endpoint" && b.value === DEMO_API_BASE);
   if (endpoint && endpoint.verification.state !== "verified") {
     const first = await api(token, "POST", `/v1/passports/${apiId}/bindings/${endpoint.id}/verify`);
     const document = first.instructions?.well_known?.document ?? { identities: [{ identity_id: apiId }] };
@@ -418,7 +425,7 @@ Try:
 
   curl -s "${resolverUrl}/api/agent-envelope?target=${encodeURIComponent(DEMO_MANIFEST)}"
 
-Call path demo: the demo agent signs a call to the demo API (${demoApiUrl}, served as ${DEMO_API_ORIGIN}):
+Call path demo: the demo agent signs a call to the demo API (${demoApiUrl}, served as ${DEMO_API_BASE}):
   npm run call-demo                     (docs/reciprocal-trust.md, Call path)
 
 Acquisition demo: open ${marketplaceUrl}/ (simulated marketplace), subscribe, and claim on the onboarding page with the token above (docs/acquisition.md).

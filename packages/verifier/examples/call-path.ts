@@ -50,7 +50,7 @@ async function call(signer: RequestSigner, label: string): Promise<void> {
     fetch: toLocal,
   });
   try {
-    const answer = await agentFetch(`${API_ORIGIN}/v1/orders`);
+    const answer = await agentFetch(`${API_ORIGIN}/v2/orders`);
     const body = (await answer.json()) as Record<string, unknown>;
     console.log(`${label}: HTTP ${answer.status}`);
     if (answer.ok) {

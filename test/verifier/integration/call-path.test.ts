@@ -89,7 +89,7 @@ describe("the call path on npm start", () => {
     const call = await agentFetch(signer);
 
     // The demo API's policy asks the caller to declare it: refused until the agent does.
-    const unlinked = await call(`${API_ORIGIN}/v1/orders`);
+    const unlinked = await call(`${API_ORIGIN}/v2/orders`);
     expect(unlinked.status).toBe(403);
     expect(await unlinked.json()).toMatchObject({ check: "caller.uses_link" });
     const payments = service.demo.find((p) => p.name === "Demo Payments API")?.id as string;
@@ -104,7 +104,7 @@ describe("the call path on npm start", () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(agent.id);
 
-    const accepted = await call(`${API_ORIGIN}/v1/orders`);
+    const accepted = await call(`${API_ORIGIN}/v2/orders`);
     const body = (await accepted.json()) as Body;
     expect(accepted.status).toBe(200);
     expect(body.caller).toBe(agent.id);
@@ -116,7 +116,7 @@ describe("the call path on npm start", () => {
     const forged = await agentFetch(
       await RequestSigner.create({ privateJwk: stranger.privateJwk, directory: agent.directory, identityId: agent.id }),
     );
-    const refused = await forged(`${API_ORIGIN}/v1/orders`);
+    const refused = await forged(`${API_ORIGIN}/v2/orders`);
     expect(refused.status).toBe(401);
     expect(await refused.json()).toMatchObject({
       type: "urn:svc:passport:problem:caller-signature",
@@ -125,13 +125,13 @@ describe("the call path on npm start", () => {
 
     await control("PATCH", `/v1/passports/${agent.id}/state`, { lifecycle: "revoked", reason: "key compromise" });
     // The next call is refused: the provider decides the caller at higher, on its current status.
-    const next = await call(`${API_ORIGIN}/v1/orders`);
+    const next = await call(`${API_ORIGIN}/v2/orders`);
     expect(next.status).not.toBe(200);
     expect(((await next.json()) as { type: string }).type).toBe("urn:svc:passport:problem:caller-passport");
     // Once the revoked record is served, the refusal names the agent's state.
     let settled: Record<string, unknown> = {};
     for (let attempt = 0; attempt < 20; attempt++) {
-      const answer = await call(`${API_ORIGIN}/v1/orders`);
+      const answer = await call(`${API_ORIGIN}/v2/orders`);
       settled = { status: answer.status, ...((await answer.json()) as Record<string, unknown>) };
       if (answer.status === 403) break;
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -148,7 +148,7 @@ describe("the call path on npm start", () => {
         identityId: agent.id,
       }),
     );
-    const error = await call("https://unknown-api.demo.example/v1/orders").catch((e: unknown) => e);
+    const error = await call("https://unknown-api.demo.example/v2/orders").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PassportCheckError);
   });
 });

@@ -1,5 +1,6 @@
 // The demo API of `npm start` (docs/reciprocal-trust.md, Call path): the "Demo Payments API"
-// passport's orders, served through @passport/verifier/provider. Each call must be signed (RFC 9421,
+// passport's orders at https://payments.demo.example/v2 (its verified endpoint), served through
+// @passport/verifier/provider. Each call must be signed (RFC 9421,
 // Web Bot Auth) by an agent whose passport the service proved the signing key of; both passports
 // are decided at higher consequence, and this API staples its own status token to every answer.
 import { loadPolicy, Verifier } from "@passport/verifier";
@@ -83,12 +84,12 @@ app.get("/.well-known/passport-identity.json", async (c) => {
   return c.json({ identities: [{ identity_id: configured?.identityId }] });
 });
 
-app.use("/v1/*", async (c, next) => {
+app.use("/v2/*", async (c, next) => {
   const configured = await providerFor(c.env);
   return (configured as NonNullable<typeof provider>).handler(c, next);
 });
 
-app.get("/v1/orders", (c) => {
+app.get("/v2/orders", (c) => {
   const decided = c.get("passport");
   return c.json({
     orders: ORDERS,
