@@ -77,4 +77,37 @@ describe("Proven bindings in Chromium", () => {
     const row = page.locator("tr", { hasText: `https://${host}/v1` });
     expect(await row.textContent()).toContain("verified: well-known document on the bound origin");
   });
+
+  it("the demo agent's signing key is proven at start, and the Payments API's page lists the agent that declares it", async () => {
+    const agent = service.demo.find((p) => p.family === "agent");
+    const payments = service.demo.find((p) => p.name === "Demo Payments API");
+    const record = (await (await fetch(`${service.resolver}/api/p/${agent?.id}.json`)).json()) as {
+      bindings: { class: string; verification: { state: string }; keys?: { thumbprint: string }[] }[];
+      uses?: { identity_id: string }[];
+    };
+    const keys = record.bindings.find((b) => b.class === "signing_keys");
+    expect(keys?.verification.state).toBe("verified");
+    expect(keys?.keys?.[0]?.thumbprint).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(record.uses?.map((u) => u.identity_id)).toContain(payments?.id);
+
+    await page.goto(`${service.control}/dashboard/passports/${payments?.id}`);
+    await page.waitForURL((url) => url.pathname === "/dashboard/sign-in");
+    await page.getByLabel("Development token").fill(service.token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((url) => url.pathname === `/dashboard/passports/${payments?.id}`);
+    const declarers = page.locator("section", { hasText: "Agents that declare they use this passport" });
+    expect(await declarers.textContent()).toContain("Demo Support Agent");
+
+    // From the agent's page: declare another API, see it listed, remove it again.
+    const orders = service.demo.find((p) => p.name === "Demo Orders API (staging)");
+    await page.goto(`${service.control}/dashboard/passports/${agent?.id}`);
+    const add = page.locator("#uses-add");
+    await add.getByLabel("Identity id").fill(orders?.id ?? "");
+    await add.getByRole("button", { name: "Declare use" }).click();
+    await expect(page.getByRole("status").first().textContent()).resolves.toContain("Use declared.");
+    const listed = page.locator("#uses-list li", { hasText: orders?.id ?? "" });
+    await listed.getByRole("button", { name: `Stop declaring use of ${orders?.id}` }).click();
+    await expect(page.getByRole("status").first().textContent()).resolves.toContain("Use no longer declared.");
+    expect(await page.locator("#uses-list").textContent()).not.toContain(orders?.id ?? "");
+  });
 });

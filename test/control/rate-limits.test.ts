@@ -31,7 +31,7 @@ async function expectRateLimited(response: Response) {
   expect(response.headers.get("content-type")).toBe("application/problem+json");
   const body = await response.json<Record<string, unknown>>();
   expect(body).toMatchObject({ type: "urn:svc:passport:problem:rate-limited", status: 429 });
-  expect(JSON.stringify(body)).not.toMatch(/client:|subject:|FULFILL|WRITES|CLAIMS|CHECKS|SIGN_IN|EVENTS/);
+  expect(JSON.stringify(body)).not.toMatch(/client:|subject:|FULFILL|WRITES|CLAIMS|CHECKS|SIGN_IN|EVENTS|PUBLIC_READS/);
 }
 
 function post(path: string, address: string, init: { headers?: Record<string, string>; body?: BodyInit } = {}) {
@@ -169,5 +169,19 @@ describe("POST /v1/passports/{id}/bindings/{bindingId}/verify", () => {
     await expectRateLimited(response);
     const colleague = await Caller.create("editor", caller.organisation);
     expect((await colleague.request("POST", path)).status).toBe(200);
+  });
+});
+
+describe("GET /public/passports/{id}/declared-by", () => {
+  it("refuses a client after 120 public counts a minute, while another client still gets through", async () => {
+    const owner = await Caller.create("owner");
+    const passport = await owner.createPassport({ display_name: "Counted API" });
+    const path = `http://control.test/public/passports/${passport.identity_id}/declared-by`;
+    const get = (address: string) => exports.default.fetch(path, { headers: { "cf-connecting-ip": address } });
+    const address = freshAddress();
+    const { response, accepted } = await untilRefused(120, () => get(address));
+    expect(accepted).toBeGreaterThanOrEqual(120);
+    await expectRateLimited(response);
+    expect((await get(freshAddress())).status).toBe(200);
   });
 });

@@ -1,5 +1,7 @@
+import { env } from "cloudflare:workers";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
+import { app } from "../../workers/control/src/app.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { KEY_DIRECTORY_PATH, keyDirectory, serve, uniqueHost } from "../support/hosts.ts";
 import { recheckAt } from "../support/rechecks.ts";
@@ -65,6 +67,15 @@ describe("signing_keys bindings", () => {
     expect(record.bindings[0]).toMatchObject({ class: "signing_keys", value: url, keys });
     // Nothing of the keys but their thumbprints, kid and alg is published.
     expect(JSON.stringify(record)).not.toContain(one.publicJwk.x as string);
+    // The Dashboard shows the keys seen under the binding.
+    const page = await app.request(
+      `http://control.test/dashboard/passports/${id}`,
+      { headers: { "cf-access-jwt-assertion": caller.token } },
+      env,
+    );
+    const html = await page.text();
+    expect(html).toContain(`key <code>${one.thumbprint}</code> (kid k1) · ed25519`);
+    expect(html).toContain("Signing key directory");
     const history = await caller.json("GET", `/v1/passports/${id}/history`);
     expect(history.items.at(-1)).toMatchObject({
       kind: "binding.verified",
@@ -98,6 +109,16 @@ describe("signing_keys bindings", () => {
     const proven = await verify(caller, id, passport.bindings[0].id);
     expect(proven.result).toBe("verified");
     expect(proven.passport.bindings[0].keys.map((k: Body) => k.thumbprint)).toEqual([mine.thumbprint]);
+
+    // A kid that is not a plain identifier (here a bidirectional override) is left out, the key kept.
+    await serve(host, {
+      "/keys.json": {
+        content_type: "application/json",
+        body: { passport: id, keys: [{ ...mine.publicJwk, kid: "a\u202eb" }] },
+      },
+    });
+    const again = await verify(caller, id, passport.bindings[0].id);
+    expect(again.passport.bindings[0].keys).toEqual([{ thumbprint: mine.thumbprint, alg: "ed25519" }]);
   });
 
   it("are refused when the directory does not name the passport, holds a private key, or holds too many keys", async () => {

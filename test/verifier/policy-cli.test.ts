@@ -45,6 +45,8 @@ describe("passport verify --policy", () => {
     expect(read.code).toBe(EXIT.ok);
     expect(read.stdout).toMatch(/^DECISION {2}allow {2}for action read {2}\(policy sha-256:/);
     expect(read.stdout).toMatch(new RegExp(`OK\\s+ok\\s+${id}`));
+    expect(read.stdout).toContain("Why:  the identity checks passed.");
+    expect(read.stdout).toContain("Next step without a policy:  proceed");
 
     // The API passport holds no authority: identity never stands in for it.
     const refund = await passport(

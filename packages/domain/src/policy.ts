@@ -7,7 +7,7 @@ import { z } from "zod";
  * test keeps the two in agreement. Every object is strict: a misspelt member is refused, never
  * silently ignored.
  */
-export const POLICY_FORMAT = "svc.passport_policy";
+const POLICY_FORMAT = "svc.passport_policy";
 export const POLICY_VERSION = 1;
 
 /** The verifier's outcome classes (OUTCOME_CLASSES in packages/verifier/src/outcome.ts; a test compares them). */
@@ -44,7 +44,7 @@ export const POLICY_OUTCOME_CLASSES = [
 ] as const;
 
 const DECISIONS = ["allow", "challenge", "deny", "delay", "re-resolve"] as const;
-export const PolicyDecision = z.enum(DECISIONS);
+const PolicyDecision = z.enum(DECISIONS);
 
 /** Limits shared with the verifier's reader (POLICY_LIMITS in packages/verifier/src/policy.ts). */
 const LIMITS = { name: 200, text: 1000, list: 64, actions: 256 } as const;
@@ -62,7 +62,7 @@ const Name = z.string().min(1).max(LIMITS.name);
 const LongText = z.string().min(1).max(LIMITS.text);
 const List = <T extends z.ZodType>(item: T) => z.array(item).min(1).max(LIMITS.list);
 
-export const PolicyDuration = z
+const PolicyDuration = z
   .union([z.number().min(0), z.string().regex(/^\d+(\.\d+)?[smhd]?$/)])
   .describe("Seconds, or a number with a unit: 90s, 15m, 12h, 30d.");
 
@@ -88,7 +88,7 @@ const Amount = z.strictObject({
     .describe("ISO 4217 currency code."),
 });
 
-export const RequiredAuthority = z
+const RequiredAuthority = z
   .strictObject({
     action: Name.optional().describe("The action the grant must cover; default: the policy action's name."),
     resource: LongText.optional().describe("The resource the grant's scope must cover."),
@@ -99,7 +99,7 @@ export const RequiredAuthority = z
   })
   .describe("Authority the passport's record must hold for the action. Identity never stands in for it.");
 
-export const CallerPolicy = z
+const CallerPolicy = z
   .strictObject({
     required: z.boolean(),
     family: z.enum(["agent", "api"]).optional(),
@@ -111,7 +111,7 @@ export const CallerPolicy = z
   })
   .describe("Reciprocal trust: what the calling agent must show.");
 
-export const ActionPolicy = z.strictObject({
+const ActionPolicy = z.strictObject({
   consequence: Consequence.optional().describe("Spec 4.1 freshness; default lower."),
   family: z.enum(["api", "agent"]).optional(),
   organisations: List(OrganisationExpectation).optional().describe("Any one of them."),
@@ -133,7 +133,6 @@ export const ActionPolicy = z.strictObject({
     .describe("Decision per outcome class; one not listed gets the verifier's next step (proceed = allow)."),
   caller: CallerPolicy.optional(),
 });
-export type ActionPolicy = z.infer<typeof ActionPolicy>;
 
 export const PassportPolicy = z.strictObject({
   policy_format: z.literal(POLICY_FORMAT),

@@ -11,7 +11,7 @@ const DEFAULT_GRANTORS: readonly GrantRelationship[] = ["responsible", "parent"]
 const DECIMAL = /^(0|[1-9]\d*)(?:\.(\d+))?$/;
 
 /** True when the grant's action (a name, or a pattern ending in `.*` or `*`) covers `action`. */
-export function actionCovers(pattern: string, action: string): boolean {
+function actionCovers(pattern: string, action: string): boolean {
   if (pattern === action || pattern === "*") return true;
   if (pattern.endsWith(".*")) return action.startsWith(pattern.slice(0, -1));
   if (pattern.endsWith("*")) return action.startsWith(pattern.slice(0, -1));
@@ -24,7 +24,7 @@ function resourceCovers(scope: string, resource: string): boolean {
 }
 
 /** Compares two non-negative decimals written as text; undefined when either is not one. */
-export function compareDecimal(a: string, b: string): number | undefined {
+function compareDecimal(a: string, b: string): number | undefined {
   const x = DECIMAL.exec(a);
   const y = DECIMAL.exec(b);
   if (!x || !y) return undefined;

@@ -63,10 +63,13 @@ export {
 export { PROPAGATION_WINDOW_SECONDS } from "./propagation.ts";
 export {
   type DecisionReceipt,
+  RECEIPT_CHECKS,
   RECEIPT_FORMAT,
   type ReceiptCheck,
+  type ReceiptCheckName,
   type ReceiptCheckResult,
   type ReceiptSide,
+  receiptSide,
   type VerifyReceiptOptions,
   verifyReceipt,
 } from "./receipt.ts";

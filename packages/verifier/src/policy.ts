@@ -22,7 +22,7 @@ import { validVersions } from "./semver.ts";
 import { strictJsonParse } from "./strict-json.ts";
 
 export const POLICY_FORMAT = "svc.passport_policy";
-export const POLICY_VERSION = 1;
+const POLICY_VERSION = 1;
 
 export type Decision = "allow" | "challenge" | "deny" | "delay" | "re-resolve";
 export const DECISIONS: readonly Decision[] = ["allow", "challenge", "deny", "delay", "re-resolve"];
@@ -34,7 +34,7 @@ export type PolicyOutcome = OutcomeClass | AuthorityOutcome;
 
 /** Who may grant an authority, relative to the passport (CONTRACT 1b): its responsible organisation, that organisation's parent, or a passport of the responsible organisation. */
 export type GrantRelationship = "responsible" | "parent" | "passport";
-export const GRANT_RELATIONSHIPS: readonly GrantRelationship[] = ["responsible", "parent", "passport"];
+const GRANT_RELATIONSHIPS: readonly GrantRelationship[] = ["responsible", "parent", "passport"];
 
 export interface RequiredAuthority {
   /** The action the grant must cover; default: the policy action's name. */
@@ -116,7 +116,7 @@ export const DEFAULT_AUTHORITY_DECISION: Record<AuthorityOutcome, Decision> = {
 };
 
 // Limits shared with the domain's zod schema (packages/domain/src/policy.ts).
-export const POLICY_LIMITS = { name: 200, text: 1000, list: 64, actions: 256 } as const;
+const POLICY_LIMITS = { name: 200, text: 1000, list: 64, actions: 256 } as const;
 const AMOUNT_VALUE = /^(0|[1-9]\d{0,17})(\.\d{1,8})?$/;
 const CURRENCY = /^[A-Z]{3}$/;
 

@@ -13,7 +13,7 @@ import type { PassportRecordView } from "./record.ts";
 import type { Verifier } from "./verifier.ts";
 
 export const RECEIPT_FORMAT = "svc.passport_decision";
-export const RECEIPT_VERSION = 1;
+const RECEIPT_VERSION = 1;
 
 /** The checks a receipt lists, in this order. */
 export const RECEIPT_CHECKS = [
@@ -246,7 +246,7 @@ async function checkSide(
   if (!read.ok) return [`the log's current checkpoint is not valid (${read.problem})`];
   const current = read.checkpoint;
   const root = base64Decode(log.root_hash);
-  if (!root || root.length !== 32) return [`the ${name}'s checkpoint root hash is not a SHA-256 hash`];
+  if (root?.length !== 32) return [`the ${name}'s checkpoint root hash is not a SHA-256 hash`];
   if (!Number.isSafeInteger(log.index) || log.index < 0 || log.index >= log.size) {
     return [`the ${name}'s log index ${log.index} is not within its checkpoint of ${log.size} entries`];
   }

@@ -12,9 +12,9 @@ const VERSION = `${PART}(?:\\.${PART}){0,2}(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.
 const COMPARATOR = `(?:\\^|~|>=|<=|>|<|=)?\\s*v?${VERSION}`;
 const SET = `${COMPARATOR}(?:\\s+${COMPARATOR})*`;
 /** The grammar of a range; the domain's zod schema uses the same expression. */
-export const VERSION_RANGE_PATTERN = `^\\s*${SET}(?:\\s*\\|\\|\\s*${SET})*\\s*$`;
+const VERSION_RANGE_PATTERN = `^\\s*${SET}(?:\\s*\\|\\|\\s*${SET})*\\s*$`;
 /** Characters that make a `versions` value a range rather than one exact version string. */
-export const VERSION_RANGE_MARKER = "[\\^~<>=|*\\s]|(?:^|\\.)[xX](?:\\.|$)";
+const VERSION_RANGE_MARKER = "[\\^~<>=|*\\s]|(?:^|\\.)[xX](?:\\.|$)";
 
 /**
  * What a policy's `versions` may be: one exact version (no range syntax) or a range. The domain's
@@ -40,7 +40,7 @@ interface Comparator {
 }
 
 /** True when `value` is written as a range (it must then parse), false when it is an exact version string. */
-export function isVersionRange(value: string): boolean {
+function isVersionRange(value: string): boolean {
   return MARKER.test(value);
 }
 

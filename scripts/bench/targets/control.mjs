@@ -37,6 +37,7 @@ const LIMITS = {
   CLAIMS_PER_SUBJECT: "1005",
   WRITES_PER_SUBJECT: "1006",
   CHECKS_PER_SUBJECT: "1007",
+  PUBLIC_READS_PER_CLIENT: "1020",
 };
 const SEED_CHUNK = 2000;
 /** Passports the PATCH and state-change runs take in turn, so concurrent requests change different ones. */

@@ -28,6 +28,7 @@ const LIMITS = [
   "CLAIMS_PER_SUBJECT",
   "WRITES_PER_SUBJECT",
   "CHECKS_PER_SUBJECT",
+  "PUBLIC_READS_PER_CLIENT",
 ];
 
 async function prepare(db, root) {

@@ -145,16 +145,19 @@ export function formatVerify(result: VerifyOutcome): string {
 }
 
 /** The current-proof line of a `higher` decision: which status token, and as of when. */
-/** `verify --policy`: the decision first, then why (the outcome as `verify` prints it) and the authority. */
+/** `verify --policy`: the decision first and why, then the identity check as `verify` prints it. */
 export function formatDecision(result: DecisionResult): string {
-  const receipt = result.receipt;
-  const authority = result.authority
-    ? [`  Authority:  ${result.authority.result} for ${result.authority.action} (${result.authority.detail})`]
-    : [];
+  const { receipt, outcome, authority } = result;
+  const identity =
+    outcome.outcome === "ok" ? "the identity checks passed" : `the identity check gave ${outcome.outcome}`;
+  const why =
+    authority && authority.result !== "held" && outcome.outcome === "ok"
+      ? `${identity}, but the authority for ${authority.action} is ${authority.result}: ${authority.detail}`
+      : `${identity}${authority ? `; authority for ${authority.action}: ${authority.result}` : ""}`;
   return [
     `DECISION  ${result.decision}  for action ${receipt.action}  (policy ${receipt.policy_digest})`,
-    ...authority,
-    formatVerify(result.outcome),
+    `  Why:  ${why}.`,
+    formatVerify(outcome).replace("  Next step:  ", "  Next step without a policy:  "),
   ].join("\n");
 }
 

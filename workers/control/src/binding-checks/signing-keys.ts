@@ -30,9 +30,12 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The short string members kept beside a thumbprint; anything else is left out. */
+/**
+ * The short string members kept beside a thumbprint, when they are visible ASCII (a kid is an
+ * identifier; one that could change how the Dashboard shows text is left out); anything else too.
+ */
 function label(value: unknown, max: number): string | undefined {
-  return typeof value === "string" && value.length > 0 && value.length <= max ? value : undefined;
+  return typeof value === "string" && value.length <= max && /^[\x21-\x7e]+$/.test(value) ? value : undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { operation } from "../api/operations.ts";
 import { HttpProblem } from "../api/problem.ts";
+import { byClient, limitRequests } from "../api/rate-limit.ts";
 import { isFlagged, PublicDeclarerCount } from "../api/views.ts";
 import type { AppEnv } from "../context.ts";
 import { database } from "../db/client.ts";
@@ -14,6 +15,9 @@ import { declarerCounts } from "../db/uses.ts";
 const PUBLIC_MAX_AGE_SECONDS = 60;
 
 export const publicAnswers = new Hono<AppEnv>();
+
+// Each answer is a database read anyone may ask for: per client address, like the other anonymous routes.
+publicAnswers.use("*", limitRequests(["GET"], [{ limiter: "PUBLIC_READS_PER_CLIENT", key: byClient }]));
 
 publicAnswers.get(
   "/passports/:id/declared-by",

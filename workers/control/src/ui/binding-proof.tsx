@@ -123,6 +123,16 @@ function Instructions(props: { check: CheckShown }) {
           .
         </p>
       ) : null}
+      {instructions.key_directory ? (
+        <>
+          <p>
+            Serve a key directory at <code>{instructions.key_directory.url}</code> (content type{" "}
+            <code>{instructions.key_directory.content_type}</code>): a JWK Set of public keys only, with a{" "}
+            <code>passport</code> member naming this passport:
+          </p>
+          <pre class="instructions">{JSON.stringify(instructions.key_directory.document, null, 2)}</pre>
+        </>
+      ) : null}
       {instructions.unprovable ? <p>{instructions.unprovable}</p> : null}
       <p class="hint">Then verify again.</p>
     </div>
