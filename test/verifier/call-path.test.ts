@@ -11,6 +11,7 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { jwkThumbprint, MemoryNonceStore } from "../../packages/verifier/src/call/web-bot-auth.ts";
 import { PassportCheckError, passportFetch, RequestSigner } from "../../packages/verifier/src/fetch.ts";
+import { StatusStapler } from "../../packages/verifier/src/hono.ts";
 import type { PolicyDocument } from "../../packages/verifier/src/index.ts";
 import { McpPassportError, withPassport } from "../../packages/verifier/src/mcp.ts";
 import { type ProviderVariables, passportProvider, webBotAuth } from "../../packages/verifier/src/provider.ts";
@@ -547,5 +548,64 @@ describe("the provider refuses to answer while its own passport cannot be establ
       type: "urn:svc:passport:problem:unavailable",
       check: "api.passport",
     });
+  });
+});
+
+describe("the agent staples its own status token: the provider decides it at higher without a status request", () => {
+  it("sends Passport-Status with the signed call, and the provider relies on it", async () => {
+    const owner = await Owner.create();
+    const { id: apiId, endpoint } = await owner.apiPassport();
+    const host = uniqueHost("bot");
+    const directory = `https://${host}${KEY_DIRECTORY_PATH}`;
+    const created = await owner.caller.createPassport({
+      family: "agent",
+      display_name: "Stapling agent",
+      bindings: [{ class: "signing_keys", value: directory }],
+    });
+    const agentId = created.identity_id as string;
+    const key = await keyPair();
+    await serve(host, { [KEY_DIRECTORY_PATH]: keyDirectory({ passport: agentId, keys: [key.publicJwk] }) });
+    const proven = await owner.caller.json(
+      "POST",
+      `/v1/passports/${agentId}/bindings/${created.bindings[0].id}/verify`,
+    );
+    expect(proven.result).toBe("verified");
+
+    const provider = recording();
+    const verifier = verifierFor({ fetch: provider.fetch });
+    const app = new Hono<{ Variables: ProviderVariables }>();
+    app.use(
+      "*",
+      passportProvider({
+        verifier,
+        identityId: apiId,
+        policy: {
+          policy_format: "svc.passport_policy",
+          version: 1,
+          actions: { read: { family: "api", caller: { required: true, consequence: "higher" } } },
+        } as PolicyDocument,
+        action: "read",
+        signatureOptions: { fetch: (input, init) => (env.OUTBOUND_SIMULATOR as Fetcher).fetch(input, init) },
+      }),
+    );
+    app.get("*", (c) => c.json({ status: c.get("passport").sides.caller?.proof?.status?.source }));
+
+    const call = passportFetch({
+      verifier: verifierFor(),
+      // The consumer's own check of the API is not the point here: the endpoint is unverified.
+      check: async (id) => verifierFor().verify(id, { family: "api" }),
+      apis: { [endpoint]: apiId },
+      signer: await RequestSigner.create({ privateJwk: key.privateJwk, directory, identityId: agentId }),
+      stapler: new StatusStapler({ resolver: RESOLVER, identityId: agentId, fetch: resolverFetch }),
+      fetch: async (request) => {
+        expect(request.headers.get("passport-status")).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+        return app.request(request);
+      },
+    });
+    // A first call fills the provider's cache; the next one needs no request about the agent at all.
+    expect(await (await call(`${endpoint}/orders`)).json()).toEqual({ status: "stapled" });
+    const before = provider.calls.filter((c) => c.url.includes(agentId)).length;
+    expect(await (await call(`${endpoint}/orders`)).json()).toEqual({ status: "stapled" });
+    expect(provider.calls.filter((c) => c.url.includes(agentId)).length).toBe(before);
   });
 });
