@@ -29,6 +29,8 @@ const marketplacePort = Number(process.env.MARKETPLACE_PORT ?? controlPort + 2);
 const marketplaceUrl = `http://127.0.0.1:${marketplacePort}`;
 const hostsPort = Number(process.env.HOSTS_SIM_PORT ?? controlPort + 3);
 const hostsUrl = `http://127.0.0.1:${hostsPort}`;
+const demoApiPort = Number(process.env.DEMO_API_PORT ?? controlPort + 4);
+const demoApiUrl = `http://127.0.0.1:${demoApiPort}`;
 // The tests give each local service its own state directory, so it never shares SQLite files with another.
 const persistTo = resolve(root, process.env.PASSPORT_STATE_DIR ?? join(".wrangler", "state"));
 const seedFile = join(persistTo, "demo-passports.json");
@@ -88,6 +90,11 @@ async function demoPassport(token, { evidence: _added, ...passport }) {
 }
 
 const DEMO_MANIFEST = "https://agents.demo.example/support/agent-card.json";
+// The call path demo (docs/reciprocal-trust.md): the origin of the demo API (workers/demo-api) the
+// demo agent calls, and its v2 base URL: an endpoint of the Demo Payments API that the start has the
+// service verify (v1 stays claimed, as the CLI examples show).
+const DEMO_API_ORIGIN = "https://payments.demo.example";
+const DEMO_API_BASE = `${DEMO_API_ORIGIN}/v2`;
 const DEMO_PASSPORTS = [
   {
     family: "api",
@@ -97,6 +104,7 @@ const DEMO_PASSPORTS = [
     bindings: [
       { class: "endpoint", value: "https://payments.demo.example/v1" },
       { class: "openapi", value: "https://payments.demo.example/openapi.json" },
+      { class: "endpoint", value: DEMO_API_BASE },
     ],
   },
   {
@@ -243,6 +251,51 @@ async function declareDemoUses(token, agentId, apiId) {
   await api(token, "POST", `/v1/passports/${agentId}/uses`, { identity_id: apiId });
 }
 
+/**
+ * Has the service verify a binding (already verified ones are re-checked only when asked). A check
+ * that could not reach the simulated host is tried again: on a loaded machine the first subrequest
+ * inside a freshly started runtime has failed about once in twenty cold starts.
+ */
+async function verifyBinding(token, id, binding, { force = false } = {}) {
+  if (binding.verification.state === "verified" && !force) return;
+  let outcome;
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    outcome = await api(token, "POST", `/v1/passports/${id}/bindings/${binding.id}/verify`);
+    if (outcome.result === "verified") return outcome;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  throw new Error(`the demo binding ${binding.value} was not verified: ${outcome.reason}`);
+}
+
+/**
+ * The demo API's side of the call path: the Demo Payments API's endpoint is proven by the
+ * well-known document on its (simulated) host, so a consumer's check of the URL passes, and the
+ * demo API Worker is told which passport it answers as.
+ */
+async function setUpDemoApi(token, apiId, mf) {
+  let view = await api(token, "GET", `/v1/passports/${apiId}`);
+  // A state seeded before the call path demo has no v2 endpoint yet.
+  if (!view.bindings.some((b) => b.class === "endpoint" && b.value === DEMO_API_BASE)) {
+    view = await api(token, "POST", `/v1/passports/${apiId}/bindings`, { class: "endpoint", value: DEMO_API_BASE });
+  }
+  const endpoint = view.bindings.find((b) => b.class === "endpoint" && b.value === DEMO_API_BASE);
+  if (endpoint && endpoint.verification.state !== "verified") {
+    const first = await api(token, "POST", `/v1/passports/${apiId}/bindings/${endpoint.id}/verify`);
+    const document = first.instructions?.well_known?.document ?? { identities: [{ identity_id: apiId }] };
+    const host = new URL(DEMO_API_ORIGIN).hostname;
+    const fixture = await fetch(`${hostsUrl}/hosts/${host}`, {
+      method: "PUT",
+      body: JSON.stringify({
+        paths: { "/.well-known/passport-identity.json": { content_type: "application/json", body: document } },
+      }),
+    });
+    if (fixture.status !== 204) throw new Error(`hosts simulator refused the demo API fixture: ${fixture.status}`);
+    if (first.result !== "verified") await verifyBinding(token, apiId, endpoint);
+  }
+  const config = await mf.getKVNamespace("DEMO_CONFIG", "passport-demo-api");
+  await config.put("API_PASSPORT", apiId);
+}
+
 async function seed(token) {
   if (existsSync(seedFile)) {
     const known = JSON.parse(readFileSync(seedFile, "utf8"));
@@ -300,6 +353,16 @@ const workers = [
     config: join("workers", "marketplace-sim", "wrangler.toml"),
     port: marketplacePort,
     vars: { FULFILLMENT_URL: `${controlUrl}/marketplace/fulfill` },
+  },
+  {
+    name: "passport-demo-api",
+    config: join("workers", "demo-api", "wrangler.toml"),
+    port: demoApiPort,
+    vars: {
+      RESOLVER_URL: resolverUrl,
+      SIGNING_JWKS: JSON.stringify({ keys: [signing.publicJwk] }),
+      PUBLIC_ORIGIN: DEMO_API_ORIGIN,
+    },
   },
   {
     name: "passport-resolver",
@@ -368,6 +431,7 @@ try {
   if (agent) await verifyDemoAgent(token, agent.identity_id);
   if (agent) await addDemoAuthority(token, agent.identity_id);
   const payments = demo.find((p) => p.display_name === "Demo Payments API");
+  if (payments) await setUpDemoApi(token, payments.identity_id, service.mf);
   if (agent && payments) await declareDemoUses(token, agent.identity_id, payments.identity_id);
   const first = demo[0].identity_id;
   // A fresh endpoint each start, so the printed create command never collides with an earlier one.
@@ -394,6 +458,9 @@ Try:
   curl -s ${controlUrl}/v1/me -H "authorization: Bearer ${token}"
 
   curl -s "${resolverUrl}/api/agent-envelope?target=${encodeURIComponent(DEMO_MANIFEST)}"
+
+Call path demo: the demo agent signs a call to the demo API (${demoApiUrl}, served as ${DEMO_API_BASE}):
+  npm run call-demo                     (docs/reciprocal-trust.md, Call path)
 
 Acquisition demo: open ${marketplaceUrl}/ (simulated marketplace), subscribe, and claim on the onboarding page with the token above (docs/acquisition.md).
 

@@ -16,6 +16,10 @@ export interface ServiceInfo {
   marketplace: string;
   /** The hosts simulator's admin API (fixtures for bound hosts, docs/bindings.md). */
   hosts: string;
+  /** The demo API of the call path (workers/demo-api), answering as https://payments.demo.example. */
+  demoApi: string;
+  /** The state directory of this start (demo-passports.json). */
+  stateDir: string;
   /** The owner token `npm start` prints. */
   token: string;
   demo: { id: string; family: string; name: string }[];
@@ -33,7 +37,8 @@ export async function freePort(): Promise<number> {
 
 /** Starts `node scripts/dev.mjs` and reads what it prints for a newcomer. */
 export async function startService(): Promise<{ info: ServiceInfo; child: ChildProcess }> {
-  const [resolverPort, controlPort, marketplacePort, hostsPort] = [
+  const [resolverPort, controlPort, marketplacePort, hostsPort, demoApiPort] = [
+    await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
@@ -48,6 +53,7 @@ export async function startService(): Promise<{ info: ServiceInfo; child: ChildP
       CONTROL_PORT: String(controlPort),
       MARKETPLACE_PORT: String(marketplacePort),
       HOSTS_SIM_PORT: String(hostsPort),
+      DEMO_API_PORT: String(demoApiPort),
       PASSPORT_STATE_DIR: stateDir,
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -87,6 +93,8 @@ export async function startService(): Promise<{ info: ServiceInfo; child: ChildP
       control: `http://127.0.0.1:${controlPort}`,
       marketplace: `http://127.0.0.1:${marketplacePort}`,
       hosts: `http://127.0.0.1:${hostsPort}`,
+      demoApi: `http://127.0.0.1:${demoApiPort}`,
+      stateDir,
       token,
       demo,
     },

@@ -14,6 +14,7 @@ const TARGETS = {
   verifier: () => import("./targets/verifier.mjs"),
   log: () => import("./targets/log.mjs"),
   status: () => import("./targets/status.mjs"),
+  provider: () => import("./targets/provider.mjs"),
 };
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));

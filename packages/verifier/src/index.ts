@@ -1,8 +1,19 @@
 export { evaluateAuthority } from "./authority.ts";
 export { copyAge, isFresh, RecordCache } from "./cache.ts";
+export {
+  type CallerSignatureCheck,
+  type CallerSignatureProblem,
+  type CallerSignatures,
+  DEFAULT_SIGNATURE_WINDOW_SECONDS,
+  PASSPORT_AGENT_HEADER,
+  type ProvenKey,
+  provenKeys,
+  SIGNING_KEYS_CLASS,
+} from "./caller.ts";
 export { canonicalJson } from "./canonical.ts";
 export { evaluate, formatAge } from "./checks.ts";
 export type { AuthorityCheck, AuthorityResult, DecideRequest, DecisionResult } from "./decide.ts";
+export type { CallDecisionResult, CallerOutcome, DecideCallRequest } from "./decide-call.ts";
 export { type AgentActionEnvelope, type EnvelopeResult, envelopeProblem, fetchEnvelope } from "./envelope.ts";
 export {
   CONSEQUENCES,

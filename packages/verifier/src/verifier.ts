@@ -1,6 +1,8 @@
 import { type CacheEntry, copyAge, isFresh, RecordCache } from "./cache.ts";
+import type { CallerSignatures } from "./caller.ts";
 import { evaluate } from "./checks.ts";
 import { type DecideRequest, type DecisionResult, decision, expectationFor, type Verified } from "./decide.ts";
+import { type CallDecisionResult, type DecideCallRequest, decideCall } from "./decide-call.ts";
 import {
   CONSEQUENCES,
   type Consequence,
@@ -100,6 +102,11 @@ export interface VerifierOptions {
    * passport as of that checkpoint.
    */
   log?: LogOptions;
+  /**
+   * Checks a calling agent's request signature for `decideCall` (reciprocal trust): the RFC 9421 /
+   * Web Bot Auth checker is `webBotAuth()` of `@passport/verifier/provider`.
+   */
+  callerSignatures?: CallerSignatures;
 }
 
 export interface ResolveOptions {
@@ -122,6 +129,12 @@ export interface ResolveOptions {
    * as for a fetched one, and it never enters the cache.
    */
   record?: SuppliedRecord;
+  /**
+   * A version the service stated as current in a status token checked just now (`verify` sets it
+   * at `higher` from a stapled token): a cached copy of exactly this version and digest is used
+   * without a request, since the token proves it current.
+   */
+  currentAs?: { record_version: number; digest: string };
 }
 
 /** A record the resolver returned (or the cache held, within the resolver's own freshness lifetime). */
@@ -163,6 +176,7 @@ export class Verifier {
   readonly #now: () => number;
   readonly #keys: TrustedKeys;
   readonly #logOptions: LogOptions | undefined;
+  readonly #callerSignatures: CallerSignatures | undefined;
   #log: Promise<{ client: LogClient; settings: LogSettings }> | undefined;
 
   constructor(options: VerifierOptions) {
@@ -180,6 +194,7 @@ export class Verifier {
     this.#now = options.now ?? Date.now;
     if (options.log) requireDuration(options.log.maxAge, "log.maxAge");
     this.#logOptions = options.log;
+    this.#callerSignatures = options.callerSignatures;
     const { jwks, signature = "required" } = options;
     if (signature !== "required" && signature !== "skip-insecure") {
       throw new TypeError(`signature: "${signature}" is not "required" or "skip-insecure"`);
@@ -259,11 +274,15 @@ export class Verifier {
     // though it still counts as a version seen before. A supplied record is decided on as given.
     const cached = !supplied && stored && this.#acceptable(stored, keys) ? stored : undefined;
     const now = this.#now();
+    const provenCurrent =
+      cached &&
+      options.currentAs !== undefined &&
+      cached.record.record_version === options.currentAs.record_version &&
+      cached.record.digest === options.currentAs.digest;
     if (
       cached &&
-      consequence === "lower" &&
-      isFresh(cached, now) &&
-      (maxAge === undefined || copyAge(cached, now) <= maxAge)
+      (provenCurrent ||
+        (consequence === "lower" && isFresh(cached, now) && (maxAge === undefined || copyAge(cached, now) <= maxAge)))
     ) {
       const how = { from_cache: true, revalidated: false, attempts: 0 };
       return this.#confirm(identityId, cached, undefined, url, now, how, keys, options, current);
@@ -410,8 +429,9 @@ export class Verifier {
       expectation.statusMaxAge === undefined
         ? DEFAULT_STATUS_MAX_AGE_SECONDS
         : requireDuration(expectation.statusMaxAge, "statusMaxAge");
-    // A stapled token checked before the record is fetched: when it names a published version, the
-    // log check may take it as the newest instead of scanning (docs/verifier.md, Transparency log).
+    // A stapled token checked before the record is fetched: when it names a published version, a
+    // cached copy of that version needs no request, and the log check may take it as the newest
+    // instead of scanning (docs/verifier.md, Current proof and Transparency log).
     const stapled =
       expectation.consequence === "higher" && expectation.statusToken
         ? await this.#checkStapled(identityId, expectation.statusToken, expectation.signal, statusMaxAge)
@@ -427,6 +447,7 @@ export class Verifier {
     const result = await this.#resolve(
       identityId,
       {
+        ...(named ? { currentAs: named } : {}),
         ...(expectation.consequence ? { consequence: expectation.consequence } : {}),
         ...(expectation.maxAge !== undefined ? { maxAge: expectation.maxAge } : {}),
         ...(expectation.signal ? { signal: expectation.signal } : {}),
@@ -469,6 +490,30 @@ export class Verifier {
       return { outcome: skipped, ...relied };
     }
     return { outcome: { ...verdict, proof: result.proof }, ...relied };
+  }
+
+  /**
+   * One decision over both sides of a call (reciprocal trust, docs/reciprocal-trust.md): the API's
+   * passport under the action's policy, and the calling agent's, which must have signed the
+   * request with a key the service proved for it and meet the action's `caller` policy.
+   * @example
+   * const result = await verifier.decideCall({ policy, action: "refund", api: { identityId: ownId }, caller: { request } });
+   * if (result.decision !== "allow") refuse(result.receipt);
+   */
+  decideCall(request: DecideCallRequest): Promise<CallDecisionResult> {
+    return decideCall(request, {
+      ...(this.#callerSignatures ? { signatures: this.#callerSignatures } : {}),
+      now: this.#now,
+      decide: async (identityId, decideRequest) => {
+        const action = actionPolicyFor(decideRequest.policy, decideRequest.action);
+        const expectation = expectationFor(action, decideRequest);
+        const verified = await this.#verify(identityId, expectation);
+        return {
+          result: await decision(identityId, decideRequest, action, expectation, verified, this.#now()),
+          ...(verified.record ? { record: verified.record } : {}),
+        };
+      },
+    });
   }
 
   /**

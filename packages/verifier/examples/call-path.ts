@@ -1,0 +1,88 @@
+// The call path against `npm start` (docs/reciprocal-trust.md, Call path): `npm run call-demo`.
+//
+// 1. The demo agent calls the demo API through `passportFetch`: the API's passport is checked for
+//    the URL first (discovered from the provider's well-known document), then the request is
+//    signed as the agent (RFC 9421, Web Bot Auth) and sent. The provider middleware checks the
+//    signature against the keys the service proved for the agent, both passports at higher
+//    consequence, and answers.
+// 2. The same call signed by a key the service never proved for the agent: refused.
+//
+// The agent's key and the demo passports come from `npm start`'s local state; the public origin
+// https://payments.demo.example is routed to the demo API Worker on this machine.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { PassportCheckError, passportFetch, RequestSigner } from "../src/fetch.ts";
+import { Verifier } from "../src/index.ts";
+
+const root = join(import.meta.dirname, "..", "..", "..");
+const resolver = process.env.PASSPORT_RESOLVER ?? "http://127.0.0.1:8787";
+const demoApi = process.env.DEMO_API ?? "http://127.0.0.1:8792";
+const stateDir = process.env.PASSPORT_STATE_DIR ?? join(root, ".wrangler", "state");
+const API_ORIGIN = "https://payments.demo.example";
+const KEY_DIRECTORY = "https://agents.demo.example/.well-known/http-message-signatures-directory";
+
+interface Seeded {
+  identity_id: string;
+  display_name: string;
+  family: string;
+}
+const passports = JSON.parse(readFileSync(join(stateDir, "demo-passports.json"), "utf8")) as Seeded[];
+const agent = passports.find((p) => p.family === "agent");
+if (!agent) throw new Error("no demo agent in the local state: run `npm start` first");
+const agentKey = JSON.parse(readFileSync(join(root, ".wrangler", "dev-auth", "demo-agent-signing.json"), "utf8")) as {
+  privateJwk: JsonWebKey;
+};
+
+// Locally the service's record keys are read from the resolver; deployed, pin them out of band.
+const jwks = await (await fetch(`${resolver}/.well-known/jwks.json`)).json();
+const verifier = new Verifier({ resolver, jwks });
+
+/** Sends what is addressed to the demo API's public origin to its Worker on this machine. */
+const toLocal = (request: Request) =>
+  fetch(request.url.startsWith(API_ORIGIN) ? new Request(request.url.replace(API_ORIGIN, demoApi), request) : request);
+
+async function call(signer: RequestSigner, label: string): Promise<void> {
+  const agentFetch = passportFetch({
+    verifier,
+    // The API's passport must be active, with a verified endpoint covering the URL, right now.
+    expectation: { consequence: "higher" },
+    signer,
+    fetch: toLocal,
+  });
+  try {
+    const answer = await agentFetch(`${API_ORIGIN}/v2/orders`);
+    const body = (await answer.json()) as Record<string, unknown>;
+    console.log(`${label}: HTTP ${answer.status}`);
+    if (answer.ok) {
+      console.log(
+        `  accepted: caller ${String(body.caller)}, key ${String(body.keyid)}, decision ${
+          (body.receipt as { decision: string }).decision
+        }`,
+      );
+    } else {
+      console.log(`  refused: ${String(body.check)} (${String(body.type)}): ${String(body.detail)}`);
+    }
+  } catch (error) {
+    if (!(error instanceof PassportCheckError)) throw error;
+    console.log(`${label}: not sent: ${error.message}`);
+  }
+}
+
+await call(
+  await RequestSigner.create({
+    privateJwk: agentKey.privateJwk,
+    directory: KEY_DIRECTORY,
+    identityId: agent.identity_id,
+  }),
+  `Signed by the demo agent's proven key (${agent.identity_id})`,
+);
+
+const stranger = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+await call(
+  await RequestSigner.create({
+    privateJwk: (await crypto.subtle.exportKey("jwk", stranger.privateKey)) as JsonWebKey,
+    directory: KEY_DIRECTORY,
+    identityId: agent.identity_id,
+  }),
+  "Signed by a key not proven for the agent",
+);

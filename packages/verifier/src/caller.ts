@@ -1,0 +1,75 @@
+// Reciprocal trust (docs/reciprocal-trust.md): what the verifier needs to know of a calling agent's
+// signed request. The signature itself is checked by a `CallerSignatures` implementation (the
+// RFC 9421 / Web Bot Auth one is in `@passport/verifier/provider`), so this module, and with it the
+// package root, stays free of dependencies.
+import type { PassportRecordView } from "./record.ts";
+
+/** The request header naming the calling agent's passport: an identity id, not a proof of it. */
+export const PASSPORT_AGENT_HEADER = "Passport-Agent";
+
+/** The binding class of a passport's request-signing keys (a key directory or JWK Set URL). */
+export const SIGNING_KEYS_CLASS = "signing_keys";
+
+/** Default maximum age of a request signature, from `created` (and the most `expires - created` may be). */
+export const DEFAULT_SIGNATURE_WINDOW_SECONDS = 60;
+
+/** A key the service saw in a verified `signing_keys` binding's directory at its last successful check. */
+export interface ProvenKey {
+  /** RFC 7638 JWK SHA-256 thumbprint, base64url: the `keyid` a request is signed with. */
+  thumbprint: string;
+  kid?: string;
+  alg?: string;
+}
+
+/** Why a caller's signature does not count. */
+export type CallerSignatureProblem =
+  /** No `Signature` / `Signature-Input` headers, or no `Passport-Agent` header. */
+  | "signature_missing"
+  /** The headers do not parse, the tag is not Web Bot Auth's, or the signature does not verify. */
+  | "signature_invalid"
+  /** Outside its window: expired, created in the future, older than the window, or valid for longer than it. */
+  | "signature_expired"
+  /** The nonce was seen before within the window. */
+  | "signature_replayed"
+  /** The keyid is not a key of a verified, fresh `signing_keys` binding of the named passport. */
+  | "key_not_proven"
+  /** The key is proven, but its public key could not be read from the key directory now. */
+  | "key_unavailable";
+
+export type CallerSignatureCheck =
+  | {
+      ok: true;
+      /** The signature's keyid (the key's RFC 7638 thumbprint). */
+      keyid: string;
+      thumbprint: string;
+      created: string;
+      expires?: string;
+      nonce?: string;
+      /** The `signing_keys` binding value (key directory URL) the key is proven by. */
+      directory: string;
+    }
+  | { ok: false; problem: CallerSignatureProblem; detail: string; keyid?: string };
+
+/** Checks an incoming request's signature against the calling passport's record. */
+export interface CallerSignatures {
+  check(
+    request: Request,
+    record: PassportRecordView,
+    options: { windowSeconds: number; now: number; signal?: AbortSignal },
+  ): Promise<CallerSignatureCheck>;
+}
+
+/**
+ * The keys of the record's `signing_keys` bindings that count now: verified, fresh, each with the
+ * binding (key directory) that proves it.
+ */
+export function provenKeys(record: PassportRecordView, now: number): { key: ProvenKey; directory: string }[] {
+  const proven: { key: ProvenKey; directory: string }[] = [];
+  for (const binding of record.bindings) {
+    if (binding.class !== SIGNING_KEYS_CLASS || binding.verification?.state !== "verified") continue;
+    const freshUntil = binding.verification.fresh_until ? Date.parse(binding.verification.fresh_until) : Number.NaN;
+    if (!(freshUntil > now)) continue;
+    for (const key of binding.keys ?? []) proven.push({ key, directory: binding.value });
+  }
+  return proven;
+}

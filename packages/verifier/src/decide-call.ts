@@ -1,0 +1,256 @@
+// Reciprocal trust (docs/reciprocal-trust.md): one decision over both sides of a call. The API's
+// passport is decided as `decide` does under the action's policy; the calling agent's passport must
+// have signed the request with a key the service proved for it, pass the action's `caller` policy
+// (state, status token at higher, organisation, authority), and, when asked, declare the API in
+// its `uses` links. One decision, one outcome, one receipt with the findings of each side.
+import {
+  type CallerSignatureCheck,
+  type CallerSignatures,
+  DEFAULT_SIGNATURE_WINDOW_SECONDS,
+  PASSPORT_AGENT_HEADER,
+} from "./caller.ts";
+import type { DecideRequest, DecisionResult } from "./decide.ts";
+import { requireDuration, type SuppliedRecord } from "./expectation.ts";
+import type { VerifyOutcome } from "./outcome.ts";
+import { type ActionPolicy, actionPolicyFor, type CallerPolicy, type Decision, type PolicyDocument } from "./policy.ts";
+import type { DecisionReceipt, ReceiptSide } from "./receipt.ts";
+import type { PassportRecordView } from "./record.ts";
+import { STATUS_HEADER } from "./status.ts";
+
+export interface DecideCallRequest {
+  policy: PolicyDocument;
+  action: string;
+  /** The API's side: its passport, the address called, its stapled status token, a supplied record. */
+  api: { identityId: string; baseUrl?: string; statusToken?: string; record?: SuppliedRecord };
+  /**
+   * The caller's side: the request as received, signed per RFC 9421 / Web Bot Auth. Its passport
+   * is `identityId`, else the request's `Passport-Agent` header; its status token `statusToken`,
+   * else the request's `Passport-Status` header.
+   */
+  caller?: { request: Request; identityId?: string; statusToken?: string };
+  amount?: { value: string; currency: string };
+  resource?: string;
+  signal?: AbortSignal;
+  /** Checks the caller's signature; default the verifier's `callerSignatures`. */
+  signatures?: CallerSignatures;
+}
+
+/** The caller's side of a call decision: its passport's outcome, and the signature that named it. */
+export type CallerOutcome = VerifyOutcome & {
+  signature?: { keyid: string; thumbprint: string; created: string; expires?: string };
+};
+
+export interface CallDecisionResult extends DecisionResult {
+  sides: { api: VerifyOutcome; caller?: CallerOutcome };
+  /** Why the caller's side failed, when it did before its passport was decided (for the provider's answer). */
+  caller_problem?: { check: string; problem: string; detail: string };
+}
+
+type Check = DecisionReceipt["checks"][number];
+
+/** Most severe first: a refusal outranks a challenge, a challenge a retry, a retry an allow. */
+const SEVERITY: Decision[] = ["deny", "challenge", "re-resolve", "delay", "allow"];
+const worst = (decisions: Decision[]): Decision => SEVERITY.find((decision) => decisions.includes(decision)) ?? "allow";
+
+const SIGNATURE_DECISION: Record<Exclude<CallerSignatureCheck, { ok: true }>["problem"], Decision> = {
+  signature_missing: "challenge",
+  signature_invalid: "deny",
+  signature_expired: "challenge",
+  signature_replayed: "deny",
+  key_not_proven: "deny",
+  key_unavailable: "delay",
+};
+
+/** The caller's requirements as a policy of one action, decided on the caller's passport. */
+function callerPolicyDocument(action: string, outer: ActionPolicy, caller: CallerPolicy): PolicyDocument {
+  return {
+    policy_format: "svc.passport_policy",
+    version: 1,
+    actions: {
+      [action]: {
+        consequence: caller.consequence ?? outer.consequence ?? "lower",
+        family: caller.family ?? "agent",
+        ...(caller.organisations ? { organisations: caller.organisations } : {}),
+        ...(caller.authority ? { authority: caller.authority } : {}),
+        ...(outer.status_max_age !== undefined ? { status_max_age: outer.status_max_age } : {}),
+      },
+    },
+  };
+}
+
+function prefixed(checks: Check[], side: string): Check[] {
+  return checks.map((check) => ({ ...check, check: `${side}.${check.check}` }));
+}
+
+/**
+ * Decides a call over both sides (see {@link DecideCallRequest}); the `Verifier.decideCall` method.
+ */
+export async function decideCall(
+  request: DecideCallRequest,
+  defaults: {
+    signatures?: CallerSignatures;
+    now: () => number;
+    /** `Verifier.decide`, also answering the record it decided on. */
+    decide: (
+      identityId: string,
+      request: DecideRequest,
+    ) => Promise<{ result: DecisionResult; record?: PassportRecordView }>;
+  },
+): Promise<CallDecisionResult> {
+  const outer = actionPolicyFor(request.policy, request.action);
+  const callerPolicy = outer.caller;
+  const windowSeconds =
+    callerPolicy?.signature_window === undefined
+      ? DEFAULT_SIGNATURE_WINDOW_SECONDS
+      : requireDuration(callerPolicy.signature_window, "caller.signature_window");
+  const common = {
+    ...(request.amount ? { amount: request.amount } : {}),
+    ...(request.resource ? { resource: request.resource } : {}),
+    ...(request.signal ? { signal: request.signal } : {}),
+  };
+  const { result: api } = await defaults.decide(request.api.identityId, {
+    policy: request.policy,
+    action: request.action,
+    ...(request.api.baseUrl ? { baseUrl: request.api.baseUrl } : {}),
+    ...(request.api.statusToken ? { statusToken: request.api.statusToken } : {}),
+    ...(request.api.record ? { record: request.api.record } : {}),
+    ...common,
+  });
+  const checks: Check[] = [...api.receipt.checks];
+  const finish = (
+    decision: Decision,
+    outcome: VerifyOutcome,
+    caller?: { side: ReceiptSide; outcome: CallerOutcome },
+    problem?: CallDecisionResult["caller_problem"],
+  ): CallDecisionResult => ({
+    decision,
+    outcome,
+    receipt: {
+      ...api.receipt,
+      decided_at: new Date(defaults.now()).toISOString(),
+      decision,
+      outcome: outcome.outcome,
+      ...(caller ? { caller: caller.side } : {}),
+      checks,
+    },
+    sides: { api: api.outcome, ...(caller ? { caller: caller.outcome } : {}) },
+    ...(problem ? { caller_problem: problem } : {}),
+  });
+
+  const incoming = request.caller?.request;
+  const signed = incoming?.headers.has("signature-input") ?? false;
+  if (!callerPolicy || (!callerPolicy.required && !signed)) {
+    checks.push({ check: "caller", result: "not_checked", detail: callerPolicy ? "not signed" : "no caller policy" });
+    return finish(api.decision, api.outcome);
+  }
+  const refuse = (check: string, problem: string, detail: string, decision: Decision, callerId?: string) => {
+    checks.push({ check, result: "failed", detail: problem });
+    return finish(
+      worst([api.decision, decision]),
+      api.outcome,
+      callerId ? { side: { identity_id: callerId }, outcome: api.outcome } : undefined,
+      { check, problem, detail },
+    );
+  };
+  const callerId = request.caller?.identityId ?? incoming?.headers.get(PASSPORT_AGENT_HEADER) ?? undefined;
+  if (!incoming || !signed || !callerId) {
+    return refuse(
+      "caller.signature",
+      "signature_missing",
+      `This action needs a request signed by the calling agent, naming its passport in ${PASSPORT_AGENT_HEADER}.`,
+      "challenge",
+    );
+  }
+  const signatures = request.signatures ?? defaults.signatures;
+  if (!signatures) {
+    throw new TypeError(
+      "caller signatures: no checker configured (pass `signatures`, e.g. webBotAuth() from @passport/verifier/provider)",
+    );
+  }
+
+  // The caller's passport under the caller policy; then its signature, against the record decided on.
+  const decided = await defaults.decide(callerId, {
+    policy: callerPolicyDocument(request.action, outer, callerPolicy),
+    action: request.action,
+    ...((request.caller?.statusToken ?? incoming.headers.get(STATUS_HEADER))
+      ? { statusToken: request.caller?.statusToken ?? (incoming.headers.get(STATUS_HEADER) as string) }
+      : {}),
+    ...common,
+  });
+  const callerDecision = decided.result;
+  checks.push(...prefixed(callerDecision.receipt.checks, "caller"));
+  const side = callerDecision.receipt.subject;
+  let callerOutcome: CallerOutcome = callerDecision.outcome;
+  const record = decided.record;
+  if (!record) {
+    // No record to read keys from (not found, unreachable, disproved): the passport's own outcome says why.
+    checks.push({ check: "caller.signature", result: "not_checked" });
+    const failed = callerDecision.receipt.checks.find((check) => check.result === "failed");
+    return finish(
+      worst([api.decision, callerDecision.decision]),
+      api.decision !== "allow" ? api.outcome : callerDecision.outcome,
+      { side, outcome: callerOutcome },
+      {
+        check: failed ? `caller.${failed.check}` : "caller.passport",
+        problem: callerDecision.outcome.outcome,
+        detail: "The calling agent's passport could not be established.",
+      },
+    );
+  }
+  const signature = await signatures.check(incoming, record, {
+    windowSeconds,
+    now: defaults.now(),
+    ...(common.signal ? { signal: common.signal } : {}),
+  });
+  if (!signature.ok) {
+    const result = refuse(
+      "caller.signature",
+      signature.problem,
+      signature.detail,
+      worst([callerDecision.decision, SIGNATURE_DECISION[signature.problem]]),
+      callerId,
+    );
+    result.sides.caller = callerOutcome;
+    return result;
+  }
+  checks.push({ check: "caller.signature", result: "passed", detail: `keyid ${signature.keyid}` });
+  callerOutcome = {
+    ...callerOutcome,
+    signature: {
+      keyid: signature.keyid,
+      thumbprint: signature.thumbprint,
+      created: signature.created,
+      ...(signature.expires ? { expires: signature.expires } : {}),
+    },
+  };
+
+  const decisions: Decision[] = [api.decision, callerDecision.decision];
+  let problem: CallDecisionResult["caller_problem"];
+  if (callerPolicy.uses_link) {
+    const uses = record.uses ?? [];
+    if (uses.some((link) => link.identity_id === request.api.identityId)) {
+      checks.push({ check: "caller.uses_link", result: "passed" });
+    } else {
+      checks.push({ check: "caller.uses_link", result: "failed", detail: "link_missing" });
+      decisions.push("deny");
+      problem = {
+        check: "caller.uses_link",
+        problem: "link_missing",
+        detail: "The calling passport does not declare this API among the passports it uses.",
+      };
+    }
+  } else {
+    checks.push({ check: "caller.uses_link", result: "not_checked" });
+  }
+  if (!problem && callerDecision.decision !== "allow") {
+    const failed = callerDecision.receipt.checks.find((check) => check.result === "failed");
+    problem = {
+      check: failed ? `caller.${failed.check}` : "caller.passport",
+      problem: callerDecision.outcome.outcome,
+      detail: "The calling agent's passport does not meet this action's policy.",
+    };
+  }
+  const decision = worst(decisions);
+  const outcome = api.decision !== "allow" ? api.outcome : callerDecision.outcome;
+  return finish(decision, outcome, { side, outcome: callerOutcome }, problem);
+}
