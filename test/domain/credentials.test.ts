@@ -28,6 +28,13 @@ describe("credentialKind", () => {
     }
   });
 
+  it("recognises a token whose slashes cut every piece shorter than 30 characters", () => {
+    // Found by the random test above: no '+', no padding, and no piece of 30 characters.
+    const token =
+      "gtZ2mGeJMGCzVn3IAYd8CsHsODIb/UbolHlMVXPZv6J9/NvIA2vH7SxvHac15wSYynFF9/G1p8jyZMUz8wCBQ1sTFe7ZeNdLDL/ceq/M/hTGqDl3fPNSV1Ldoiw5FSM";
+    expect(credentialKind(`see ${token} here`)).toBe("registration token");
+  });
+
   it("lets ordinary published values through", () => {
     for (const value of [
       "Demo Organisation operates agents.demo.example",

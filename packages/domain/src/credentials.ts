@@ -30,8 +30,8 @@ const LONG_BASE64 = /(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{64,}={0,2}(?![A-Za-z0-9+/=
 /**
  * An opaque token pasted bare, shaped like a marketplace registration token (long base64): a run
  * that carries `+` or padding, which a URL path or a name never does, or in which one piece between
- * slashes is 30 characters mixing upper case, lower case and digits, as random bytes do and path
- * words and hex digests do not.
+ * slashes is 30 characters mixing upper case, lower case and digits, or that uses 40 or more
+ * distinct characters, as random bytes do and path words and hex digests do not.
  */
 function looksLikeOpaqueToken(value: string): boolean {
   for (const [run] of value.matchAll(LONG_BASE64)) {
@@ -39,6 +39,9 @@ function looksLikeOpaqueToken(value: string): boolean {
     if (run.includes("+") || run.endsWith("=")) return true;
     const pieces = run.split("/");
     if (pieces.some((p) => p.length >= 30 && /[A-Z]/.test(p) && /[a-z]/.test(p) && /\d/.test(p))) return true;
+    // Random bytes whose slashes happen to cut every piece short: a 128-character token uses about
+    // 55 of base64's 64 characters, while words, paths and hex digests use far fewer.
+    if (new Set(run).size >= 40 && /[A-Z]/.test(run) && /[a-z]/.test(run)) return true;
   }
   return false;
 }
