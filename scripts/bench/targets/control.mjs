@@ -3,7 +3,6 @@
 // then measures lists, a page deep in the list and search at 1,000, 10,000 and 100,000 passports
 // and create-and-publish, PATCH and state change at 100,000, each against the storage floor of the
 // same work (scripts/bench/README.md), and exits 1 when a target is missed.
-import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEVELOPMENT_ISSUER, mintIdentityId, snapshotKey } from "@passport/domain";
 import { base64url, importJWK, SignJWT } from "jose";
@@ -12,6 +11,7 @@ import { logKeyPair, signingKeyPair } from "../../dev-keys.mjs";
 import { comparePairs } from "../lib/compare.mjs";
 import { controlVars, LOG_ORIGIN } from "../lib/control-vars.mjs";
 import { load } from "../lib/h2load.mjs";
+import { applyMigrations } from "../lib/migrations.mjs";
 import { profileWhile } from "../lib/profile.mjs";
 import { bundle, freePort, serve } from "../lib/workers.mjs";
 
@@ -62,17 +62,6 @@ const BATCH = 10;
  * smallest.
  */
 const TARGETS = { write: 0.8, writeP99: 1.5, list: 0.85, flat: 0.9 };
-
-async function applyMigrations(db, root) {
-  const dir = join(root, "migrations");
-  for (const file of readdirSync(dir)
-    .filter((f) => f.endsWith(".sql"))
-    .sort()) {
-    for (const statement of readFileSync(join(dir, file), "utf8").split("--> statement-breakpoint")) {
-      if (statement.trim()) await db.prepare(statement).run();
-    }
-  }
-}
 
 async function prepare(controlDb, baselineDb) {
   // The baseline database has the control plane's schema too: the write references send its SQL.

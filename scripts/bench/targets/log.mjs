@@ -5,7 +5,6 @@
 // (workers/bench-baselines/no-log.js). Both answer the same create-and-publish request; the ratio
 // is the log's cost per publication. Also prints proof sizes at 10,000 and 1,000,000 entries,
 // computed (RFC 9162 paths, tiles of 256).
-import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEVELOPMENT_ISSUER } from "@passport/domain";
 import { importJWK, SignJWT } from "jose";
@@ -13,6 +12,7 @@ import { compatibilityDate } from "../../compatibility-date.ts";
 import { logKeyPair, signingKeyPair } from "../../dev-keys.mjs";
 import { comparePairs } from "../lib/compare.mjs";
 import { controlVars, LOG_ORIGIN } from "../lib/control-vars.mjs";
+import { applyMigrations } from "../lib/migrations.mjs";
 import { bundle, serve } from "../lib/workers.mjs";
 
 export const description = "create-and-publish with the transparency log against the same with the log stubbed";
@@ -32,14 +32,7 @@ const LIMITS = [
 ];
 
 async function prepare(db, root) {
-  const dir = join(root, "migrations");
-  for (const file of readdirSync(dir)
-    .filter((f) => f.endsWith(".sql"))
-    .sort()) {
-    for (const statement of readFileSync(join(dir, file), "utf8").split("--> statement-breakpoint")) {
-      if (statement.trim()) await db.prepare(statement).run();
-    }
-  }
+  await applyMigrations(db, root);
   await db.batch([
     db.prepare("INSERT INTO organisations (id, name) VALUES (?, 'Bench Organisation')").bind(ORGANISATION),
     db

@@ -2,13 +2,13 @@
 // bundle, asking the real PublicationSequencer of the control plane bundle (real local D1, the
 // record key), against a Worker that makes one Durable Object call and nothing else
 // (workers/bench-baselines/do-call.js). Target: 0.9 of the reference's requests/s.
-import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { mintIdentityId } from "@passport/domain";
 import { compatibilityDate } from "../../compatibility-date.ts";
 import { logKeyPair, signingKeyPair } from "../../dev-keys.mjs";
 import { comparePairs } from "../lib/compare.mjs";
 import { controlVars, LOG_ORIGIN } from "../lib/control-vars.mjs";
+import { applyMigrations } from "../lib/migrations.mjs";
 import { bundle, serve } from "../lib/workers.mjs";
 
 export const description = "the status route (one sequencer call) against a Worker making one Durable Object call";
@@ -33,14 +33,7 @@ const PRIME = 1;
 const DIGEST = `sha-256:${"A".repeat(43)}`;
 
 async function prepare(db, root, ids) {
-  const dir = join(root, "migrations");
-  for (const file of readdirSync(dir)
-    .filter((f) => f.endsWith(".sql"))
-    .sort()) {
-    for (const statement of readFileSync(join(dir, file), "utf8").split("--> statement-breakpoint")) {
-      if (statement.trim()) await db.prepare(statement).run();
-    }
-  }
+  await applyMigrations(db, root);
   const at = new Date().toISOString();
   await db.prepare("INSERT INTO organisations (id, name) VALUES ('org_bench', 'Bench Organisation')").run();
   // Published passports: version 1 committed, and its publication recorded as written to KV.
