@@ -1,4 +1,4 @@
-import { unicodeHost } from "./punycode.ts";
+import { domainToUnicode } from "node:url";
 
 // Everything the CLI prints about a passport (names, binding values, evidence sources, reasons) was
 // written by a tenant or served by a resolver. A character that changes how text is shown (an ESC
@@ -50,6 +50,7 @@ export function terminalJson(value: unknown): string {
 export function readsAs(value: string): string {
   if (!URL.canParse(value)) return "";
   const { hostname } = new URL(value);
-  const unicode = unicodeHost(hostname);
+  // Node's IDNA ToUnicode; "" for a label that does not decode, which then reads as nothing more.
+  const unicode = domainToUnicode(hostname);
   return unicode && unicode !== hostname ? ` (host reads as ${escapeText(unicode)})` : "";
 }
