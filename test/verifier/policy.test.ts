@@ -1,17 +1,9 @@
 // Issue 27: the consumer's policy document. The zod PassportPolicy (packages/domain) is the source
 // of truth; the verifier's hand-written loadPolicy must accept exactly what it accepts.
-import { PassportPolicy, POLICY_OUTCOME_CLASSES, POLICY_VERSIONS_PATTERN } from "@passport/domain";
+import { PassportPolicy, POLICY_OUTCOME_CLASSES } from "@passport/domain";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  AUTHORITY_OUTCOMES,
-  loadPolicy,
-  OUTCOME_CLASSES,
-  PolicyError,
-  policyDigest,
-  versionSatisfies,
-} from "../../packages/verifier/src/index.ts";
-import { VERSIONS_PATTERN } from "../../packages/verifier/src/semver.ts";
+import { loadPolicy, PolicyError, policyDigest, versionSatisfies } from "../../packages/verifier/src/index.ts";
 
 const base = { policy_format: "svc.passport_policy", version: 1 };
 
@@ -136,11 +128,6 @@ describe("loadPolicy refuses an invalid policy with the JSON pointer of the firs
 });
 
 describe("loadPolicy and the zod PassportPolicy agree", () => {
-  it("on the outcome classes and the version grammar", () => {
-    expect([...POLICY_OUTCOME_CLASSES]).toEqual([...OUTCOME_CLASSES, ...AUTHORITY_OUTCOMES]);
-    expect(POLICY_VERSIONS_PATTERN).toBe(VERSIONS_PATTERN);
-  });
-
   const name = fc.stringMatching(/^[a-z][a-z.]{0,8}$/);
   const duration = fc.oneof(fc.nat(100_000), fc.constantFrom("90s", "15m", "12h", "30d", "10", "1.5h"));
   const organisation = fc.oneof(

@@ -1,62 +1,27 @@
+import {
+  AUTHORITY_OUTCOMES,
+  DECISIONS,
+  POLICY_LIMITS as LIMITS,
+  OUTCOME_CLASSES,
+  POLICY_FORMAT,
+  VERSIONS_PATTERN,
+} from "@passport/verifier";
 import { z } from "zod";
 
 /**
  * The consumer's policy document (docs/policy.md): the one source of truth for its shape. Its
  * JSON Schema is generated from this and served at `/schemas/passport-policy.json`; the verifier
  * package reads the same shape by hand (`loadPolicy`, no runtime dependencies) and a property
- * test keeps the two in agreement. Every object is strict: a misspelt member is refused, never
- * silently ignored.
+ * test keeps the two in agreement. The format name, outcome classes, decisions, limits and the
+ * `versions` grammar are the verifier's own constants (it cannot depend on this package; this
+ * one depends on it). Every object is strict: a misspelt member is refused, never silently ignored.
  */
-const POLICY_FORMAT = "svc.passport_policy";
 export const POLICY_VERSION = 1;
 
-/** The verifier's outcome classes (OUTCOME_CLASSES in packages/verifier/src/outcome.ts; a test compares them). */
-export const POLICY_OUTCOME_CLASSES = [
-  "ok",
-  "ok_signature_skipped",
-  "not_found",
-  "malformed_id",
-  "family_mismatch",
-  "organisation_mismatch",
-  "environment_or_version_mismatch",
-  "binding_mismatch",
-  "binding_unverified",
-  "missing_evidence",
-  "stale",
-  "state_not_operative",
-  "network_failure",
-  "signature_invalid",
-  "unknown_key",
-  "history_broken",
-  "checkpoint_invalid",
-  "witness_quorum_unmet",
-  "rolled_back",
-  "split_view",
-  "inconsistent",
-  "log_tampered",
-  "checkpoint_stale",
-  "not_in_log",
-  "not_newest",
-  "newest_unverified",
-  "authority_not_held",
-  "authority_expired",
-  "authority_not_entitled",
-] as const;
+/** The outcome classes a policy may map to a decision: the verifier's, then the authority outcomes. */
+export const POLICY_OUTCOME_CLASSES = [...OUTCOME_CLASSES, ...AUTHORITY_OUTCOMES];
 
-const DECISIONS = ["allow", "challenge", "deny", "delay", "re-resolve"] as const;
 const PolicyDecision = z.enum(DECISIONS);
-
-/** Limits shared with the verifier's reader (POLICY_LIMITS in packages/verifier/src/policy.ts). */
-const LIMITS = { name: 200, text: 1000, list: 64, actions: 256 } as const;
-
-/**
- * A policy's `versions`: one exact version (no range syntax), or a semantic-version range of
- * `^`, `~`, `x`, `>=`, `<` comparators joined by `||`. The same expression as VERSIONS_PATTERN in
- * packages/verifier/src/semver.ts (a test compares them).
- */
-const VERSIONS_PATTERN =
-  "^(?:(?![\\s\\S]*(?:[\\^~<>=|*\\s]|(?:^|\\.)[xX](?:\\.|$)))[\\s\\S]+|\\s*(?:\\^|~|>=|<=|>|<|=)?\\s*v?(?:0|[1-9]\\d*|[xX*])(?:\\.(?:0|[1-9]\\d*|[xX*])){0,2}(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.-]+)?(?:\\s+(?:\\^|~|>=|<=|>|<|=)?\\s*v?(?:0|[1-9]\\d*|[xX*])(?:\\.(?:0|[1-9]\\d*|[xX*])){0,2}(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.-]+)?)*(?:\\s*\\|\\|\\s*(?:\\^|~|>=|<=|>|<|=)?\\s*v?(?:0|[1-9]\\d*|[xX*])(?:\\.(?:0|[1-9]\\d*|[xX*])){0,2}(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.-]+)?(?:\\s+(?:\\^|~|>=|<=|>|<|=)?\\s*v?(?:0|[1-9]\\d*|[xX*])(?:\\.(?:0|[1-9]\\d*|[xX*])){0,2}(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.-]+)?)*)*\\s*)$";
-export const POLICY_VERSIONS_PATTERN = VERSIONS_PATTERN;
 
 const Name = z.string().min(1).max(LIMITS.name);
 const LongText = z.string().min(1).max(LIMITS.text);

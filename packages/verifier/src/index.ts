@@ -46,6 +46,7 @@ export {
   type GrantRelationship,
   loadPolicy,
   POLICY_FORMAT,
+  POLICY_LIMITS,
   type PolicyDocument,
   PolicyError,
   type PolicyOutcome,
@@ -75,7 +76,7 @@ export {
 } from "./receipt.ts";
 export type * from "./record.ts";
 export { isStructuredAuthority, type PassportRecordView, parseRecord } from "./record.ts";
-export { versionSatisfies } from "./semver.ts";
+export { VERSIONS_PATTERN, versionSatisfies } from "./semver.ts";
 export {
   checkStatusToken,
   STATUS_HEADER,

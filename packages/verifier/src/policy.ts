@@ -116,7 +116,7 @@ export const DEFAULT_AUTHORITY_DECISION: Record<AuthorityOutcome, Decision> = {
 };
 
 // Limits shared with the domain's zod schema (packages/domain/src/policy.ts).
-const POLICY_LIMITS = { name: 200, text: 1000, list: 64, actions: 256 } as const;
+export const POLICY_LIMITS = { name: 200, text: 1000, list: 64, actions: 256 } as const;
 const AMOUNT_VALUE = /^(0|[1-9]\d{0,17})(\.\d{1,8})?$/;
 const CURRENCY = /^[A-Z]{3}$/;
 

@@ -18,7 +18,7 @@ const VERSION_RANGE_MARKER = "[\\^~<>=|*\\s]|(?:^|\\.)[xX](?:\\.|$)";
 
 /**
  * What a policy's `versions` may be: one exact version (no range syntax) or a range. The domain's
- * zod schema (and so the published JSON Schema) uses this same expression; a test compares them.
+ * zod schema (and so the published JSON Schema) imports this expression.
  */
 export const VERSIONS_PATTERN = `^(?:(?![\\s\\S]*(?:${VERSION_RANGE_MARKER}))[\\s\\S]+|${VERSION_RANGE_PATTERN.slice(1, -1)})$`;
 
