@@ -21,12 +21,17 @@ function checkStatuses(label, result, expected) {
   }
 }
 
+/** A pair's own labels, carried to its result when set: its row's targets and how the report groups it. */
+const LABELS = ["kind", "size", "target", "p99Target"];
+
 /**
- * `pairs`: [{ name, subject: { urls, headers?, body?, status, prime? }, baseline: { name, urls, headers?, body?, status, prime? } }].
+ * `pairs`: [{ name, subject: { urls, headers?, body?, status, prime? }, baseline: { name, urls, headers?, body?, status, prime? },
+ * kind?, size?, target?, p99Target? }]. `target` (minimum req/s ratio) and `p99Target` (maximum p99
+ * ratio) are the row's own targets; `kind` and `size` group rows; all four are copied to the result.
  * `prime`: seconds of untimed load before each of that side's runs, for state the runtime drops
  * between runs (workerd evicts a Durable Object after about ten idle seconds, and the other runs
  * of a round take longer than that).
- * Returns, per pair, the raw runs and the spread of the subject/baseline ratios.
+ * Returns, per pair, its labels, the spread of each side's figures and of the subject/baseline ratios.
  */
 export function comparePairs(pairs, { rounds, seconds, warmup, connections, log, cpu }) {
   // With `cpu` (the server's CPU clock, ms), each run also gives the runtime's CPU time per request
@@ -70,9 +75,11 @@ export function comparePairs(pairs, { rounds, seconds, warmup, connections, log,
     // CPU per request as baseline/subject, so that, like req/s, 1 is the floor and higher is better.
     const cpuRatio = cpu ? { cpu: spread(subject.map((s, r) => baseline[r].cpu / s.cpu)) } : {};
     const cpuSide = (list) => (cpu ? { cpu: spread(list.map((s) => s.cpu)) } : {});
+    const labels = Object.fromEntries(LABELS.filter((key) => pair[key] !== undefined).map((key) => [key, pair[key]]));
     return {
       name: pair.name,
       baseline: pair.baseline.name,
+      ...labels,
       subject: {
         rps: spread(subject.map((s) => s.rps)),
         p50: spread(subject.map((s) => s.p50)),

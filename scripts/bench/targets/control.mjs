@@ -283,9 +283,17 @@ function listPairs(api, pageFloor, authorization, size) {
   const get = (url) => ({ urls: [url], headers: authorization, status: 200 });
   const floor = (query = "") => ({ name: "D1 page of 50", urls: [`${pageFloor}/${query}`], status: 200 });
   return [
-    { kind: "list", name: `list first page (${size})`, subject: get(list), baseline: floor(), target: TARGETS.list },
+    {
+      kind: "list",
+      size,
+      name: `list first page (${size})`,
+      subject: get(list),
+      baseline: floor(),
+      target: TARGETS.list,
+    },
     {
       kind: "filtered",
+      size,
       name: `list filtered by environment (${size})`,
       subject: get(`${list}&environment=staging`),
       baseline: { ...floor("?environment=staging"), name: "D1 filtered page of 50" },
@@ -293,6 +301,7 @@ function listPairs(api, pageFloor, authorization, size) {
     },
     {
       kind: "deep",
+      size,
       name: `list page at the middle, by cursor (${size})`,
       subject: get(`${list}&cursor=${listCursor(middle)}`),
       baseline: { ...floor(`?after=${middle.at},${middle.id}`), name: "D1 page of 50 after a row" },
@@ -300,6 +309,7 @@ function listPairs(api, pageFloor, authorization, size) {
     },
     {
       kind: "search",
+      size,
       name: `search q=api, first page (${size})`,
       subject: get(`${list}&q=api`),
       baseline: { ...floor("?q=api"), name: "D1 FTS5 page of 50" },
@@ -412,7 +422,7 @@ export async function run({ root, options, log }) {
       if (!PARTS.has("lists")) continue;
       const pairs = listPairs(api, pageFloor, authorization, size);
       const measured = comparePairs(pairs, { ...options, log, cpu: server.cpu });
-      results.push(...measured.map((r, i) => ({ ...r, kind: pairs[i].kind, size, target: pairs[i].target })));
+      results.push(...measured);
       for (const r of measured)
         log(`${r.name}: ${r.subject.rps.median.toFixed(0)} req/s, ratio ${r.ratios.rps.median.toFixed(2)}`);
     }
@@ -436,6 +446,8 @@ export async function run({ root, options, log }) {
         status,
       },
       baseline: { name: `its storage calls (${route})`, urls: [`${writeCalls}/${route}`], body: "{}", status },
+      kind: "write",
+      size,
       target: TARGETS.write,
       p99Target: TARGETS.writeP99,
     });
@@ -484,6 +496,8 @@ export async function run({ root, options, log }) {
       // D1 and KV calls (workers/bench-baselines/write-calls.js).
       ...["create", "update"].map((route) => ({
         key: `platform-${route}`,
+        kind: "write",
+        size,
         name: `${route}: its storage calls with the Durable Object calls (${size})`,
         subject: { urls: [`${writeCalls}/${route}?platform`], body: "{}", status: route === "create" ? 201 : 200 },
         baseline: {
@@ -505,6 +519,8 @@ export async function run({ root, options, log }) {
       },
       baseline: { ...writes[0].subject, name: "single create and publish" },
       key: "batch",
+      kind: "write",
+      size,
       // One batch takes about as long as ten creates: longer runs and two connections (both sides),
       // so each run completes enough of them.
       warmup: 6,
@@ -537,15 +553,7 @@ export async function run({ root, options, log }) {
     const measuredWrites = PARTS.has("writes") ? comparePairs(writes, { ...options, log, cpu: server.cpu }) : [];
     for (const r of measuredWrites)
       log(`${r.name}: ${r.subject.rps.median.toFixed(0)} req/s, ratio ${r.ratios.rps.median.toFixed(2)}`);
-    results.push(
-      ...measuredWrites.map((r, i) => ({
-        ...r,
-        kind: "write",
-        size,
-        target: writes[i].target,
-        p99Target: writes[i].p99Target,
-      })),
-    );
+    results.push(...measuredWrites);
     const notes = [];
     const byKey = new Map(measuredWrites.map((r, i) => [writes[i].key, r]));
     if (logWrites) {

@@ -89,9 +89,7 @@ export async function run({ root, options, log }) {
         baseline: kvOne,
       },
     ];
-    const results = comparePairs(pairs, { ...options, log, cpu: server.cpu }).map((result, i) =>
-      pairs[i].target === undefined ? result : { ...result, target: pairs[i].target },
-    );
+    const results = comparePairs(pairs, { ...options, log, cpu: server.cpu });
     return {
       results,
       bundle: { raw: built.raw, gzip: built.gzip, budget: GZIP_BUDGET },
