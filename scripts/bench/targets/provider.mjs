@@ -1,24 +1,23 @@
 // `npm run bench -- provider`: what the provider middleware (@passport/verifier/provider) adds to
 // each call it decides, in Node: a Hono app whose route sits behind `passportProvider` (the
 // caller's Web Bot Auth signature checked against its proven key, both passports decided at
-// higher consequence, the API's own token stapled), compared with the same app and route without
-// it. The caller sends its own current status token (`Passport-Status`), the API's token is held by
+// higher consequence, the caller's declared use of the API checked as the demo's policy does, the
+// API's own token stapled), compared with the same app and route without it. The caller sends its own current status token (`Passport-Status`), the API's token is held by
 // the stapler, and the key directory is read once: the steady state of a busy provider. Records,
 // tokens and the directory come from memory, so only the middleware's own work counts. Target:
 // under 1 ms added per call (p50).
-import { performance } from "node:perf_hooks";
+import { sealRecord } from "@passport/domain";
 import { Hono } from "hono";
-import { CompactSign, importJWK } from "jose";
 import { jwkThumbprint } from "../../../packages/verifier/src/call/web-bot-auth.ts";
 import { RequestSigner } from "../../../packages/verifier/src/fetch.ts";
-import { canonicalDigest, Verifier } from "../../../packages/verifier/src/index.ts";
+import { Verifier } from "../../../packages/verifier/src/index.ts";
 import { passportProvider } from "../../../packages/verifier/src/provider.ts";
-import { signingKeyPair } from "../../dev-keys.mjs";
 import { spread } from "../lib/compare.mjs";
+import { comparePaired, signRecords, statusToken } from "../lib/in-process.mjs";
 import { sampleRecord } from "../lib/records.mjs";
 
 export const description =
-  "provider middleware per call (signature, both passports at higher, stapled tokens) against the same route without it";
+  "provider middleware per call (signature, both passports at higher, uses link, stapled tokens) against the same route without it";
 export const defaults = { rounds: 7, seconds: 3, warmup: 2 };
 
 const RESOLVER = "https://resolver.bench";
@@ -34,23 +33,12 @@ const POLICY = {
     "orders.read": {
       family: "api",
       consequence: "higher",
-      caller: { required: true, family: "agent", consequence: "higher" },
+      caller: { required: true, family: "agent", consequence: "higher", uses_link: true },
     },
   },
 };
 
-async function signer() {
-  const { publicJwk, privateJwk } = await signingKeyPair("ES256", "bench");
-  const key = await importJWK(JSON.parse(privateJwk), "ES256");
-  const jws = async (bytes, typ) => {
-    const token = await new CompactSign(bytes).setProtectedHeader({ alg: "ES256", kid: "bench", typ }).sign(key);
-    return token;
-  };
-  return { jwks: { keys: [JSON.parse(publicJwk)] }, jws };
-}
-
 export async function run({ options, log }) {
-  const { jwks, jws } = await signer();
   const agentKey = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
   const publicJwk = await crypto.subtle.exportKey("jwk", agentKey.publicKey);
   const privateJwk = await crypto.subtle.exportKey("jwk", agentKey.privateKey);
@@ -58,8 +46,9 @@ export async function run({ options, log }) {
 
   const fresh = new Date(Date.now() + 6 * 86_400_000).toISOString();
   const apiRecord = await sampleRecord(1, `sha-256:${"A".repeat(43)}`);
-  const agentRecord = {
-    ...(await sampleRecord(2, `sha-256:${"B".repeat(43)}`)),
+  const { digest: _, ...agentContent } = await sampleRecord(2, `sha-256:${"B".repeat(43)}`);
+  const agentRecord = await sealRecord({
+    ...agentContent,
     family: "agent",
     display_name: "Bench agent",
     bindings: [
@@ -76,42 +65,18 @@ export async function run({ options, log }) {
         keys: [{ thumbprint, alg: "Ed25519" }],
       },
     ],
-  };
-  const { canonicalJson } = await import("../../../packages/verifier/src/canonical.ts");
-  const served = new Map();
-  for (const record of [apiRecord, agentRecord]) {
-    const { digest: _, ...content } = record;
-    const sealed = { ...content, digest: await canonicalDigest(content) };
-    const [header, , signature] = (await jws(new TextEncoder().encode(canonicalJson(sealed)), "passport+jws")).split(
-      ".",
-    );
-    served.set(sealed.identity_id, {
-      record: sealed,
-      text: JSON.stringify(sealed),
-      signature: `${header}..${signature}`,
-    });
-  }
-  const statusToken = async (id) => {
-    const { record } = served.get(id);
-    const now = Math.floor(Date.now() / 1000);
-    const claims = {
-      identity_id: id,
-      family: record.family,
-      lifecycle: "active",
-      publication: "published",
-      record_version: record.record_version,
-      digest: record.digest,
-      iat: now,
-      exp: now + 60,
-    };
-    return jws(new TextEncoder().encode(JSON.stringify(claims)), "passport-status+jwt");
-  };
+    uses: [{ identity_id: apiRecord.identity_id, family: "api", declared_at: "2026-10-20T09:00:00.000Z" }],
+  });
+  const { jwks, records, privateKey } = await signRecords([apiRecord, agentRecord]);
+  const served = new Map(records.map((r) => [r.id, r]));
   const apiId = apiRecord.identity_id;
   const agentId = agentRecord.identity_id;
   const fetch = async (url) => {
     const path = new URL(url).pathname;
     const status = /^\/api\/p\/([^/]+)\/status$/.exec(path);
-    if (status) return Response.json({ token: await statusToken(decodeURIComponent(status[1])) });
+    if (status) {
+      return Response.json({ token: await statusToken(served.get(decodeURIComponent(status[1])).record, privateKey) });
+    }
     const id = /^\/api\/p\/([^/]+)\.json$/.exec(path)?.[1];
     const r = id && served.get(decodeURIComponent(id));
     if (!r) return new Response("not found", { status: 404 });
@@ -146,64 +111,40 @@ export async function run({ options, log }) {
   let headers;
   const refresh = async () => {
     const signed = await agent.sign(
-      new Request(API_URL, { headers: { "passport-status": await statusToken(agentId) } }),
+      new Request(API_URL, { headers: { "passport-status": await statusToken(agentRecord, privateKey) } }),
     );
     headers = Object.fromEntries(signed.headers);
   };
   await refresh();
-  const subject = async () => guarded.fetch(new Request(API_URL, { headers }));
-  const reference = async () => plain.fetch(new Request(API_URL, { headers }));
-  for (const [name, op] of [
-    ["with the middleware", subject],
-    ["without", reference],
+  const call = (app) => () => app.fetch(new Request(API_URL, { headers }));
+  for (const [name, app] of [
+    ["with the middleware", guarded],
+    ["without", plain],
   ]) {
-    const answer = await op();
+    const answer = await call(app)();
     if (answer.status !== 200) throw new Error(`${name}: HTTP ${answer.status} ${await answer.text()}`);
   }
-  if (!(await subject()).headers.get("passport-status")) throw new Error("the API's token is not stapled");
+  if (!(await call(guarded)()).headers.get("passport-status")) throw new Error("the API's token is not stapled");
+  /** One call, its answer read to the end. */
+  const timed = (app) => async () => (await call(app)()).arrayBuffer();
 
-  const measure = async (op, seconds) => {
-    await refresh();
-    const latencies = [];
-    const start = performance.now();
-    const end = start + seconds * 1000;
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      const answer = await op();
-      await answer.arrayBuffer();
-      latencies.push(performance.now() - t0);
-    }
-    const elapsed = (performance.now() - start) / 1000;
-    latencies.sort((a, b) => a - b);
-    const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-    return { rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99) };
-  };
-  log("warming up");
-  await measure(subject, options.warmup);
-  await measure(reference, options.warmup);
-  const runs = { subject: [], reference: [] };
-  for (let round = 0; round < options.rounds; round++) {
-    log(`round ${round + 1} of ${options.rounds}`);
-    const order = round % 2 === 0 ? ["subject", "reference"] : ["reference", "subject"];
-    for (const side of order) runs[side].push(await measure(side === "subject" ? subject : reference, options.seconds));
-  }
-  const side = (list) => ({
-    rps: spread(list.map((s) => s.rps)),
-    p50: spread(list.map((s) => s.p50)),
-    p99: spread(list.map((s) => s.p99)),
-  });
-  const ratio = (key) => spread(runs.subject.map((s, r) => s[key] / runs.reference[r][key]));
-  const added = spread(runs.subject.map((s, r) => s.p50 - runs.reference[r].p50));
-  const result = {
-    name: "route behind passportProvider",
-    baseline: "same route, no middleware",
-    subject: side(runs.subject),
-    reference: side(runs.reference),
-    ratios: { rps: ratio("rps"), p50: ratio("p50"), p99: ratio("p99") },
-  };
+  const { results, runs } = await comparePaired(
+    [
+      {
+        name: "route behind passportProvider",
+        baseline: "same route, no middleware",
+        subject: timed(guarded),
+        reference: timed(plain),
+        before: refresh,
+      },
+    ],
+    { ...options, log },
+  );
+  const [result] = results;
+  const added = spread(runs[0].subject.map((s, r) => s.p50 - runs[0].reference[r].p50));
   const ms = (v) => `${v.toFixed(3)} ms`;
   return {
-    results: [result],
+    results,
     notes: [
       `provider: added per call (p50) ${ms(added.median)} (${ms(added.min)}..${ms(added.max)}); ` +
         `p99 with the middleware ${ms(result.subject.p99.median)}`,

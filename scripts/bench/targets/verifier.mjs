@@ -4,9 +4,6 @@
 // compared with parsing the record; then the transparency-log check (inclusion and newest version
 // from cached tiles) compared with the same resolution without it, and the computed proof sizes at
 // 10,000 and 1,000,000 entries. Answers come from memory, so only the verifier's work counts.
-import { performance } from "node:perf_hooks";
-import { canonicalBytes, STATUS_TOKEN_LIFETIME_SECONDS, STATUS_TOKEN_TYPE } from "@passport/domain";
-import { CompactSign, importJWK } from "jose";
 import {
   checkRecordProof,
   KeyRing,
@@ -20,8 +17,7 @@ import { leafHash, rootFromLeafHashes } from "../../../packages/verifier/src/log
 import { formatCheckpoint, formatVerifierKey, signatureLine } from "../../../packages/verifier/src/log/note.ts";
 import { chunkInclusionPath, consistencyPath, tileWidth } from "../../../packages/verifier/src/log/tile-proofs.ts";
 import { entryTilePath, hashTilePath, hashTiles } from "../../../packages/verifier/src/log/tiles.ts";
-import { signingKeyPair } from "../../dev-keys.mjs";
-import { spread } from "../lib/compare.mjs";
+import { comparePaired, signRecords, statusToken } from "../lib/in-process.mjs";
 import { sampleRecord } from "../lib/records.mjs";
 import { policyPair, reportPolicy } from "./verifier-policy.mjs";
 
@@ -127,65 +123,14 @@ function stapledTokens(records, privateKey) {
     if (Date.now() - signedAt < RESTAPLE_MS) return;
     signedAt = Date.now();
     const iat = Math.floor(signedAt / 1000);
-    for (const r of records) {
-      const record = JSON.parse(r.text);
-      const claims = {
-        identity_id: r.id,
-        family: record.family,
-        lifecycle: record.state.lifecycle,
-        publication: "published",
-        record_version: record.record_version,
-        digest: record.digest,
-        iat,
-        exp: iat + STATUS_TOKEN_LIFETIME_SECONDS,
-      };
-      tokens.set(
-        r.id,
-        await new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
-          .setProtectedHeader({ alg: "ES256", kid: "bench", typ: STATUS_TOKEN_TYPE })
-          .sign(privateKey),
-      );
-    }
+    for (const r of records) tokens.set(r.id, await statusToken(r.record, privateKey, iat));
   };
   return { refresh, token: (id) => tokens.get(id) };
 }
 
-async function signed(records) {
-  const { publicJwk, privateJwk } = await signingKeyPair("ES256", "bench");
-  const jwks = { keys: [JSON.parse(publicJwk)] };
-  const privateKey = await importJWK(JSON.parse(privateJwk), "ES256");
-  const out = [];
-  for (const record of records) {
-    const jws = await new CompactSign(canonicalBytes(record))
-      .setProtectedHeader({ alg: "ES256", kid: "bench", typ: "passport+jws" })
-      .sign(privateKey);
-    const [header, , signature] = jws.split(".");
-    out.push({ id: record.identity_id, text: JSON.stringify(record), signature: `${header}..${signature}` });
-  }
-  return { jwks, records: out, privateKey };
-}
-
-/** Runs `op` over the records, one at a time, for `seconds`; returns per-record latencies (ms) and rate. */
-async function measure(op, records, seconds) {
-  const latencies = [];
-  const end = performance.now() + seconds * 1000;
-  const start = performance.now();
-  let i = 0;
-  while (performance.now() < end) {
-    const record = records[i++ % records.length];
-    const t0 = performance.now();
-    await op(record);
-    latencies.push(performance.now() - t0);
-  }
-  const elapsed = (performance.now() - start) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  return { rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99) };
-}
-
 export async function run({ options, log }) {
   log(`signing ${RECORDS} sample records`);
-  const { jwks, records, privateKey } = await signed(
+  const { jwks, records, privateKey } = await signRecords(
     await Promise.all(Array.from({ length: RECORDS }, (_, n) => sampleRecord(n, `sha-256:${"A".repeat(43)}`))),
   );
   const byUrl = new Map(records.map((r) => [`${RESOLVER}/api/p/${r.id}.json`, r]));
@@ -281,38 +226,8 @@ export async function run({ options, log }) {
   for (const pair of pairs) {
     await expect(pair.name, pair.subject, pair.checks[0]);
     await expect(pair.baseline, pair.reference, pair.checks[1]);
-    log(`warming up ${pair.name} and ${pair.baseline}`);
-    await pair.before?.();
-    await measure(pair.subject, records, options.warmup);
-    await measure(pair.reference, records, options.warmup);
   }
-  const runs = pairs.map(() => ({ subject: [], reference: [] }));
-  for (let round = 0; round < options.rounds; round++) {
-    log(`round ${round + 1} of ${options.rounds}`);
-    for (const [i, pair] of pairs.entries()) {
-      const order = (round + i) % 2 === 0 ? ["subject", "reference"] : ["reference", "subject"];
-      for (const side of order) {
-        await pair.before?.();
-        runs[i][side].push(await measure(pair[side], records, options.seconds));
-      }
-    }
-  }
-  const results = pairs.map((pair, i) => {
-    const { subject, reference } = runs[i];
-    const ratio = (key) => spread(subject.map((s, r) => s[key] / reference[r][key]));
-    const side = (list) => ({
-      rps: spread(list.map((s) => s.rps)),
-      p50: spread(list.map((s) => s.p50)),
-      p99: spread(list.map((s) => s.p99)),
-    });
-    return {
-      name: pair.name,
-      baseline: pair.baseline,
-      subject: side(subject),
-      reference: side(reference),
-      ratios: { rps: ratio("rps"), p50: ratio("p50"), p99: ratio("p99") },
-    };
-  });
+  const { results } = await comparePaired(pairs, { ...options, log }, records);
   const proofSizes = [await proofSize(10_000), await proofSize(1_000_000)];
   for (const p of proofSizes) {
     const line = (what, c) => `${what} ${c.hashes} hashes (${c.bytes} bytes) from ${c.tiles} tiles`;
