@@ -1,4 +1,5 @@
-// The control plane's D1 migrations applied to a bench database, in order, as wrangler applies them.
+// The control plane's D1 migrations applied to a bench database, in order, as wrangler applies them,
+// and the bench organisation seeded into it.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -12,4 +13,19 @@ export async function applyMigrations(db, root) {
       if (statement.trim()) await db.prepare(statement).run();
     }
   }
+}
+
+/** The organisation the benches' passports belong to (workers/bench-baselines/write-calls.js names it too). */
+export const ORGANISATION = "org_bench";
+/** The subject of the benches' access tokens: the bench organisation's owner. */
+export const SUBJECT = "bench-owner";
+
+/** Adds the bench organisation and its owner (SUBJECT) to a migrated database. */
+export async function seedOrganisation(db) {
+  await db.batch([
+    db.prepare("INSERT INTO organisations (id, name) VALUES (?, 'Bench Organisation')").bind(ORGANISATION),
+    db
+      .prepare("INSERT INTO members (organisation_id, subject, role) VALUES (?, ?, 'owner')")
+      .bind(ORGANISATION, SUBJECT),
+  ]);
 }

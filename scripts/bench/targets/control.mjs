@@ -11,7 +11,7 @@ import { logKeyPair, signingKeyPair } from "../../dev-keys.mjs";
 import { comparePairs } from "../lib/compare.mjs";
 import { controlVars, LOG_ORIGIN } from "../lib/control-vars.mjs";
 import { load } from "../lib/h2load.mjs";
-import { applyMigrations } from "../lib/migrations.mjs";
+import { applyMigrations, ORGANISATION, SUBJECT, seedOrganisation } from "../lib/migrations.mjs";
 import { profileWhile } from "../lib/profile.mjs";
 import { bundle, freePort, serve } from "../lib/workers.mjs";
 
@@ -36,8 +36,6 @@ const PARTS = new Set((process.env.BENCH_PARTS ?? "lists,writes").split(","));
 const PROFILE = process.env.BENCH_PROFILE;
 /** `BENCH_WRITES=create,patch,…`: only these write pairs (their keys, as for BENCH_PROFILE), for a quicker look. */
 const WRITES = process.env.BENCH_WRITES?.split(",");
-const ORGANISATION = "org_bench";
-const SUBJECT = "bench-owner";
 /** The control plane's rate limits (workers/control/wrangler.toml), bound generously: the bench measures the routes. */
 const LIMITS = {
   FULFILL_PER_CLIENT: "1001",
@@ -65,14 +63,7 @@ const TARGETS = { write: 0.8, writeP99: 1.5, list: 0.85, flat: 0.9 };
 
 async function prepare(controlDb, baselineDb) {
   // The baseline database has the control plane's schema too: the write references send its SQL.
-  for (const db of [controlDb, baselineDb]) {
-    await db.batch([
-      db.prepare("INSERT INTO organisations (id, name) VALUES (?, 'Bench Organisation')").bind(ORGANISATION),
-      db
-        .prepare("INSERT INTO members (organisation_id, subject, role) VALUES (?, ?, 'owner')")
-        .bind(ORGANISATION, SUBJECT),
-    ]);
-  }
+  for (const db of [controlDb, baselineDb]) await seedOrganisation(db);
   await baselineDb
     .prepare(
       "CREATE TABLE baseline_rows (id TEXT PRIMARY KEY, organisation_id TEXT NOT NULL DEFAULT 'org_bench', family TEXT NOT NULL DEFAULT 'api', display_name TEXT, lifecycle TEXT NOT NULL DEFAULT 'active', environment TEXT, record_version INTEGER NOT NULL DEFAULT 1, created_at TEXT NOT NULL, updated_at TEXT)",

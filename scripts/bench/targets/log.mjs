@@ -12,13 +12,11 @@ import { compatibilityDate } from "../../compatibility-date.ts";
 import { logKeyPair, signingKeyPair } from "../../dev-keys.mjs";
 import { comparePairs } from "../lib/compare.mjs";
 import { controlVars, LOG_ORIGIN } from "../lib/control-vars.mjs";
-import { applyMigrations } from "../lib/migrations.mjs";
+import { applyMigrations, ORGANISATION, SUBJECT, seedOrganisation } from "../lib/migrations.mjs";
 import { bundle, serve } from "../lib/workers.mjs";
 
 export const description = "create-and-publish with the transparency log against the same with the log stubbed";
 
-const ORGANISATION = "org_bench";
-const SUBJECT = "bench-owner";
 /** The control plane's rate limits (workers/control/wrangler.toml), none of which may refuse here. */
 const LIMITS = [
   "FULFILL_PER_CLIENT",
@@ -33,12 +31,7 @@ const LIMITS = [
 
 async function prepare(db, root) {
   await applyMigrations(db, root);
-  await db.batch([
-    db.prepare("INSERT INTO organisations (id, name) VALUES (?, 'Bench Organisation')").bind(ORGANISATION),
-    db
-      .prepare("INSERT INTO members (organisation_id, subject, role) VALUES (?, ?, 'owner')")
-      .bind(ORGANISATION, SUBJECT),
-  ]);
+  await seedOrganisation(db);
 }
 
 /** Length of PATH(m, D[n]) (RFC 9162 §2.1.3.1), without hashing. */

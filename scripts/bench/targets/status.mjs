@@ -8,7 +8,7 @@ import { compatibilityDate } from "../../compatibility-date.ts";
 import { logKeyPair, signingKeyPair } from "../../dev-keys.mjs";
 import { comparePairs } from "../lib/compare.mjs";
 import { controlVars, LOG_ORIGIN } from "../lib/control-vars.mjs";
-import { applyMigrations } from "../lib/migrations.mjs";
+import { applyMigrations, ORGANISATION, seedOrganisation } from "../lib/migrations.mjs";
 import { bundle, serve } from "../lib/workers.mjs";
 
 export const description = "the status route (one sequencer call) against a Worker making one Durable Object call";
@@ -35,15 +35,15 @@ const DIGEST = `sha-256:${"A".repeat(43)}`;
 async function prepare(db, root, ids) {
   await applyMigrations(db, root);
   const at = new Date().toISOString();
-  await db.prepare("INSERT INTO organisations (id, name) VALUES ('org_bench', 'Bench Organisation')").run();
+  await seedOrganisation(db);
   // Published passports: version 1 committed, and its publication recorded as written to KV.
   await db.batch(
     ids.flatMap((id) => [
       db
         .prepare(
-          "INSERT INTO passports (id, organisation_id, family, state_as_of, updated_at) VALUES (?, 'org_bench', 'api', ?, ?)",
+          "INSERT INTO passports (id, organisation_id, family, state_as_of, updated_at) VALUES (?, ?, 'api', ?, ?)",
         )
-        .bind(id, at, at),
+        .bind(id, ORGANISATION, at, at),
       db
         .prepare(
           "INSERT INTO publications (passport_id, record_version, digest, published_at, change_kinds, written_at) VALUES (?, 1, ?, ?, '[]', ?)",
