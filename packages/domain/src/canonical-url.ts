@@ -16,8 +16,12 @@ const WEB_SCHEMES = new Set(["http:", "https:", "ws:", "wss:"]);
  * canonicalUrl("https://bücher.example/"); // "https://xn--bcher-kva.example/"
  */
 export function canonicalUrl(value: string): string | undefined {
-  if (!URL.canParse(value)) return undefined;
-  const url = new URL(value);
+  const url = URL.parse(value);
+  return url ? canonicalOf(url) : undefined;
+}
+
+/** {@link canonicalUrl} of a URL already parsed (which it rewrites in place): for a caller that also reads its parts. */
+export function canonicalOf(url: URL): string | undefined {
   if (!WEB_SCHEMES.has(url.protocol)) return undefined;
   const host = url.hostname.endsWith(".") ? url.hostname.slice(0, -1) : url.hostname;
   if (host === "" || host.startsWith(".") || host.endsWith(".") || host.includes("..")) return undefined;
@@ -114,8 +118,8 @@ export function unicodeHost(host: string): string {
  * internationalHost("https://xn--bcher-kva.example/v1"); // "bücher.example"
  */
 export function internationalHost(value: string): string | undefined {
-  if (!URL.canParse(value)) return undefined;
-  const { hostname } = new URL(value);
+  const hostname = URL.parse(value)?.hostname;
+  if (hostname === undefined) return undefined;
   const readable = unicodeHost(hostname);
   return readable === hostname ? undefined : readable;
 }

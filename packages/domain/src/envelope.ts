@@ -1,4 +1,4 @@
-import { canonicalUrl } from "./canonical-url.ts";
+import { canonicalOf, canonicalUrl } from "./canonical-url.ts";
 import type { AgentActionEnvelope } from "./envelope-schema.ts";
 import { ENVELOPE_TYPE, ENVELOPE_VERSION } from "./envelope-version.ts";
 import { isIdentityId } from "./identity-id.ts";
@@ -18,15 +18,11 @@ export type EnvelopeTarget = { kind: "identity"; identityId: string } | { kind: 
 export function parseEnvelopeTarget(target: string | undefined): EnvelopeTarget | undefined {
   if (!target || target.length > 2048) return undefined;
   if (isIdentityId(target)) return { kind: "identity", identityId: target };
-  try {
-    const url = new URL(target);
-    const canonical = canonicalUrl(target);
-    if ((url.protocol === "https:" || url.protocol === "http:") && !url.username && !url.password && canonical) {
-      // The manifest index and the bindings hold the canonical form (docs/canonical-urls.md).
-      return { kind: "manifest", url: canonical };
-    }
-  } catch {}
-  return undefined;
+  const url = URL.parse(target);
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.username || url.password) return undefined;
+  // The manifest index and the bindings hold the canonical form (docs/canonical-urls.md).
+  const canonical = canonicalOf(url);
+  return canonical ? { kind: "manifest", url: canonical } : undefined;
 }
 
 export interface EnvelopeInput {
@@ -47,12 +43,19 @@ type Verdict = Pick<AgentActionEnvelope, "posture" | "result" | "recommended_pat
   stale_evidence?: string[];
 };
 
-/** The rule table of docs/agent-envelope.md, first matching row wins. */
-function verdict(input: EnvelopeInput, record: PassportRecord | undefined): Verdict {
+type Binding = PassportRecord["bindings"][number];
+
+/**
+ * The rule table of docs/agent-envelope.md, first matching row wins. `manifests`: the record's
+ * manifest bindings whose value is the target asked about (none when asked by identity id).
+ */
+function verdict(input: EnvelopeInput, record: PassportRecord | undefined, manifests: Binding[]): Verdict {
   if (input.records.length > 1) {
     // The manifest index holds only proven manifests, so several claimants that all prove control
     // of the target are a genuine conflict, not a claim someone merely typed.
-    const proven = input.records.every((r) => hasProvenManifest(r, input.parsed, input.now));
+    const proven = input.records.every((r) =>
+      manifestBindings(r, input.parsed).some((b) => bindingProven(b, input.now)),
+    );
     return {
       posture: "ambiguous",
       result: proven ? "conflicting_proof" : "ambiguous_target",
@@ -63,13 +66,10 @@ function verdict(input: EnvelopeInput, record: PassportRecord | undefined): Verd
   if (record.family !== "agent") {
     return { posture: "not_agent", result: "family_mismatch", recommended_path: "view_developer_guidance" };
   }
-  if (
-    input.parsed.kind === "manifest" &&
-    !record.bindings.some((b) => b.class === "manifest" && sameUrl(b.value, input.parsed))
-  ) {
+  if (input.parsed.kind === "manifest" && manifests.length === 0) {
     return { posture: "needs_repair", result: "binding_mismatch", recommended_path: "repair_resolver_posture" };
   }
-  if (input.parsed.kind === "manifest" && !hasProvenManifest(record, input.parsed, input.now)) {
+  if (input.parsed.kind === "manifest" && !manifests.some((b) => bindingProven(b, input.now))) {
     return { posture: "needs_repair", result: "binding_unproven", recommended_path: "repair_resolver_posture" };
   }
   if (record.state.lifecycle !== "active") {
@@ -123,13 +123,15 @@ function countsForRequiredClaims(evidence: PassportRecord["evidence"][number]): 
 }
 
 /** A binding's proof is current: verified and not past its freshness (absent verification is claimed). */
-function bindingProven(binding: PassportRecord["bindings"][number], now: Date): boolean {
+function bindingProven(binding: Binding, now: Date): boolean {
   const v = binding.verification;
   return v?.state === "verified" && Date.parse(v.fresh_until) > now.getTime();
 }
 
-function hasProvenManifest(record: PassportRecord, target: EnvelopeTarget, now: Date): boolean {
-  return record.bindings.some((b) => b.class === "manifest" && sameUrl(b.value, target) && bindingProven(b, now));
+/** The record's manifest bindings whose value, canonicalised, is the manifest target; none for an identity target. */
+function manifestBindings(record: PassportRecord, target: EnvelopeTarget): Binding[] {
+  if (target.kind !== "manifest") return [];
+  return record.bindings.filter((b) => b.class === "manifest" && canonicalUrl(b.value) === target.url);
 }
 
 /**
@@ -137,19 +139,13 @@ function hasProvenManifest(record: PassportRecord, target: EnvelopeTarget, now: 
  * where it states them, else the passport's state (each member on its own); absent when neither
  * says. Asked by identity id, the passport's state.
  */
-function runtimeContext(record: PassportRecord, target: EnvelopeTarget): { environment?: string; version?: string } {
-  const binding =
-    target.kind === "manifest"
-      ? record.bindings.find((b) => b.class === "manifest" && sameUrl(b.value, target))
-      : undefined;
+function runtimeContext(
+  record: PassportRecord,
+  binding: Binding | undefined,
+): { environment?: string; version?: string } {
   const environment = binding?.environment ?? record.state.environment;
   const version = binding?.version ?? record.state.version;
   return { ...(environment ? { environment } : {}), ...(version ? { version } : {}) };
-}
-
-function sameUrl(value: string, target: EnvelopeTarget): boolean {
-  if (target.kind !== "manifest") return false;
-  return canonicalUrl(value) === target.url;
 }
 
 /**
@@ -159,7 +155,9 @@ function sameUrl(value: string, target: EnvelopeTarget): boolean {
  */
 export function deriveEnvelope(input: EnvelopeInput): AgentActionEnvelope {
   const record = input.records.length === 1 ? input.records[0] : undefined;
-  const outcome = verdict(input, record);
+  // The target's manifest bindings are found once, each binding canonicalised once.
+  const manifests = record ? manifestBindings(record, input.parsed) : [];
+  const outcome = verdict(input, record, manifests);
   const resolverUrl = record ? `${input.resolverBaseUrl}/p/${record.identity_id}` : null;
   const machineJsonUrl = record ? `${input.resolverBaseUrl}/api/p/${record.identity_id}.json` : null;
   const recheckUrl =
@@ -177,7 +175,7 @@ export function deriveEnvelope(input: EnvelopeInput): AgentActionEnvelope {
     subject: {
       target: input.target,
       target_type: "agent_manifest",
-      ...(record ? runtimeContext(record, input.parsed) : {}),
+      ...(record ? runtimeContext(record, manifests[0]) : {}),
     },
     posture: outcome.posture,
     result: outcome.result,
