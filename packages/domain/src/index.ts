@@ -17,6 +17,7 @@ export * from "./lookalike-host.ts";
 export * from "./policy.ts";
 export * from "./problems.ts";
 export * from "./projection.ts";
+export * from "./receipt.ts";
 export * from "./record.ts";
 export * from "./resolver-admin.ts";
 export * from "./seal.ts";

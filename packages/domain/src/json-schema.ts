@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AgentActionEnvelope } from "./envelope-schema.ts";
 import { ENVELOPE_VERSION } from "./envelope-version.ts";
 import { PassportPolicy, POLICY_VERSION } from "./policy.ts";
+import { DecisionReceipt } from "./receipt.ts";
 import { IdentityId, PassportRecord, RECORD_FORMAT_VERSION } from "./record.ts";
 import { PassportStatus, STATUS_TOKEN_TYPE } from "./status.ts";
 
@@ -70,5 +71,18 @@ export function passportPolicyJsonSchema(): Record<string, unknown> {
     `urn:svc:passport:schema:passport-policy:${POLICY_VERSION}`,
     "Passport policy",
     "A consumer's decisions per action: what the passport must show (family, organisations, environments, version range, bindings, claims, authority, state) and how each outcome class maps to allow, challenge, deny, delay or re-resolve. Loaded by the verifier (loadPolicy, passport verify --policy).",
+  );
+}
+
+/**
+ * JSON Schema of the verifier's decision receipt (docs/verifier.md, Receipt; `DecisionReceipt`),
+ * for a consumer that logs receipts and checks them.
+ */
+export function decisionReceiptJsonSchema(): Record<string, unknown> {
+  return documentSchema(
+    DecisionReceipt,
+    "urn:svc:passport:schema:passport-decision-receipt:1",
+    "Passport decision receipt",
+    "What one decision of the verifier (Verifier.decide, decideCall) relied on: the policy's digest, the decision and outcome class, each side's record version, digest, signing key, log entry and status token digest, and each check. Re-checkable against the transparency log (verifyReceipt). It records a decision; it grants nothing.",
   );
 }

@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   agentActionEnvelopeJsonSchema,
+  decisionReceiptJsonSchema,
   passportPolicyJsonSchema,
   passportRecordJsonSchema,
   passportStatusJsonSchema,
@@ -17,6 +18,7 @@ const outputs = {
   "agent-action-envelope.schema.json": agentActionEnvelopeJsonSchema(),
   "passport-status.schema.json": passportStatusJsonSchema(),
   "passport-policy.schema.json": passportPolicyJsonSchema(),
+  "passport-decision-receipt.schema.json": decisionReceiptJsonSchema(),
 };
 const files = Object.entries(outputs).map(([name, schema]) => {
   const out = join(here, "..", "src", "schemas", name);
