@@ -1,6 +1,7 @@
 import { canonicalUrl, internationalHost, lookalikeRefusal, unicodeHost } from "@passport/domain";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { typedWebUrl } from "./web-urls.ts";
 
 describe("canonical URLs", () => {
   it.each([
@@ -19,11 +20,14 @@ describe("canonical URLs", () => {
     }
   });
 
-  it("is idempotent", () => {
+  it("is idempotent, also on the spellings it rewrites (case, default port, Unicode labels, the root's dot)", () => {
     fc.assert(
-      fc.property(fc.webUrl({ withQueryParameters: true, withFragments: true }), (url) => {
-        const once = canonicalUrl(url);
-        if (once !== undefined) expect(canonicalUrl(once)).toBe(once);
+      fc.property(typedWebUrl, ({ typed, plain }) => {
+        const once = canonicalUrl(typed);
+        expect(once, typed).toBeDefined();
+        expect(canonicalUrl(once as string)).toBe(once);
+        // The typed spelling names the same address as the plain one.
+        expect(once).toBe(canonicalUrl(plain));
       }),
       { numRuns: 300 },
     );
