@@ -94,6 +94,8 @@ interface Read {
    * the log, a usable one that names the record stands in for the newest-version scan.
    */
   stapledAgo?: number;
+  /** The run's read of the revoked passport, after its revocation (see `revocationRead`). */
+  revocation?: true;
 }
 
 interface Scenario {
@@ -106,6 +108,12 @@ interface Scenario {
   feed: { location: number; offset: number };
   /** Where, which passport and by whom the settled world is checked. */
   settled: { location: number; passport: number; reader: number };
+  /**
+   * Every run also reads the trace's revoked passport once the revocation must be refused: at
+   * `higher` from when the control plane answered it, else K + E + C after it was published;
+   * `after` ms later than that.
+   */
+  revoked: { reader: number; location: number; consequence: Consequence; history: boolean; after: number };
 }
 
 function delays(profile: Profile, seed: number): VisibilityDelay {
@@ -155,7 +163,8 @@ function scenario(span: number, passports: number): fc.Arbitrary<Scenario> {
       }),
       { maxLength: 2 },
     ),
-    reads: fc.array(read, { minLength: 1, maxLength: 6 }),
+    // Five at most: with the revocation read, a run makes about as many reads as six did before.
+    reads: fc.array(read, { minLength: 1, maxLength: 5 }),
     feed: fc.record({
       location: fc.integer({ min: 0, max: LOCATIONS - 1 }),
       offset: fc.integer({ min: 0, max: span + K }),
@@ -164,6 +173,13 @@ function scenario(span: number, passports: number): fc.Arbitrary<Scenario> {
       location: fc.integer({ min: 0, max: LOCATIONS - 1 }),
       passport: fc.integer({ min: 0, max: passports - 1 }),
       reader: fc.integer({ min: 0, max: READERS - 1 }),
+    }),
+    revoked: fc.record({
+      reader: fc.integer({ min: 0, max: READERS - 1 }),
+      location: fc.integer({ min: 0, max: LOCATIONS - 1 }),
+      consequence: fc.constantFrom<Consequence>("lower", "changing", "higher"),
+      history: fc.boolean(),
+      after: fc.integer({ min: 0, max: span }),
     }),
   });
 }
@@ -205,6 +221,8 @@ describe("propagation across locations (docs/propagation-model.md)", () => {
   let feed: Map<number, FeedEntry>;
   let start: number;
   let end: number;
+  /** The trace's first revocation: when the control plane answered it, and when its record reached KV. */
+  let revocation: { passport: number; answeredAt: number; publishedAt: number };
 
   // The modelled outages make the control plane and the resolver log every failed KV call.
   const consoleError = console.error;
@@ -230,7 +248,27 @@ describe("propagation across locations (docs/propagation-model.md)", () => {
     );
     start = trace.writes[0]?.at ?? 0;
     end = trace.writes.at(-1)?.at ?? 0;
+    const answer = trace.answers.find((a) => a.lifecycle === "revoked");
+    const write = trace.writes.find(
+      (w) =>
+        w.key === snapshotKey(answer?.identityId ?? "") &&
+        (JSON.parse(w.value as string) as { state: { lifecycle: string } }).state.lifecycle === "revoked",
+    );
+    if (!answer || !write) throw new Error(`the trace revoked nothing, or never published it: ${trace.operations}`);
+    revocation = { passport: trace.passports.indexOf(answer.identityId), answeredAt: answer.at, publishedAt: write.at };
   }, 120_000);
+
+  /** The run's read of the revoked passport, at a time the revocation must already be refused. */
+  const revocationRead = (r: Scenario["revoked"]): Read => ({
+    reader: r.reader,
+    location: r.location,
+    offset:
+      (r.consequence === "higher" ? revocation.answeredAt : revocation.publishedAt + K + E + C + 1) + r.after - start,
+    passport: revocation.passport,
+    consequence: r.consequence,
+    history: r.history,
+    revocation: true,
+  });
 
   /** Seconds by which version `version` of `id` was superseded at `now` (0 when it is the newest published). */
   const supersededFor = (id: string, version: number, now: number): number => {
@@ -268,9 +306,18 @@ describe("propagation across locations (docs/propagation-model.md)", () => {
     let higherAccepted = 0;
     let stapledAccepted = 0;
     let scanReplaced = 0;
+    let lowerAccepted = 0;
+    const refusedRevocations = { lower: 0, changing: 0, higher: 0 };
     const started = Date.now();
     let reads = 0;
     const context = () => `seed ${SEED}; operations: ${trace.operations.join(", ")}`;
+    // Every trace suspends, reactivates and revokes (propagation/trace.ts), so every run reads across them.
+    for (const kind of ["suspended", "active", "revoke"]) {
+      expect(
+        trace.operations.some((op) => op.startsWith(`${kind} `)),
+        `no "${kind}" operation; ${context()}`,
+      ).toBe(true);
+    }
     await fc.assert(
       fc.asyncProperty(scenario(end - start, trace.passports.length), async (s) => {
         const outages = new Map<number, { from: number; to: number }[]>();
@@ -325,7 +372,7 @@ describe("propagation across locations (docs/propagation-model.md)", () => {
         const describeRead = (what: string, result: VerifyOutcome) =>
           `${what}: ${result.outcome} (${"reason" in result ? result.reason : ""}); ${context()}`;
 
-        const ordered = [...s.reads].sort((a, b) => a.offset - b.offset);
+        const ordered = [...s.reads, revocationRead(s.revoked)].sort((a, b) => a.offset - b.offset);
         for (const read of ordered) {
           location = read.location;
           const id = trace.passports[read.passport] as string;
@@ -368,6 +415,7 @@ describe("propagation across locations (docs/propagation-model.md)", () => {
             } else {
               // 3. Lower and changing read the record through the caches: at most K + E + C behind
               // the publication that superseded it, and a revocation is refused within that bound.
+              lowerAccepted++;
               const bound = K + E + C;
               expect(
                 lag,
@@ -375,6 +423,12 @@ describe("propagation across locations (docs/propagation-model.md)", () => {
               ).toBeLessThanOrEqual(bound);
               expect(lifecycleAt(id, at - bound), describeRead(what, result)).not.toBe("revoked");
             }
+          }
+          if (read.revocation) {
+            // 2 and 3 on a revocation, every run: past the bound above, the revoked passport is
+            // never accepted, whichever location, reader and consequence.
+            expect(result.outcome, `revocation refused: ${describeRead(what, result)}`).not.toBe("ok");
+            refusedRevocations[read.consequence]++;
           }
         }
 
@@ -426,9 +480,21 @@ describe("propagation across locations (docs/propagation-model.md)", () => {
         "  (3) lower, changing: an accepted version superseded at most K+E+C before, no revocation accepted past that;",
         "  (4) once settled, every check passes on the newest version;",
         "  (5) the feed is in order and genuine while propagating, and complete once settled",
-        `outcomes seen: ${outcomes}; higher decisions accepted while propagating: ${higherAccepted} (${stapledAccepted} on a stapled token, ${scanReplaced} of them without the log's newest scan)`,
+        `outcomes seen: ${outcomes}; higher decisions accepted while propagating: ${higherAccepted} (${stapledAccepted} on a stapled token, ${scanReplaced} of them without the log's newest scan); lower or changing: ${lowerAccepted}`,
+        `the revoked passport refused once per run: ${refusedRevocations.higher} higher, ${refusedRevocations.lower} lower, ${refusedRevocations.changing} changing`,
       ].join("\n"),
     );
+    // Invariants 2 and 3 hold only of accepted reads: the runs must have accepted some of each kind,
+    // on a stapled token too, and refused the revocation at every consequence.
+    expect(higherAccepted, "no higher decision was accepted").toBeGreaterThan(0);
+    expect(stapledAccepted, `no decision rested on a stapled token; ${context()}`).toBeGreaterThan(0);
+    expect(lowerAccepted, "no lower or changing read was accepted").toBeGreaterThan(0);
+    expect(refusedRevocations.lower + refusedRevocations.changing + refusedRevocations.higher).toBeGreaterThanOrEqual(
+      RUNS,
+    );
+    for (const [consequence, n] of Object.entries(refusedRevocations)) {
+      expect(n, `no ${consequence} read of the revoked passport`).toBeGreaterThan(0);
+    }
     // The model must actually make locations disagree, or the invariants were never tested.
     const lagging = [...seen].filter(([name]) => name.startsWith("stale/propagation")).reduce((n, [, c]) => n + c, 0);
     expect(lagging, "no read saw publication in progress").toBeGreaterThan(0);

@@ -1,6 +1,7 @@
 /**
  * A history of the REAL control plane, recorded: a seeded sequence of creates, changes,
- * suspensions, revocations, republishes, log passes and KV write outages runs through the
+ * suspensions, revocations, republishes, log passes and KV write outages (always at least one
+ * suspension, one reactivation and one revocation) runs through the
  * Dashboard API, the publication sequencers and the TransparencyLog object in workerd, and every
  * KV write they make is captured with its time (docs/propagation-model.md). The propagation model
  * then replays these writes to other locations.
@@ -100,12 +101,45 @@ export async function recordTrace(seed: number, operations: number): Promise<Tra
       trace.passports.push(body.identity_id);
       answered(sent, body as never);
     };
+    const createOne = async () => {
+      trace.operations.push("create");
+      await create();
+    };
+    const setState = async (id: string, lifecycle: Lifecycle) => {
+      trace.operations.push(`${lifecycle === "revoked" ? "revoke" : lifecycle} ${id}`);
+      answered(Date.now(), (await owner.json("PATCH", `/v1/passports/${id}/state`, { lifecycle })) as never);
+    };
+    // Every trace suspends a passport and reactivates it, and revokes one, at steps drawn from the
+    // seed (a revocation drawn at random, 5% a step, is missing from about 40% of traces). Each
+    // leaves as many passports active as before, so as many reads as before can be accepted.
+    const suspendAt = Math.floor(random() * 4);
+    const reactivateAt = suspendAt + 2 + Math.floor(random() * 4);
+    const revokeAt = reactivateAt + 1 + Math.floor(random() * (operations - reactivateAt - 1));
+    const lifecycleOf = (lifecycle: Lifecycle) => trace.passports.filter((id) => state.get(id) === lifecycle);
+    let suspended: string | undefined;
     trace.operations.push("create", "create");
     await create();
     await create();
     for (let step = 0; step < operations; step++) {
-      const roll = random();
       const live = trace.passports.filter((id) => state.get(id) !== "revoked");
+      if (step === suspendAt || (step === reactivateAt && state.get(suspended as string) === "revoked")) {
+        // (Again at the reactivation's step when a random step revoked the suspended passport.)
+        if (lifecycleOf("active").length === 0) await createOne();
+        suspended = pick(lifecycleOf("active"));
+        await setState(suspended, "suspended");
+        if (step === suspendAt) continue;
+      }
+      if (step === reactivateAt && state.get(suspended as string) === "suspended") {
+        await setState(suspended as string, "active");
+        continue;
+      }
+      if (step === revokeAt) {
+        // A passport is created first, so one stays live and as many stay active.
+        await createOne();
+        await setState(pick(trace.passports.filter((id) => state.get(id) !== "revoked")), "revoked");
+        continue;
+      }
+      const roll = random();
       if (roll < 0.1 && trace.passports.length < 4) {
         trace.operations.push("create");
         await create();
@@ -152,6 +186,12 @@ export async function recordTrace(seed: number, operations: number): Promise<Tra
         trace.operations.push("outbox drain");
         await drainOutbox(env, new Date(Date.now() + 3_600_000));
       }
+    }
+    // A trace ends with a passport active (random suspensions can leave none), so reads of the
+    // settled world can be accepted and invariants 2 and 3, which hold of accepted reads, are tried.
+    const suspendedAtEnd = lifecycleOf("suspended");
+    if (lifecycleOf("active").length === 0 && suspendedAtEnd.length > 0) {
+      await setState(pick(suspendedAtEnd), "active");
     }
     // Settle: whatever an outage left owed is published, and the log's checkpoint covers it all.
     trace.operations.push("outbox drain", "log pass");
