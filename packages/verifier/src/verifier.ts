@@ -22,6 +22,7 @@ import {
   type HttpPolicy,
   insecureAddress,
   platformFetch,
+  readFailureKind,
   readProblem,
   readStrictJson,
 } from "./http.ts";
@@ -336,7 +337,7 @@ export class Verifier {
       }
       if (!read.ok) {
         return networkFailure(identityId, url, {
-          kind: "unexpected_response",
+          kind: readFailureKind(read),
           attempts,
           status: 200,
           detail: `the resolver's answer is not usable: ${read.problem}`,
@@ -740,9 +741,9 @@ export class Verifier {
     const now = this.#now();
     if (keys.ring && now < keys.expiresAt) return keys.ring;
     const answer = await fetchWithRetry(keys.url, { headers: { accept: "application/json" } }, this.#http, signal);
-    const failed = (detail: string, status?: number) =>
+    const failed = (detail: string, status?: number, kind: NetworkFailureKind = "unexpected_response") =>
       networkFailure(identityId, keys.url, {
-        kind: "unexpected_response",
+        kind,
         attempts: answer.attempts,
         ...(status ? { status } : {}),
         detail: `the trusted keys at ${keys.url} could not be read: ${detail}`,
@@ -759,7 +760,7 @@ export class Verifier {
       return failed(`HTTP ${answer.response.status}`, answer.response.status);
     }
     const read = await readStrictJson(answer.response, this.#http.maxBytes);
-    if (!read.ok) return failed(read.problem, 200);
+    if (!read.ok) return failed(read.problem, 200, readFailureKind(read));
     try {
       keys.ring = new KeyRing(read.value);
     } catch (error) {
