@@ -262,6 +262,26 @@ describe("passportFetch: the consumer checks the API's passport before calling",
     expect(sent[0]?.headers.get("signature-input")).toContain(`keyid="${t.key.thumbprint}"`);
   });
 
+  it("returns a redirect as it is, never following it with the agent's signature to another origin", async () => {
+    const t = await setUp();
+    const sent: Request[] = [];
+    const call = passportFetch({
+      verifier: t.verifier,
+      apis: { "https://api.contract.example": t.api.identity_id },
+      signer: await t.signer(),
+      fetch: async (request) => {
+        sent.push(request);
+        return new Response(null, { status: 307, headers: { location: "https://elsewhere.example/collect" } });
+      },
+    });
+    const answer = await call(API_URL, { method: "POST", body: "{}" });
+    expect(answer.status).toBe(307);
+    expect(answer.headers.get("location")).toBe("https://elsewhere.example/collect");
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.redirect).toBe("manual");
+    expect(sent[0]?.headers.get("passport-agent")).toBe(t.agent.identity_id);
+  });
+
   it("refuses, without sending anything, an API whose binding is not verified", async () => {
     const t = await setUp({
       apiOverrides: {

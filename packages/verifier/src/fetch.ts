@@ -2,7 +2,8 @@
 // path). Before a request leaves, the API's passport for its URL is resolved and checked; with a
 // signer the request is signed as the agent (RFC 9421, Web Bot Auth); with the agent's own stapler
 // its current status token rides along. A check that does not pass never sends the request: the
-// call fails with the outcome instead.
+// call fails with the outcome instead. Redirects are never followed: the passport checked is the
+// first URL's, so a 3xx is returned as it is (call its Location again to have that one checked).
 import type { RequestSigner } from "./call/web-bot-auth.ts";
 import type { Expectation } from "./expectation.ts";
 import type { StatusStapler } from "./hono.ts";
@@ -77,6 +78,8 @@ const MAX_CANDIDATES = 4;
 
 /**
  * A `fetch` that checks the API's passport before every call (and optionally signs as the agent).
+ * Redirects are not followed: a 3xx answer is returned as it is, and calling its `Location`
+ * through this `fetch` checks that URL's passport in turn.
  * @example
  * const call = passportFetch({ verifier, apis: { "https://payments.example/v1": "psp_…" }, expectation: { consequence: "higher" }, signer });
  * try { const answer = await call("https://payments.example/v1/charges"); }
@@ -158,7 +161,9 @@ export function passportFetch(
           }
         }
         if (options.signer) outgoing = await options.signer.sign(outgoing);
-        return send(outgoing);
+        // The signature, the agent's name and its status (and a 307/308's body) are for this
+        // checked URL only: a redirect elsewhere is the caller's to call, checked anew.
+        return send(new Request(outgoing, { redirect: "manual" }));
       }
       refused ??= { outcome, id };
     }
