@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import {
   type DecisionReceipt,
+  type FetchLike,
   loadPolicy,
   type PolicyDocument,
   policyDigest,
@@ -363,6 +364,29 @@ describe("the receipt", () => {
     log.filler(400);
     await log.publish(result.receipt.subject.identity_id);
     expect(await verifyReceipt(result.receipt, { verifier: log.verifier() })).toEqual({ ok: true, problems: [] });
+  });
+
+  it("reads the log's checkpoint once for both sides, and reports a log it cannot reach as a problem", async () => {
+    const { result, log } = await logged();
+    const checkpoints: string[] = [];
+    const counting: FetchLike = (input, init) => {
+      if (input.endsWith("/checkpoint")) checkpoints.push(input);
+      return log.fetch(input, init);
+    };
+    const both = { ...result.receipt, caller: structuredClone(result.receipt.subject) };
+    expect(await verifyReceipt(both, { verifier: log.verifier({}, { fetch: counting }) })).toEqual({
+      ok: true,
+      problems: [],
+    });
+    expect(checkpoints).toHaveLength(1);
+
+    const unreachable: FetchLike = (input, init) =>
+      input.endsWith("/checkpoint") ? Promise.reject(new TypeError("fetch failed")) : log.fetch(input, init);
+    const check = await verifyReceipt(both, { verifier: log.verifier({}, { fetch: unreachable, retries: 0 }) });
+    expect(check).toMatchObject({
+      ok: false,
+      problems: [expect.stringMatching(/log could not be read .*\(network\)/)],
+    });
   });
 
   it("refuses a tampered receipt: another digest, version, index or checkpoint root, or another policy", async () => {
