@@ -135,6 +135,25 @@ describe("decideCall: the caller's signature by a proven key", () => {
     expect(result.caller_problem).toMatchObject({ check: "caller.signature", problem: "key_not_proven" });
   });
 
+  it("a key directory over 64 KB (counted in bytes, not characters) or repeating a member is not read", async () => {
+    const t = await setUp();
+    const request = () => t.signer().then((signer) => signer.sign(new Request(API_URL, { method: "POST" })));
+    const bodies = [
+      // 40,000 characters, 80,000 bytes of UTF-8.
+      JSON.stringify({ padding: "\u00e9".repeat(40_000), keys: [t.key.publicJwk] }),
+      `{"keys":[],"keys":${JSON.stringify([t.key.publicJwk])}}`,
+    ];
+    for (const body of bodies) {
+      const verifier = t.server.verifier({
+        now: Date.now,
+        callerSignatures: webBotAuth({ fetch: async () => new Response(body, { status: 200 }) }),
+      });
+      const result = await verifier.decideCall(call(policy(), t.api.identity_id, await request()));
+      expect(result.decision).not.toBe("allow");
+      expect(result.caller_problem).toMatchObject({ check: "caller.signature" });
+    }
+  });
+
   it("a tampered request (another address than signed) does not verify", async () => {
     const t = await setUp();
     const signed = await (await t.signer()).sign(new Request(API_URL, { method: "POST" }));
@@ -301,6 +320,27 @@ describe("passportFetch: the consumer checks the API's passport before calling",
     expect(error).toBeInstanceOf(PassportCheckError);
     expect((error as PassportCheckError).outcome?.outcome).toBe("binding_unverified");
     expect(sent).toBe(0);
+  });
+
+  it("reads no discovery document over 64 KB (in bytes) or repeating a member", async () => {
+    const t = await setUp();
+    const named = [{ identity_id: t.api.identity_id }];
+    for (const body of [
+      JSON.stringify({ padding: "\u00e9".repeat(40_000), identities: named }),
+      `{"identities":[],"identities":${JSON.stringify(named)}}`,
+    ]) {
+      let sent = 0;
+      const call = passportFetch({
+        verifier: t.verifier,
+        fetch: async (request) => {
+          if (new URL(request.url).pathname === "/.well-known/passport-identity.json") return new Response(body);
+          sent++;
+          return new Response("ok");
+        },
+      });
+      await expect(call(API_URL)).rejects.toBeInstanceOf(PassportCheckError);
+      expect(sent).toBe(0);
+    }
   });
 
   it("discovers the passport from the provider's well-known document, and refuses a host that names none", async () => {

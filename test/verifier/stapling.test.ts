@@ -55,6 +55,20 @@ describe("passportStatus: the provider staples its current status token", () => 
     expect(statusCalls(consumer.calls)).toBe(0);
   });
 
+  it("staples nothing from a status answer that repeats a member, and says why", async () => {
+    const owner = await Owner.create();
+    const { id } = await owner.apiPassport();
+    const real = ((await (await resolverFetch(`${RESOLVER}/api/p/${id}/status`)).json()) as { token: string }).token;
+    const errors: Error[] = [];
+    const { api } = providerApi(id, {
+      fetch: async () => new Response(`{"token":"x","token":${JSON.stringify(real)}}`, { status: 200 }),
+      onError: (error) => errors.push(error),
+    });
+    const answer = await api.request("/v1/charges");
+    expect(answer.headers.get(STATUS_HEADER)).toBeNull();
+    expect(errors[0]?.message).toMatch(/repeat|duplicate/i);
+  });
+
   it("after a revocation the stapled token says so: the record from before it is stale, the current one not ok", async () => {
     const owner = await Owner.create();
     const { id } = await owner.apiPassport();

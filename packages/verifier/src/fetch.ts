@@ -7,7 +7,7 @@
 import type { RequestSigner } from "./call/web-bot-auth.ts";
 import type { Expectation } from "./expectation.ts";
 import type { StatusStapler } from "./hono.ts";
-import { insecureAddress } from "./http.ts";
+import { insecureAddress, readStrictJson } from "./http.ts";
 import { identityIdDefect } from "./identity-id.ts";
 import type { VerifyOutcome } from "./outcome.ts";
 import { STATUS_HEADER } from "./status.ts";
@@ -75,6 +75,8 @@ interface Discovered {
 }
 
 const MAX_CANDIDATES = 4;
+/** Largest discovery document read, in bytes. */
+const MAX_DOCUMENT_BYTES = 65_536;
 
 /**
  * A `fetch` that checks the API's passport before every call (and optionally signs as the agent).
@@ -114,8 +116,8 @@ export function passportFetch(
         }),
       );
       if (response.status === 200) {
-        const text = await response.text();
-        const body = text.length <= 64 * 1024 ? (JSON.parse(text) as { identities?: unknown }) : undefined;
+        const read = await readStrictJson(response, MAX_DOCUMENT_BYTES);
+        const body = read.ok ? (read.value as { identities?: unknown } | null) : undefined;
         if (Array.isArray(body?.identities)) {
           ids = body.identities
             .map((entry) => (entry as { identity_id?: unknown } | null)?.identity_id)

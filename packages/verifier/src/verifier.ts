@@ -57,7 +57,7 @@ import {
 import { actionPolicyFor } from "./policy.ts";
 import { ambiguousRecord, checkHistory, checkRecordProof, compareWithSeen, type ProofFinding } from "./proof.ts";
 import { type PassportRecordView, parseRecord } from "./record.ts";
-import { checkStatusToken, compareWithRecord, type StatusCheck, statusPath } from "./status.ts";
+import { checkStatusToken, compareWithRecord, fetchStatusToken, type StatusCheck } from "./status.ts";
 
 /** The oldest status token a `higher` decision accepts unless the caller says otherwise (`statusMaxAge`). */
 const DEFAULT_STATUS_MAX_AGE_SECONDS = 30;
@@ -609,26 +609,8 @@ export class Verifier {
     identityId: string,
     signal?: AbortSignal,
   ): Promise<{ network: NetworkFailure } | { unavailable: string } | { token: string }> {
-    const url = `${this.resolver}${statusPath(identityId)}`;
-    const answer = await fetchWithRetry(url, { headers: { accept: "application/json" } }, this.#http, signal);
-    if (!answer.ok) {
-      const { ok: _, problemType, ...failure } = answer;
-      return {
-        network: networkFailure(identityId, url, {
-          ...failure,
-          ...(problemType ? { problem_type: problemType } : {}),
-          detail: `the current status could not be read: ${failure.detail}`,
-        }),
-      };
-    }
-    const { response } = answer;
-    if (response.status !== 200) {
-      const problem = await readProblem(response);
-      return { unavailable: `the status route answered ${response.status}${problem.type ? ` ${problem.type}` : ""}` };
-    }
-    const read = await readStrictJson(response, this.#http.maxBytes);
-    const token = read.ok ? (read.value as { token?: unknown } | null)?.token : undefined;
-    return typeof token === "string" ? { token } : { unavailable: "the status route's answer holds no token" };
+    const fetched = await fetchStatusToken(this.resolver, identityId, this.#http, signal);
+    return "network" in fetched ? { network: networkFailure(identityId, fetched.url, fetched.network) } : fetched;
   }
 
   /**
