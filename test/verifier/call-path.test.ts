@@ -39,6 +39,31 @@ async function keyPair() {
 }
 type Key = Awaited<ReturnType<typeof keyPair>>;
 
+/**
+ * A request signed by hand (RFC 9421, the Web Bot Auth profile) over exactly `components`, as a
+ * third-party signer might: the signature base is each component's line and the parameters.
+ */
+async function signedOver(components: string[], key: Key, agent: string, method: string): Promise<Request> {
+  const url = new URL(API_URL);
+  const headers = new Headers({ "signature-agent": JSON.stringify(DIRECTORY), "passport-agent": agent });
+  const values: Record<string, string> = {
+    "@method": method,
+    "@authority": url.host,
+    "@path": url.pathname,
+    "signature-agent": headers.get("signature-agent") ?? "",
+    "passport-agent": agent,
+  };
+  const created = Math.floor(Date.now() / 1000);
+  const params = `(${components.map((c) => `"${c}"`).join(" ")});created=${created};expires=${created + 30};keyid="${key.thumbprint}";alg="ed25519";tag="web-bot-auth"`;
+  const base = [...components.map((c) => `"${c}": ${values[c]}`), `"@signature-params": ${params}`].join("\n");
+  const { alg: _alg, key_ops: _ops, ext: _ext, ...material } = key.privateJwk;
+  const privateKey = await crypto.subtle.importKey("jwk", material, { name: "Ed25519" }, false, ["sign"]);
+  const signature = new Uint8Array(await crypto.subtle.sign("Ed25519", privateKey, new TextEncoder().encode(base)));
+  headers.set("signature-input", `sig1=${params}`);
+  headers.set("signature", `sig1=:${btoa(String.fromCharCode(...signature))}:`);
+  return new Request(API_URL, { method, headers });
+}
+
 /** The agent's key directory host: serves whatever keys it is given now. */
 function directoryHost(keys: () => Key[]) {
   let reads = 0;
@@ -151,6 +176,29 @@ describe("decideCall: the caller's signature by a proven key", () => {
       const result = await verifier.decideCall(call(policy(), t.api.identity_id, await request()));
       expect(result.decision).not.toBe("allow");
       expect(result.caller_problem).toMatchObject({ check: "caller.signature" });
+    }
+  });
+
+  it("a signature that covers neither the method nor the path is refused, however valid", async () => {
+    const t = await setUp();
+    // The hand-made signature counts when it covers what is required...
+    const full = await signedOver(
+      ["@method", "@authority", "@path", "passport-agent"],
+      t.key,
+      t.agent.identity_id,
+      "DELETE",
+    );
+    expect((await t.verifier.decideCall(call(policy(), t.api.identity_id, full))).decision).toBe("allow");
+    // ...and not when it leaves out the path, or the method and the path.
+    for (const components of [
+      ["@authority", "passport-agent"],
+      ["@method", "@authority", "passport-agent"],
+    ]) {
+      const request = await signedOver(components, t.key, t.agent.identity_id, "DELETE");
+      const result = await t.verifier.decideCall(call(policy(), t.api.identity_id, request));
+      expect(result.decision).not.toBe("allow");
+      expect(result.caller_problem).toMatchObject({ check: "caller.signature", problem: "signature_invalid" });
+      expect(result.caller_problem?.detail).toMatch(/@path/);
     }
   });
 

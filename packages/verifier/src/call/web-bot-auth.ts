@@ -25,8 +25,11 @@ import { type FetchLike, insecureAddress, platformFetch, readStrictJson } from "
 
 /** What every request signature must cover: who is called, how, and which passport the caller names. */
 const SIGNED_COMPONENTS = ["@method", "@authority", "@path", "signature-agent", "passport-agent"] as const;
-/** The minimum a signature must cover to count (a Web Bot Auth signer adds `passport-agent`). */
-const REQUIRED_COMPONENTS = ["@authority", "passport-agent"];
+/**
+ * The minimum a signature must cover to count (a Web Bot Auth signer adds `passport-agent`): a
+ * signature without `@method` and `@path` would authorise any request to the API within its window.
+ */
+const REQUIRED_COMPONENTS = ["@method", "@authority", "@path", "passport-agent"];
 
 /** The RFC 7638 SHA-256 thumbprint of a public JWK, base64url: the keyid a request is signed with. */
 export function jwkThumbprint(jwk: JsonWebKey): Promise<string> {
