@@ -202,6 +202,21 @@ describe("decideCall: the caller's signature by a proven key", () => {
     }
   });
 
+  it("a refused signature's receipt names the caller's record whose keys were checked", async () => {
+    const t = await setUp();
+    const other = await keyPair();
+    const request = await (await t.signer(other)).sign(new Request(API_URL, { method: "POST" }));
+    const result = await t.verifier.decideCall(call(policy(), t.api.identity_id, request));
+    expect(result.decision).toBe("deny");
+    expect(result.receipt.caller).toEqual({
+      identity_id: t.agent.identity_id,
+      record_version: t.agent.record_version,
+      digest: t.agent.digest,
+      kid: expect.any(String),
+    });
+    expect(result.sides.caller).toMatchObject({ outcome: "ok", relied_on: { identity_id: t.agent.identity_id } });
+  });
+
   it("a tampered request (another address than signed) does not verify", async () => {
     const t = await setUp();
     const signed = await (await t.signer()).sign(new Request(API_URL, { method: "POST" }));
