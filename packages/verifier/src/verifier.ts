@@ -130,12 +130,6 @@ export interface ResolveOptions {
    * as for a fetched one, and it never enters the cache.
    */
   record?: SuppliedRecord;
-  /**
-   * A version the service stated as current in a status token checked just now (`verify` sets it
-   * at `higher` from a stapled token): a cached copy of exactly this version and digest is used
-   * without a request, since the token proves it current.
-   */
-  currentAs?: { record_version: number; digest: string };
 }
 
 /** A record the resolver returned (or the cache held, within the resolver's own freshness lifetime). */
@@ -242,7 +236,12 @@ export class Verifier {
     return this.#resolve(identityId, options, undefined);
   }
 
-  /** {@link resolve}; `current`: the version a checked stapled status token names as current (log check). */
+  /**
+   * {@link resolve}; `current`: the version a stapled status token checked just now names as
+   * current (`verify` at `higher`). A cached copy of exactly that version and digest is used
+   * without a request, since the token proves it current, and the log check may take it as the
+   * newest. Never taken from a caller: only a checked token may say a copy is current.
+   */
   async #resolve(
     identityId: string,
     options: ResolveOptions,
@@ -277,9 +276,9 @@ export class Verifier {
     const now = this.#now();
     const provenCurrent =
       cached &&
-      options.currentAs !== undefined &&
-      cached.record.record_version === options.currentAs.record_version &&
-      cached.record.digest === options.currentAs.digest;
+      current !== undefined &&
+      cached.record.record_version === current.record_version &&
+      cached.record.digest === current.digest;
     if (
       cached &&
       (provenCurrent ||
@@ -448,7 +447,6 @@ export class Verifier {
     const result = await this.#resolve(
       identityId,
       {
-        ...(named ? { currentAs: named } : {}),
         ...(expectation.consequence ? { consequence: expectation.consequence } : {}),
         ...(expectation.maxAge !== undefined ? { maxAge: expectation.maxAge } : {}),
         ...(expectation.signal ? { signal: expectation.signal } : {}),
