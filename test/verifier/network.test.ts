@@ -85,6 +85,22 @@ describe("network failure is not identity failure", () => {
     expect(result).toMatchObject({ outcome: "network_failure", kind: "timeout", url: "https://keys.test/jwks.json" });
   });
 
+  it("reads trusted keys that cannot be had once per decision, not once per check", async () => {
+    const owner = await Owner.create();
+    const { id } = await owner.apiPassport();
+    const token = ((await (await resolverFetch(`${RESOLVER}/api/p/${id}/status`)).json()) as { token: string }).token;
+    let reads = 0;
+    const fetch: FetchLike = (input, init) => {
+      if (input !== "https://keys.test/jwks.json") return resolverFetch(input, init);
+      reads++;
+      return Promise.resolve(new Response("unavailable", { status: 503 }));
+    };
+    const verifier = verifierFor({ fetch, jwks: "https://keys.test/jwks.json", retries: 0 });
+    const result = await verifier.verify(id, { consequence: "higher", statusToken: token });
+    expect(result).toMatchObject({ outcome: "network_failure", url: "https://keys.test/jwks.json" });
+    expect(reads).toBe(1);
+  });
+
   it("leaves no abort listener on the caller's signal after waiting between retries", async () => {
     const owner = await Owner.create();
     const { id } = await owner.apiPassport();

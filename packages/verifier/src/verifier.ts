@@ -233,7 +233,7 @@ export class Verifier {
    * if (result.outcome === "resolved") result.record.state.lifecycle;
    */
   resolve(identityId: string, options: ResolveOptions = {}): Promise<ResolveResult> {
-    return this.#resolve(identityId, options, undefined);
+    return this.#resolve(identityId, options, undefined, this.#keysOnce(identityId, options.signal));
   }
 
   /**
@@ -246,6 +246,7 @@ export class Verifier {
     identityId: string,
     options: ResolveOptions,
     current: CurrentVersion | undefined,
+    trustedKeys: () => Promise<KeysAnswer>,
   ): Promise<ResolveResult> {
     const consequence = options.consequence ?? "lower";
     if (!CONSEQUENCES.includes(consequence))
@@ -265,7 +266,7 @@ export class Verifier {
       });
     }
 
-    const keys = await this.#trustedKeys(identityId, options.signal);
+    const keys = await trustedKeys();
     if (keys && !(keys instanceof KeyRing)) return keys;
 
     const stored = this.#cache?.get(url);
@@ -432,9 +433,11 @@ export class Verifier {
     // A stapled token checked before the record is fetched: when it names a published version, a
     // cached copy of that version needs no request, and the log check may take it as the newest
     // instead of scanning (docs/verifier.md, Current proof and Transparency log).
+    // The trusted keys are looked up (and, from a URL, read) once for the whole decision.
+    const trustedKeys = this.#keysOnce(identityId, expectation.signal);
     const stapled =
       expectation.consequence === "higher" && expectation.statusToken
-        ? await this.#checkStapled(identityId, expectation.statusToken, expectation.signal, statusMaxAge)
+        ? await this.#checkStapled(identityId, expectation.statusToken, await trustedKeys(), statusMaxAge)
         : undefined;
     const named =
       stapled?.ok &&
@@ -455,15 +458,23 @@ export class Verifier {
         ...(expectation.record ? { record: expectation.record } : {}),
       },
       named,
+      trustedKeys,
     );
     if (result.outcome === "not_found") {
-      return { outcome: await this.#issuancePending(identityId, result, expectation.signal) };
+      return { outcome: await this.#issuancePending(identityId, result, await trustedKeys(), expectation.signal) };
     }
     if (result.outcome !== "resolved") return { outcome: result };
     // Higher consequence: the record must be the one the service's current state names (docs/verifier.md, Current proof).
     let current: { stale?: StaleItem; proof?: StatusProof; token?: string } = {};
     if (expectation.consequence === "higher") {
-      const proven = await this.#currentProof(identityId, result.record, expectation, statusMaxAge, stapled);
+      const proven = await this.#currentProof(
+        identityId,
+        result.record,
+        expectation,
+        statusMaxAge,
+        stapled,
+        await trustedKeys(),
+      );
       if ("network" in proven) return { outcome: proven.network, record: result.record };
       current = proven;
       if (current.proof) result.proof.status = current.proof;
@@ -555,8 +566,8 @@ export class Verifier {
     expectation: Expectation,
     maxAgeSeconds: number,
     stapled: StatusCheck | undefined,
+    keys: KeysAnswer,
   ): Promise<{ network: NetworkFailure } | { stale?: StaleItem; proof?: StatusProof; token?: string }> {
-    const keys = await this.#trustedKeys(identityId, expectation.signal);
     if (keys && !(keys instanceof KeyRing)) return { network: keys };
     let check: StatusCheck | undefined = stapled;
     let from: StatusProof["source"] = "stapled";
@@ -594,10 +605,9 @@ export class Verifier {
   async #checkStapled(
     identityId: string,
     token: string,
-    signal: AbortSignal | undefined,
+    keys: KeysAnswer,
     maxAgeSeconds: number,
   ): Promise<StatusCheck | undefined> {
-    const keys = await this.#trustedKeys(identityId, signal);
     if (keys && !(keys instanceof KeyRing)) return undefined;
     return checkStatusToken(token, keys, identityId, this.#now(), maxAgeSeconds);
   }
@@ -616,8 +626,12 @@ export class Verifier {
    * token saying the id was issued and its first publication is pending, the outcome says so and
    * its next step is `delay`, not `deny`. Any other answer leaves the outcome as it is.
    */
-  async #issuancePending(identityId: string, result: NotFound, signal?: AbortSignal): Promise<NotFound> {
-    const keys = await this.#trustedKeys(identityId, signal);
+  async #issuancePending(
+    identityId: string,
+    result: NotFound,
+    keys: KeysAnswer,
+    signal?: AbortSignal,
+  ): Promise<NotFound> {
     if (!(keys instanceof KeyRing)) return result;
     const fetched = await this.#fetchStatus(identityId, signal);
     if (!("token" in fetched)) return result;
@@ -713,8 +727,17 @@ export class Verifier {
     return proof.signature === "verified" && proof.kid !== undefined && keys.key(proof.kid) !== undefined;
   }
 
+  /** {@link #trustedKeys} for one call: looked up at most once, however many checks need the keys. */
+  #keysOnce(identityId: string, signal?: AbortSignal): () => Promise<KeysAnswer> {
+    let keys: Promise<KeysAnswer> | undefined;
+    return () => {
+      keys ??= this.#trustedKeys(identityId, signal);
+      return keys;
+    };
+  }
+
   /** The trusted key ring: pinned, or read from the caller's URL when its copy has expired. */
-  async #trustedKeys(identityId: string, signal?: AbortSignal): Promise<KeyRing | undefined | NetworkFailure> {
+  async #trustedKeys(identityId: string, signal?: AbortSignal): Promise<KeysAnswer> {
     const keys = this.#keys;
     if (keys.kind === "skipped") return undefined;
     if (keys.kind === "pinned") return keys.ring;
@@ -756,6 +779,9 @@ export class Verifier {
     else this.#cache?.set(url, entry);
   }
 }
+
+/** The trusted keys, none (`skip-insecure`), or why they could not be read. */
+type KeysAnswer = KeyRing | undefined | NetworkFailure;
 
 /** A supplied record as the answer the resolver would have given: its bytes and its signature header. */
 function suppliedResponse(record: SuppliedRecord): Response {
