@@ -514,15 +514,7 @@ export class Verifier {
     return decideCall(request, {
       ...(this.#callerSignatures ? { signatures: this.#callerSignatures } : {}),
       now: this.#now,
-      decide: async (identityId, decideRequest) => {
-        const action = actionPolicyFor(decideRequest.policy, decideRequest.action);
-        const expectation = expectationFor(action, decideRequest);
-        const verified = await this.#verify(identityId, expectation);
-        return {
-          result: await decision(identityId, decideRequest, action, expectation, verified, this.#now()),
-          ...(verified.record ? { record: verified.record } : {}),
-        };
-      },
+      decide: (identityId, decideRequest) => this.#decide(identityId, decideRequest),
     });
   }
 
@@ -537,10 +529,19 @@ export class Verifier {
    * if (decision !== "allow") refuse(decision);
    */
   async decide(identityId: string, request: DecideRequest): Promise<DecisionResult> {
+    return (await this.#decide(identityId, request)).result;
+  }
+
+  /** {@link decide}, also returning the record decided on (`decideCall` reads the caller's keys from it). */
+  async #decide(
+    identityId: string,
+    request: DecideRequest,
+  ): Promise<{ result: DecisionResult; record?: PassportRecordView }> {
     const action = actionPolicyFor(request.policy, request.action);
     const expectation = expectationFor(action, request);
     const verified = await this.#verify(identityId, expectation);
-    return decision(identityId, request, action, expectation, verified, this.#now());
+    const result = await decision(identityId, request, action, expectation, verified, this.#now());
+    return { result, ...(verified.record ? { record: verified.record } : {}) };
   }
 
   /**
