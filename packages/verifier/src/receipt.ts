@@ -10,6 +10,7 @@ import { decodeEntry } from "./log/entry.ts";
 import { OUTCOME_KINDS, type OutcomeClass, type VerifyOutcome } from "./outcome.ts";
 import { type Decision, type PolicyDocument, policyDigest } from "./policy.ts";
 import type { PassportRecordView } from "./record.ts";
+import { sha256 } from "./sha256.ts";
 import type { Verifier } from "./verifier.ts";
 
 export const RECEIPT_FORMAT = "svc.passport_decision";
@@ -101,7 +102,7 @@ function checkOf(outcome: OutcomeClass): ReceiptCheckName | undefined {
 
 /** The SHA-256 of a compact token's text, as `sha-256:<base64url>`. */
 export async function tokenDigest(token: string): Promise<string> {
-  return `sha-256:${base64urlEncode(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)))}`;
+  return `sha-256:${base64urlEncode(sha256(new TextEncoder().encode(token)))}`;
 }
 
 export interface ReceiptInput {
