@@ -527,6 +527,19 @@ describe("withPassport: the MCP client checks the server's passport", () => {
     expect((error as McpPassportError).step).toBe("connect");
   });
 
+  it("connects to a server without a passport when the policy has no connect action", async () => {
+    const t = await setUp();
+    const { clientSide } = await mcpServer();
+    const { connect: _, ...actions } = mcpPolicy.actions;
+    const client = withPassport(new Client({ name: "agent", version: "1.0.0" }), {
+      verifier: t.verifier,
+      policy: { ...mcpPolicy, actions },
+    });
+    await client.connect(clientSide);
+    expect(client.getServerVersion()?.name).toBe("orders");
+    await client.close();
+  });
+
   it("connects to and calls tools of a server whose passport passes; refuses a tool call once it does not", async () => {
     const t = await setUp();
     const { clientSide, toolCalls } = await mcpServer();

@@ -85,15 +85,17 @@ describe("one record, several policies: each gives its own decision", () => {
   });
 
   it("an empty action gives exactly today's outcome and next step, proceed as allow", async () => {
-    const records = [
-      contractRecord(),
-      contractRecord({ state: { lifecycle: "revoked", as_of: at(-1) } }),
-      contractRecord({ state: { lifecycle: "suspended", as_of: at(-1) } }),
-      contractRecord({ bindings: [] }),
-      contractRecord({ state: { lifecycle: "active", recheck_required: true, as_of: at(-1) } }),
+    // Each record with the outcome today's verify gives it and the decision that outcome maps to,
+    // written out so a change to either shows here (decide and verify share their code).
+    const table: [ContractRecord, string, string][] = [
+      [contractRecord(), "ok", "allow"],
+      [contractRecord({ state: { lifecycle: "revoked", as_of: at(-1) } }), "state_not_operative", "deny"],
+      [contractRecord({ state: { lifecycle: "suspended", as_of: at(-1) } }), "state_not_operative", "delay"],
+      [contractRecord({ bindings: [] }), "binding_mismatch", "deny"],
+      [contractRecord({ state: { lifecycle: "active", recheck_required: true, as_of: at(-1) } }), "stale", "delay"],
     ];
     const expected = { ok: "allow", state_not_operative: undefined, binding_mismatch: "deny", stale: "delay" };
-    for (const record of records) {
+    for (const [record, outcomeClass, decided] of table) {
       const { id, server } = await served(record);
       const today = await server.verifier().verify(id, { baseUrl: TARGET });
       const result = await server
@@ -105,6 +107,7 @@ describe("one record, several policies: each gives its own decision", () => {
       expect(result.decision).toBe(today.next_step === "proceed" ? "allow" : today.next_step);
       const wanted = expected[today.outcome as keyof typeof expected];
       if (wanted) expect(result.decision).toBe(wanted);
+      expect([today.outcome, result.outcome.outcome, result.decision]).toEqual([outcomeClass, outcomeClass, decided]);
     }
   });
 
