@@ -39,6 +39,31 @@ async function keyPair() {
 }
 type Key = Awaited<ReturnType<typeof keyPair>>;
 
+/**
+ * A request signed by hand (RFC 9421, the Web Bot Auth profile) over exactly `components`, as a
+ * third-party signer might: the signature base is each component's line and the parameters.
+ */
+async function signedOver(components: string[], key: Key, agent: string, method: string): Promise<Request> {
+  const url = new URL(API_URL);
+  const headers = new Headers({ "signature-agent": JSON.stringify(DIRECTORY), "passport-agent": agent });
+  const values: Record<string, string> = {
+    "@method": method,
+    "@authority": url.host,
+    "@path": url.pathname,
+    "signature-agent": headers.get("signature-agent") ?? "",
+    "passport-agent": agent,
+  };
+  const created = Math.floor(Date.now() / 1000);
+  const params = `(${components.map((c) => `"${c}"`).join(" ")});created=${created};expires=${created + 30};keyid="${key.thumbprint}";alg="ed25519";tag="web-bot-auth"`;
+  const base = [...components.map((c) => `"${c}": ${values[c]}`), `"@signature-params": ${params}`].join("\n");
+  const { alg: _alg, key_ops: _ops, ext: _ext, ...material } = key.privateJwk;
+  const privateKey = await crypto.subtle.importKey("jwk", material, { name: "Ed25519" }, false, ["sign"]);
+  const signature = new Uint8Array(await crypto.subtle.sign("Ed25519", privateKey, new TextEncoder().encode(base)));
+  headers.set("signature-input", `sig1=${params}`);
+  headers.set("signature", `sig1=:${btoa(String.fromCharCode(...signature))}:`);
+  return new Request(API_URL, { method, headers });
+}
+
 /** The agent's key directory host: serves whatever keys it is given now. */
 function directoryHost(keys: () => Key[]) {
   let reads = 0;
@@ -133,6 +158,63 @@ describe("decideCall: the caller's signature by a proven key", () => {
     const result = await t.verifier.decideCall(call(policy(), t.api.identity_id, request));
     expect(result.decision).toBe("deny");
     expect(result.caller_problem).toMatchObject({ check: "caller.signature", problem: "key_not_proven" });
+  });
+
+  it("a key directory over 64 KB (counted in bytes, not characters) or repeating a member is not read", async () => {
+    const t = await setUp();
+    const request = () => t.signer().then((signer) => signer.sign(new Request(API_URL, { method: "POST" })));
+    const bodies = [
+      // 40,000 characters, 80,000 bytes of UTF-8.
+      JSON.stringify({ padding: "\u00e9".repeat(40_000), keys: [t.key.publicJwk] }),
+      `{"keys":[],"keys":${JSON.stringify([t.key.publicJwk])}}`,
+    ];
+    for (const body of bodies) {
+      const verifier = t.server.verifier({
+        now: Date.now,
+        callerSignatures: webBotAuth({ fetch: async () => new Response(body, { status: 200 }) }),
+      });
+      const result = await verifier.decideCall(call(policy(), t.api.identity_id, await request()));
+      expect(result.decision).not.toBe("allow");
+      expect(result.caller_problem).toMatchObject({ check: "caller.signature" });
+    }
+  });
+
+  it("a signature that covers neither the method nor the path is refused, however valid", async () => {
+    const t = await setUp();
+    // The hand-made signature counts when it covers what is required...
+    const full = await signedOver(
+      ["@method", "@authority", "@path", "passport-agent"],
+      t.key,
+      t.agent.identity_id,
+      "DELETE",
+    );
+    expect((await t.verifier.decideCall(call(policy(), t.api.identity_id, full))).decision).toBe("allow");
+    // ...and not when it leaves out the path, or the method and the path.
+    for (const components of [
+      ["@authority", "passport-agent"],
+      ["@method", "@authority", "passport-agent"],
+    ]) {
+      const request = await signedOver(components, t.key, t.agent.identity_id, "DELETE");
+      const result = await t.verifier.decideCall(call(policy(), t.api.identity_id, request));
+      expect(result.decision).not.toBe("allow");
+      expect(result.caller_problem).toMatchObject({ check: "caller.signature", problem: "signature_invalid" });
+      expect(result.caller_problem?.detail).toMatch(/@path/);
+    }
+  });
+
+  it("a refused signature's receipt names the caller's record whose keys were checked", async () => {
+    const t = await setUp();
+    const other = await keyPair();
+    const request = await (await t.signer(other)).sign(new Request(API_URL, { method: "POST" }));
+    const result = await t.verifier.decideCall(call(policy(), t.api.identity_id, request));
+    expect(result.decision).toBe("deny");
+    expect(result.receipt.caller).toEqual({
+      identity_id: t.agent.identity_id,
+      record_version: t.agent.record_version,
+      digest: t.agent.digest,
+      kid: expect.any(String),
+    });
+    expect(result.sides.caller).toMatchObject({ outcome: "ok", relied_on: { identity_id: t.agent.identity_id } });
   });
 
   it("a tampered request (another address than signed) does not verify", async () => {
@@ -262,6 +344,26 @@ describe("passportFetch: the consumer checks the API's passport before calling",
     expect(sent[0]?.headers.get("signature-input")).toContain(`keyid="${t.key.thumbprint}"`);
   });
 
+  it("returns a redirect as it is, never following it with the agent's signature to another origin", async () => {
+    const t = await setUp();
+    const sent: Request[] = [];
+    const call = passportFetch({
+      verifier: t.verifier,
+      apis: { "https://api.contract.example": t.api.identity_id },
+      signer: await t.signer(),
+      fetch: async (request) => {
+        sent.push(request);
+        return new Response(null, { status: 307, headers: { location: "https://elsewhere.example/collect" } });
+      },
+    });
+    const answer = await call(API_URL, { method: "POST", body: "{}" });
+    expect(answer.status).toBe(307);
+    expect(answer.headers.get("location")).toBe("https://elsewhere.example/collect");
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.redirect).toBe("manual");
+    expect(sent[0]?.headers.get("passport-agent")).toBe(t.agent.identity_id);
+  });
+
   it("refuses, without sending anything, an API whose binding is not verified", async () => {
     const t = await setUp({
       apiOverrides: {
@@ -281,6 +383,27 @@ describe("passportFetch: the consumer checks the API's passport before calling",
     expect(error).toBeInstanceOf(PassportCheckError);
     expect((error as PassportCheckError).outcome?.outcome).toBe("binding_unverified");
     expect(sent).toBe(0);
+  });
+
+  it("reads no discovery document over 64 KB (in bytes) or repeating a member", async () => {
+    const t = await setUp();
+    const named = [{ identity_id: t.api.identity_id }];
+    for (const body of [
+      JSON.stringify({ padding: "\u00e9".repeat(40_000), identities: named }),
+      `{"identities":[],"identities":${JSON.stringify(named)}}`,
+    ]) {
+      let sent = 0;
+      const call = passportFetch({
+        verifier: t.verifier,
+        fetch: async (request) => {
+          if (new URL(request.url).pathname === "/.well-known/passport-identity.json") return new Response(body);
+          sent++;
+          return new Response("ok");
+        },
+      });
+      await expect(call(API_URL)).rejects.toBeInstanceOf(PassportCheckError);
+      expect(sent).toBe(0);
+    }
   });
 
   it("discovers the passport from the provider's well-known document, and refuses a host that names none", async () => {
@@ -402,6 +525,19 @@ describe("withPassport: the MCP client checks the server's passport", () => {
     const error = await client.connect(clientSide).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(McpPassportError);
     expect((error as McpPassportError).step).toBe("connect");
+  });
+
+  it("connects to a server without a passport when the policy has no connect action", async () => {
+    const t = await setUp();
+    const { clientSide } = await mcpServer();
+    const { connect: _, ...actions } = mcpPolicy.actions;
+    const client = withPassport(new Client({ name: "agent", version: "1.0.0" }), {
+      verifier: t.verifier,
+      policy: { ...mcpPolicy, actions },
+    });
+    await client.connect(clientSide);
+    expect(client.getServerVersion()?.name).toBe("orders");
+    await client.close();
   });
 
   it("connects to and calls tools of a server whose passport passes; refuses a tool call once it does not", async () => {

@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import {
   type DecisionReceipt,
+  type FetchLike,
   loadPolicy,
   type PolicyDocument,
   policyDigest,
@@ -84,15 +85,17 @@ describe("one record, several policies: each gives its own decision", () => {
   });
 
   it("an empty action gives exactly today's outcome and next step, proceed as allow", async () => {
-    const records = [
-      contractRecord(),
-      contractRecord({ state: { lifecycle: "revoked", as_of: at(-1) } }),
-      contractRecord({ state: { lifecycle: "suspended", as_of: at(-1) } }),
-      contractRecord({ bindings: [] }),
-      contractRecord({ state: { lifecycle: "active", recheck_required: true, as_of: at(-1) } }),
+    // Each record with the outcome today's verify gives it and the decision that outcome maps to,
+    // written out so a change to either shows here (decide and verify share their code).
+    const table: [ContractRecord, string, string][] = [
+      [contractRecord(), "ok", "allow"],
+      [contractRecord({ state: { lifecycle: "revoked", as_of: at(-1) } }), "state_not_operative", "deny"],
+      [contractRecord({ state: { lifecycle: "suspended", as_of: at(-1) } }), "state_not_operative", "delay"],
+      [contractRecord({ bindings: [] }), "binding_mismatch", "deny"],
+      [contractRecord({ state: { lifecycle: "active", recheck_required: true, as_of: at(-1) } }), "stale", "delay"],
     ];
     const expected = { ok: "allow", state_not_operative: undefined, binding_mismatch: "deny", stale: "delay" };
-    for (const record of records) {
+    for (const [record, outcomeClass, decided] of table) {
       const { id, server } = await served(record);
       const today = await server.verifier().verify(id, { baseUrl: TARGET });
       const result = await server
@@ -104,6 +107,7 @@ describe("one record, several policies: each gives its own decision", () => {
       expect(result.decision).toBe(today.next_step === "proceed" ? "allow" : today.next_step);
       const wanted = expected[today.outcome as keyof typeof expected];
       if (wanted) expect(result.decision).toBe(wanted);
+      expect([today.outcome, result.outcome.outcome, result.decision]).toEqual([outcomeClass, outcomeClass, decided]);
     }
   });
 
@@ -363,6 +367,29 @@ describe("the receipt", () => {
     log.filler(400);
     await log.publish(result.receipt.subject.identity_id);
     expect(await verifyReceipt(result.receipt, { verifier: log.verifier() })).toEqual({ ok: true, problems: [] });
+  });
+
+  it("reads the log's checkpoint once for both sides, and reports a log it cannot reach as a problem", async () => {
+    const { result, log } = await logged();
+    const checkpoints: string[] = [];
+    const counting: FetchLike = (input, init) => {
+      if (input.endsWith("/checkpoint")) checkpoints.push(input);
+      return log.fetch(input, init);
+    };
+    const both = { ...result.receipt, caller: structuredClone(result.receipt.subject) };
+    expect(await verifyReceipt(both, { verifier: log.verifier({}, { fetch: counting }) })).toEqual({
+      ok: true,
+      problems: [],
+    });
+    expect(checkpoints).toHaveLength(1);
+
+    const unreachable: FetchLike = (input, init) =>
+      input.endsWith("/checkpoint") ? Promise.reject(new TypeError("fetch failed")) : log.fetch(input, init);
+    const check = await verifyReceipt(both, { verifier: log.verifier({}, { fetch: unreachable, retries: 0 }) });
+    expect(check).toMatchObject({
+      ok: false,
+      problems: [expect.stringMatching(/log could not be read .*\(network\)/)],
+    });
   });
 
   it("refuses a tampered receipt: another digest, version, index or checkpoint root, or another policy", async () => {

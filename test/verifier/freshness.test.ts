@@ -34,6 +34,21 @@ describe("freshness: cache headers, ETags and the consequence policy", () => {
     expect(third).toMatchObject({ outcome: "ok", source: { revalidated: true, from_cache: false, age_seconds: 0 } });
   });
 
+  it("a resolve() caller cannot declare a cached copy current: higher still asks the resolver", async () => {
+    const owner = await Owner.create();
+    const { id } = await owner.apiPassport();
+    const raw = await resolveRaw(id);
+    const { fetch, calls } = recording();
+    const verifier = verifierFor({ fetch });
+    expect((await verifier.resolve(id)).outcome).toBe("resolved");
+    // Only a checked status token may say a copy is current; an option claiming it is not one.
+    const claim = { record_version: raw.record.record_version, digest: raw.record.digest };
+    const options = { consequence: "higher", currentAs: claim } as Parameters<typeof verifier.resolve>[1];
+    const result = await verifier.resolve(id, options);
+    expect(result).toMatchObject({ outcome: "resolved", source: { from_cache: false } });
+    expect(calls).toHaveLength(2);
+  });
+
   it("changing context re-resolves every time and sees a suspension at once", async () => {
     const owner = await Owner.create();
     const { id } = await owner.apiPassport();

@@ -27,6 +27,17 @@ const hanging: FetchLike = (_input, init) =>
     init?.signal?.addEventListener("abort", () => reject(init.signal?.reason), { once: true });
   });
 
+/** Answers at once with headers, then a body that never ends until the request's signal aborts it (as a real fetch's body does). */
+const stalledBody: FetchLike = async (_input, init) => {
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"identity_id":'));
+      init?.signal?.addEventListener("abort", () => controller.error(init.signal?.reason), { once: true });
+    },
+  });
+  return new Response(body, { status: 200, headers: { "content-type": "application/json" } });
+};
+
 describe("network failure is not identity failure", () => {
   it("reports an unreachable resolver as network_failure after the bounded retries, relying on nothing", async () => {
     const owner = await Owner.create();
@@ -57,6 +68,59 @@ describe("network failure is not identity failure", () => {
     const id = mintIdentityId();
     const result = await verifierFor({ fetch: hanging, timeoutMs: 20, retries: 1 }).verify(id);
     expect(result).toMatchObject({ outcome: "network_failure", kind: "timeout", attempts: 2 });
+  });
+
+  it("reports a body cut off by the attempt's deadline as a timeout, never throwing", async () => {
+    const id = mintIdentityId();
+    const result = await verifierFor({ fetch: stalledBody, timeoutMs: 20, retries: 0 }).verify(id);
+    expect(result).toMatchObject({ outcome: "network_failure", kind: "timeout", attempts: 1, relied_on: {} });
+  });
+
+  it("reports trusted keys whose body is cut off by the deadline as a timeout, never throwing", async () => {
+    const owner = await Owner.create();
+    const { id } = await owner.apiPassport();
+    const fetch: FetchLike = (input, init) =>
+      input === "https://keys.test/jwks.json" ? stalledBody(input, init) : resolverFetch(input, init);
+    const result = await verifierFor({ fetch, jwks: "https://keys.test/jwks.json", timeoutMs: 20 }).verify(id);
+    expect(result).toMatchObject({ outcome: "network_failure", kind: "timeout", url: "https://keys.test/jwks.json" });
+  });
+
+  it("reads trusted keys that cannot be had once per decision, not once per check", async () => {
+    const owner = await Owner.create();
+    const { id } = await owner.apiPassport();
+    const token = ((await (await resolverFetch(`${RESOLVER}/api/p/${id}/status`)).json()) as { token: string }).token;
+    let reads = 0;
+    const fetch: FetchLike = (input, init) => {
+      if (input !== "https://keys.test/jwks.json") return resolverFetch(input, init);
+      reads++;
+      return Promise.resolve(new Response("unavailable", { status: 503 }));
+    };
+    const verifier = verifierFor({ fetch, jwks: "https://keys.test/jwks.json", retries: 0 });
+    const result = await verifier.verify(id, { consequence: "higher", statusToken: token });
+    expect(result).toMatchObject({ outcome: "network_failure", url: "https://keys.test/jwks.json" });
+    expect(reads).toBe(1);
+  });
+
+  it("leaves no abort listener on the caller's signal after waiting between retries", async () => {
+    const owner = await Owner.create();
+    const { id } = await owner.apiPassport();
+    const controller = new AbortController();
+    const listening = new Set<unknown>();
+    const signal = controller.signal;
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((type: string, listener: EventListener, options?: boolean | { once?: boolean }) => {
+      if (type === "abort") listening.add(listener);
+      add(type, listener, options);
+    }) as typeof signal.addEventListener;
+    signal.removeEventListener = ((type: string, listener: EventListener, options?: boolean) => {
+      if (type === "abort") listening.delete(listener);
+      remove(type, listener, options);
+    }) as typeof signal.removeEventListener;
+    const { fetch } = failing(2, dropped);
+    const result = await verifierFor({ fetch, retries: 2 }).verify(id, { family: "api", signal });
+    expect(result.outcome).toBe("ok");
+    expect(listening.size).toBe(0);
   });
 
   it("retries 5xx answers and reports them as server_error when they persist", async () => {

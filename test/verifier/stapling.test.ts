@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { type SnapshotMetadata, snapshotKey } from "@passport/domain";
 import { Hono } from "hono";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { passportStatus } from "../../packages/verifier/src/hono.ts";
 import { STATUS_HEADER } from "../../packages/verifier/src/index.ts";
 import { Owner, RESOLVER, recording, resolverFetch, verifierFor } from "./support.ts";
@@ -21,13 +21,35 @@ function providerApi(identityId: string, options: Partial<Parameters<typeof pass
   return { api, handled: () => handled };
 }
 
+const base64url = (text: string) => btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const claimsOf = (token: string) =>
+  JSON.parse(atob((token.split(".")[1] ?? "").replace(/-/g, "+").replace(/_/g, "/"))) as { iat: number; exp: number };
+
+/** `token` as if issued `seconds` later (the stapler reads a token's claims; it does not check its signature). */
+function laterToken(token: string, seconds: number): string {
+  const [header, , signature] = token.split(".");
+  const claims = claimsOf(token);
+  const later = { ...claims, iat: claims.iat + seconds, exp: claims.exp + seconds };
+  return `${header}.${base64url(JSON.stringify(later))}.${signature}`;
+}
+
 const statusCalls = (calls: { url: string }[]) => calls.filter((c) => c.url.endsWith("/status")).length;
 
 describe("passportStatus: the provider staples its current status token", () => {
   it("serves the token with every answer, fetched once and reused until shortly before it expires", async () => {
     const owner = await Owner.create();
     const { id } = await owner.apiPassport();
-    const { fetch, calls } = recording();
+    // The second status answer is a distinct token (a later one, as the resolver would sign), so
+    // serving it shows the refresh took effect.
+    let statusAnswers = 0;
+    let refreshed = "";
+    const { fetch, calls } = recording(async (input, init) => {
+      const answer = await resolverFetch(input, init);
+      if (!input.endsWith("/status") || ++statusAnswers !== 2) return answer;
+      const { token } = (await answer.json()) as { token: string };
+      refreshed = laterToken(token, 31);
+      return Response.json({ token: refreshed });
+    });
     let now = Date.now();
     const { api } = providerApi(id, { fetch, now: () => now });
     const first = await api.request("/v1/charges");
@@ -41,7 +63,14 @@ describe("passportStatus: the provider staples its current status token", () => 
     now += 31_000;
     const later = await api.request("/v1/charges");
     expect(statusCalls(calls)).toBe(2);
-    expect(later.headers.get(STATUS_HEADER)).toBeTruthy();
+    // Meanwhile the held token is served; once the refresh has arrived, the new one.
+    expect(later.headers.get(STATUS_HEADER)).toBe(token);
+    await vi.waitFor(async () => {
+      expect(refreshed).not.toBe("");
+      expect((await api.request("/v1/charges")).headers.get(STATUS_HEADER)).toBe(refreshed);
+    });
+    expect(refreshed).not.toBe(token);
+    expect(statusCalls(calls)).toBe(2);
 
     // The consumer decides on the stapled token alone: no status request of its own.
     const consumer = recording();
@@ -52,7 +81,22 @@ describe("passportStatus: the provider staples its current status token", () => 
     });
     expect(result).toMatchObject({ outcome: "ok", proof: { status: { source: "stapled" } } });
     expect(result.current_as_of).toBeTruthy();
+    expect(result.current_as_of).toBe(new Date(claimsOf(token ?? "").iat * 1000).toISOString());
     expect(statusCalls(consumer.calls)).toBe(0);
+  });
+
+  it("staples nothing from a status answer that repeats a member, and says why", async () => {
+    const owner = await Owner.create();
+    const { id } = await owner.apiPassport();
+    const real = ((await (await resolverFetch(`${RESOLVER}/api/p/${id}/status`)).json()) as { token: string }).token;
+    const errors: Error[] = [];
+    const { api } = providerApi(id, {
+      fetch: async () => new Response(`{"token":"x","token":${JSON.stringify(real)}}`, { status: 200 }),
+      onError: (error) => errors.push(error),
+    });
+    const answer = await api.request("/v1/charges");
+    expect(answer.headers.get(STATUS_HEADER)).toBeNull();
+    expect(errors[0]?.message).toMatch(/repeat|duplicate/i);
   });
 
   it("after a revocation the stapled token says so: the record from before it is stale, the current one not ok", async () => {

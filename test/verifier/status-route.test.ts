@@ -117,6 +117,9 @@ describe("GET /api/p/{id}/status", () => {
     const row = await env.DB.prepare("SELECT next_attempt_at FROM outbox WHERE passport_id = ?")
       .bind(id)
       .first<{ next_attempt_at: string }>();
+    expect(row).not.toBeNull();
+    expect(Number.isNaN(Date.parse(row?.next_attempt_at ?? ""))).toBe(false);
+    expect(row?.next_attempt_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/);
     expect(claims.next_attempt_at).toBe(row?.next_attempt_at);
 
     await drainOutbox(env, new Date(Date.now() + 60_000));

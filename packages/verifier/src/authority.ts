@@ -10,17 +10,12 @@ import { isStructuredAuthority, type PassportRecordView, type StructuredAuthorit
 const DEFAULT_GRANTORS: readonly GrantRelationship[] = ["responsible", "parent"];
 const DECIMAL = /^(0|[1-9]\d*)(?:\.(\d+))?$/;
 
-/** True when the grant's action (a name, or a pattern ending in `.*` or `*`) covers `action`. */
-function actionCovers(pattern: string, action: string): boolean {
-  if (pattern === action || pattern === "*") return true;
-  if (pattern.endsWith(".*")) return action.startsWith(pattern.slice(0, -1));
-  if (pattern.endsWith("*")) return action.startsWith(pattern.slice(0, -1));
-  return false;
-}
-
-/** A resource scope compared exactly, or by a trailing `*`. */
-function resourceCovers(scope: string, resource: string): boolean {
-  return scope === resource || (scope.endsWith("*") && resource.startsWith(scope.slice(0, -1)));
+/**
+ * True when `pattern` covers `value`: compared exactly, or by a trailing `*` as a prefix (so
+ * `payments.*` covers `payments.refund`, and `*` everything). Grants' actions and resources alike.
+ */
+function patternCovers(pattern: string, value: string): boolean {
+  return pattern === value || (pattern.endsWith("*") && value.startsWith(pattern.slice(0, -1)));
 }
 
 /** Compares two non-negative decimals written as text; undefined when either is not one. */
@@ -64,11 +59,7 @@ function grantProblem(
   if (by.kind === "organisation" && by.role !== undefined && by.role !== "owner" && by.role !== "admin") {
     return { result: "not_entitled", detail: `granted by a member with role ${by.role}` };
   }
-  if (
-    resource !== undefined &&
-    grant.scope?.resource !== undefined &&
-    !resourceCovers(grant.scope.resource, resource)
-  ) {
+  if (resource !== undefined && grant.scope?.resource !== undefined && !patternCovers(grant.scope.resource, resource)) {
     return { result: "not_held", detail: `the grant covers ${grant.scope.resource}, not ${resource}` };
   }
   if (amount !== undefined) {
@@ -118,7 +109,7 @@ export function evaluateAuthority(
   let closestRank = 0;
   let legacy: number | undefined;
   for (const [index, entry] of entries.entries()) {
-    if (!actionCovers(entry.action, action)) continue;
+    if (!patternCovers(entry.action, action)) continue;
     if (!isStructuredAuthority(entry)) {
       legacy ??= index;
       continue;

@@ -143,14 +143,15 @@ export async function decideCall(
     checks.push({ check: "caller", result: "not_checked", detail: callerPolicy ? "not signed" : "no caller policy" });
     return finish(api.decision, api.outcome);
   }
-  const refuse = (check: string, problem: string, detail: string, decision: Decision, callerId?: string) => {
+  const refuse = (
+    check: string,
+    problem: string,
+    detail: string,
+    decision: Decision,
+    caller?: { side: ReceiptSide; outcome: CallerOutcome },
+  ) => {
     checks.push({ check, result: "failed", detail: problem });
-    return finish(
-      worst([api.decision, decision]),
-      api.outcome,
-      callerId ? { side: { identity_id: callerId }, outcome: api.outcome } : undefined,
-      { check, problem, detail },
-    );
+    return finish(worst([api.decision, decision]), api.outcome, caller, { check, problem, detail });
   };
   const callerId = request.caller?.identityId ?? incoming?.headers.get(PASSPORT_AGENT_HEADER) ?? undefined;
   if (!incoming || !signed || !callerId) {
@@ -203,15 +204,14 @@ export async function decideCall(
     ...(common.signal ? { signal: common.signal } : {}),
   });
   if (!signature.ok) {
-    const result = refuse(
+    // The receipt names the caller's record whose keys the signature was checked against.
+    return refuse(
       "caller.signature",
       signature.problem,
       signature.detail,
       worst([callerDecision.decision, SIGNATURE_DECISION[signature.problem]]),
-      callerId,
+      { side, outcome: callerOutcome },
     );
-    result.sides.caller = callerOutcome;
-    return result;
   }
   checks.push({ check: "caller.signature", result: "passed", detail: `keyid ${signature.keyid}` });
   callerOutcome = {

@@ -1,4 +1,4 @@
-import { fetchWithRetry, readProblem, readStrictJson } from "./http.ts";
+import { fetchWithRetry, readFailureKind, readProblem, readStrictJson } from "./http.ts";
 import { describeIdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 import type { NetworkFailureKind } from "./outcome.ts";
 import { PROBLEM_TYPE_BASE, type Verifier } from "./verifier.ts";
@@ -138,7 +138,7 @@ export async function fetchEnvelope(
         outcome: "network_failure",
         target,
         url,
-        kind: "unexpected_response",
+        kind: read.ok ? "unexpected_response" : readFailureKind(read),
         status: 200,
         detail: `not an agent action envelope: ${problem}`,
       };

@@ -2,11 +2,12 @@
 // path). Before a request leaves, the API's passport for its URL is resolved and checked; with a
 // signer the request is signed as the agent (RFC 9421, Web Bot Auth); with the agent's own stapler
 // its current status token rides along. A check that does not pass never sends the request: the
-// call fails with the outcome instead.
+// call fails with the outcome instead. Redirects are never followed: the passport checked is the
+// first URL's, so a 3xx is returned as it is (call its Location again to have that one checked).
 import type { RequestSigner } from "./call/web-bot-auth.ts";
 import type { Expectation } from "./expectation.ts";
 import type { StatusStapler } from "./hono.ts";
-import { insecureAddress } from "./http.ts";
+import { insecureAddress, readStrictJson } from "./http.ts";
 import { identityIdDefect } from "./identity-id.ts";
 import type { VerifyOutcome } from "./outcome.ts";
 import { STATUS_HEADER } from "./status.ts";
@@ -74,9 +75,13 @@ interface Discovered {
 }
 
 const MAX_CANDIDATES = 4;
+/** Largest discovery document read, in bytes. */
+const MAX_DOCUMENT_BYTES = 65_536;
 
 /**
  * A `fetch` that checks the API's passport before every call (and optionally signs as the agent).
+ * Redirects are not followed: a 3xx answer is returned as it is, and calling its `Location`
+ * through this `fetch` checks that URL's passport in turn.
  * @example
  * const call = passportFetch({ verifier, apis: { "https://payments.example/v1": "psp_…" }, expectation: { consequence: "higher" }, signer });
  * try { const answer = await call("https://payments.example/v1/charges"); }
@@ -111,8 +116,8 @@ export function passportFetch(
         }),
       );
       if (response.status === 200) {
-        const text = await response.text();
-        const body = text.length <= 64 * 1024 ? (JSON.parse(text) as { identities?: unknown }) : undefined;
+        const read = await readStrictJson(response, MAX_DOCUMENT_BYTES);
+        const body = read.ok ? (read.value as { identities?: unknown } | null) : undefined;
         if (Array.isArray(body?.identities)) {
           ids = body.identities
             .map((entry) => (entry as { identity_id?: unknown } | null)?.identity_id)
@@ -158,7 +163,9 @@ export function passportFetch(
           }
         }
         if (options.signer) outgoing = await options.signer.sign(outgoing);
-        return send(outgoing);
+        // The signature, the agent's name and its status (and a 307/308's body) are for this
+        // checked URL only: a redirect elsewhere is the caller's to call, checked anew.
+        return send(new Request(outgoing, { redirect: "manual" }));
       }
       refused ??= { outcome, id };
     }

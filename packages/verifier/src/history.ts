@@ -1,4 +1,4 @@
-import { fetchWithRetry, type HttpPolicy, readProblem, readStrictJson } from "./http.ts";
+import { fetchWithRetry, type HttpPolicy, readFailureKind, readProblem, readStrictJson } from "./http.ts";
 import type { NetworkFailureKind } from "./outcome.ts";
 import type { HistoryEntryView } from "./proof.ts";
 
@@ -54,10 +54,14 @@ export async function fetchHistory(
   let after = 0;
   for (let page = 0; page < MAX_PAGES; page++) {
     const url = `${resolver}/api/p/${encodeURIComponent(identityId)}/history.json?after=${after}&limit=${PAGE_LIMIT}`;
-    const unusable = (detail: string, status?: number): HistoryAnswer => ({
+    const unusable = (
+      detail: string,
+      status?: number,
+      kind: NetworkFailureKind = "unexpected_response",
+    ): HistoryAnswer => ({
       ok: false,
       url,
-      kind: "unexpected_response",
+      kind,
       attempts,
       ...(status ? { status } : {}),
       detail,
@@ -80,7 +84,7 @@ export async function fetchHistory(
       };
     }
     const read = await readStrictJson(response, http.maxBytes);
-    if (!read.ok) return unusable(`the history answer is not usable: ${read.problem}`, 200);
+    if (!read.ok) return unusable(`the history answer is not usable: ${read.problem}`, 200, readFailureKind(read));
     const body = read.value as { entries?: unknown; next?: unknown } | null;
     if (!Array.isArray(body?.entries)) return unusable("the history answer has no entries list", 200);
     for (const entry of body.entries) {

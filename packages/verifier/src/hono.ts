@@ -1,8 +1,7 @@
 import type { MiddlewareHandler } from "hono";
-import type { FetchLike } from "./http.ts";
-import { insecureAddress } from "./http.ts";
+import { DEFAULT_MAX_BYTES, type FetchLike, insecureAddress, platformFetch } from "./http.ts";
 import { identityIdDefect } from "./identity-id.ts";
-import { checkStatusToken, STATUS_HEADER, statusPath } from "./status.ts";
+import { checkStatusToken, fetchStatusToken, STATUS_HEADER } from "./status.ts";
 
 export interface StaplingOptions {
   /** The resolver's base URL (https; plain http only to loopback). */
@@ -48,7 +47,7 @@ const PROBLEM_HEADERS = { "content-type": "application/problem+json", "cache-con
  */
 export class StatusStapler {
   readonly #options: Required<Pick<StaplingOptions, "refreshBeforeSeconds" | "timeoutMs">> & StaplingOptions;
-  readonly #url: string;
+  readonly #resolver: string;
   #held: Held | undefined;
   #refreshing: Promise<Held | undefined> | undefined;
 
@@ -58,7 +57,7 @@ export class StatusStapler {
     if (identityIdDefect(options.identityId))
       throw new TypeError(`identityId: "${options.identityId}" is not an identity id`);
     this.#options = { refreshBeforeSeconds: 30, timeoutMs: 3000, ...options };
-    this.#url = `${options.resolver.replace(/\/+$/, "")}${statusPath(options.identityId)}`;
+    this.#resolver = options.resolver.replace(/\/+$/, "");
   }
 
   /**
@@ -84,17 +83,16 @@ export class StatusStapler {
 
   async #refresh(): Promise<Held | undefined> {
     try {
-      const fetcher = this.#options.fetch ?? ((input: string, init?: RequestInit) => fetch(input, init));
-      const response = await fetcher(this.#url, {
-        headers: { accept: "application/json" },
-        signal: AbortSignal.timeout(this.#options.timeoutMs),
+      const fetched = await fetchStatusToken(this.#resolver, this.#options.identityId, {
+        fetch: this.#options.fetch ?? platformFetch,
+        timeoutMs: this.#options.timeoutMs,
+        retries: 0,
+        retryDelayMs: 0,
+        maxBytes: DEFAULT_MAX_BYTES,
       });
-      if (response.status !== 200) {
-        await response.body?.cancel();
-        throw new Error(`the status route answered ${response.status}`);
-      }
-      const token = ((await response.json()) as { token?: unknown } | null)?.token;
-      if (typeof token !== "string") throw new Error("the status route's answer holds no token");
+      if ("network" in fetched) throw new Error(fetched.network.detail);
+      if ("unavailable" in fetched) throw new Error(fetched.unavailable);
+      const { token } = fetched;
       const now = (this.#options.now ?? Date.now)();
       const check = await checkStatusToken(token, undefined, this.#options.identityId, now, Number.POSITIVE_INFINITY);
       if (!check.ok) throw new Error(`the status route's token is not usable: ${check.detail}`);

@@ -52,17 +52,44 @@ export const platformFetch: FetchLike = (input, init) => globalThis.fetch(input,
 
 function wait(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
   });
 }
+
+/**
+ * The deadline of one attempt: it covers the answer and the reading of its body, and is cleared
+ * once the body is read (or the attempt gives up), so no timer outlives the request.
+ */
+class Deadline {
+  readonly #controller = new AbortController();
+  readonly #timer: ReturnType<typeof setTimeout>;
+  constructor(ms: number) {
+    this.#timer = setTimeout(
+      () => this.#controller.abort(new DOMException(`no answer within ${ms} ms`, "TimeoutError")),
+      ms,
+    );
+    // Node: a deadline alone does not keep a process (the CLI) alive.
+    (this.#timer as { unref?: () => void }).unref?.();
+  }
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+  get expired(): boolean {
+    return this.#controller.signal.aborted;
+  }
+  clear(): void {
+    clearTimeout(this.#timer);
+  }
+}
+
+/** The deadline of the attempt that produced each answer returned, cleared when its body is read. */
+const deadlines = new WeakMap<Response, Deadline>();
 
 /** Reads `type` and `detail` from a problem+json body, without trusting it to be one. */
 export async function readProblem(response: Response): Promise<{ type?: string; detail?: string }> {
@@ -114,13 +141,19 @@ export async function fetchWithRetry(
     if (attempt > 0) await wait(policy.retryDelayMs * 2 ** (attempt - 1), signal);
     if (signal?.aborted) return { ok: false, kind: "aborted", attempts, detail: "the caller cancelled the request" };
     attempts++;
-    const timeout = AbortSignal.timeout(policy.timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const deadline = new Deadline(policy.timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal;
+    let kept = false;
     try {
       const followed = await fetchSameOrigin(url, init, policy, combined);
       if (!followed.ok) return { ok: false, kind: "unexpected_response", attempts, detail: followed.detail };
       const { response } = followed;
-      if (response.status < 500) return { ok: true, response, attempts };
+      if (response.status < 500) {
+        // The deadline still bounds the body's reading; readCappedBytes clears it.
+        deadlines.set(response, deadline);
+        kept = true;
+        return { ok: true, response, attempts };
+      }
       const problem = await readProblem(response);
       last = {
         ok: false,
@@ -132,9 +165,11 @@ export async function fetchWithRetry(
       };
     } catch (error) {
       if (signal?.aborted) return { ok: false, kind: "aborted", attempts, detail: "the caller cancelled the request" };
-      last = timeout.aborted
+      last = deadline.expired
         ? { ok: false, kind: "timeout", attempts, detail: `no answer within ${policy.timeoutMs} ms` }
         : { ok: false, kind: "network", attempts, detail: describe(error) };
+    } finally {
+      if (!kept) deadline.clear();
     }
   }
   return { ...last, attempts };
@@ -181,18 +216,52 @@ function redactForReport(value: string): string {
   return `${url.origin}${url.pathname}`;
 }
 
+/** Why a body could not be read: too long, or the stream failed (a deadline, a cancel, the network). */
+export type ReadFailure = { ok: false; kind: "too_large" | "timeout" | "aborted" | "network"; problem: string };
+
+function streamFailure(error: unknown): ReadFailure {
+  const name = error instanceof Error || error instanceof DOMException ? error.name : "";
+  if (name === "TimeoutError") {
+    return { ok: false, kind: "timeout", problem: "the answer's body did not arrive within the time allowed" };
+  }
+  if (name === "AbortError") return { ok: false, kind: "aborted", problem: "the answer's body was cancelled" };
+  return { ok: false, kind: "network", problem: `the answer's body could not be read (${describe(error)})` };
+}
+
 /**
  * Reads a body, at most `maxBytes` of it: a declared `Content-Length` over the cap is refused
  * unread, and the stream is cancelled once it passes the cap, so a host can never make the reader
- * hold more than `maxBytes` plus one chunk. `signal`, when given, stops the wait for the next chunk
- * (a slow host): the read rejects with its reason.
+ * hold more than `maxBytes` plus one chunk. Without `signal`, a stream that fails (the attempt's
+ * deadline of {@link fetchWithRetry} passing mid-body, a dropped connection) is answered
+ * `{ ok: false }` with its kind, never thrown. With `signal` (the caller keeps its own deadline), it
+ * stops the wait for the next chunk (a slow host) and any failed read rejects, for the caller to
+ * tell apart.
  */
 export async function readCappedBytes(
   response: Response,
   maxBytes: number,
   signal?: AbortSignal,
-): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; problem: string }> {
-  const tooLong = { ok: false as const, problem: `the answer is larger than ${maxBytes} bytes` };
+): Promise<{ ok: true; bytes: Uint8Array } | ReadFailure> {
+  try {
+    return await readCappedStream(response, maxBytes, signal);
+  } catch (error) {
+    if (signal) throw error;
+    return streamFailure(error);
+  } finally {
+    deadlines.get(response)?.clear();
+  }
+}
+
+async function readCappedStream(
+  response: Response,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<{ ok: true; bytes: Uint8Array } | ReadFailure> {
+  const tooLong = {
+    ok: false as const,
+    kind: "too_large" as const,
+    problem: `the answer is larger than ${maxBytes} bytes`,
+  };
   const declared = Number(response.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel();
@@ -228,10 +297,7 @@ export async function readCappedBytes(
 }
 
 /** {@link readCappedBytes}, decoded as UTF-8 text. */
-async function readCapped(
-  response: Response,
-  maxBytes: number,
-): Promise<{ ok: true; text: string } | { ok: false; problem: string }> {
+async function readCapped(response: Response, maxBytes: number): Promise<{ ok: true; text: string } | ReadFailure> {
   const read = await readCappedBytes(response, maxBytes);
   return read.ok ? { ok: true, text: new TextDecoder().decode(read.bytes) } : read;
 }
@@ -240,12 +306,20 @@ async function readCapped(
 export async function readStrictJson(
   response: Response,
   maxBytes: number,
-): Promise<
-  { ok: true; value: unknown } | ({ ok: false } & (StrictJsonProblem | { kind: "too_large"; problem: string }))
-> {
+): Promise<{ ok: true; value: unknown } | ({ ok: false } & StrictJsonProblem) | ReadFailure> {
   const read = await readCapped(response, maxBytes);
-  if (!read.ok) return { ok: false, kind: "too_large", problem: read.problem };
+  if (!read.ok) return read;
   return strictJsonParse(read.text);
+}
+
+/**
+ * The network failure kind for a body that could not be used: the stream's own kind when it failed
+ * (`timeout`, `aborted`, `network`), otherwise `unexpected_response` (too long, not JSON...).
+ */
+export function readFailureKind(read: { kind: string }): NetworkFailureKind {
+  return read.kind === "timeout" || read.kind === "aborted" || read.kind === "network"
+    ? read.kind
+    : "unexpected_response";
 }
 
 export interface CacheDirectives {

@@ -180,13 +180,10 @@ export async function checkRecordProof(
  * a different record for the same version a fork. A newer version passes (the history check, when
  * asked for, shows whether it descends from the one seen). An older version within the propagation
  * window after the one seen was published (when `seen.published_at` says when) is `stale`: another
- * location's copy has not caught up yet.
+ * location's copy has not caught up yet. `now` (ms since the epoch) is required: without it no
+ * disagreement could be told apart from publication in progress.
  */
-export function compareWithSeen(
-  record: PassportRecordView,
-  seen: SeenVersion,
-  now = Number.NEGATIVE_INFINITY,
-): ProofFinding | undefined {
+export function compareWithSeen(record: PassportRecordView, seen: SeenVersion, now: number): ProofFinding | undefined {
   const version = record.record_version;
   if (version === undefined) return undefined;
   if (version < seen.record_version && withinPropagation(seen.published_at, now)) {
@@ -224,14 +221,15 @@ export function compareWithSeen(
 /**
  * Checks a passport's published history against the record served as current: every entry's
  * signature (with trusted keys), an unbroken chain of previous digests from the first published
- * version, the record as the last entry, and each version seen before on the chain.
+ * version, the record as the last entry, and each version seen before on the chain. `now` (ms since
+ * the epoch) decides which disagreements are still within the propagation window.
  */
 export async function checkHistory(
   record: PassportRecordView,
   entries: HistoryEntryView[],
   keys: KeyRing | undefined,
   seen: SeenVersion[],
-  now = Number.NEGATIVE_INFINITY,
+  now: number,
 ): Promise<ProofFinding | undefined> {
   if (keys) {
     for (const { signature, ...entry } of entries) {

@@ -5,11 +5,12 @@
 import type { AuthorityCheck } from "./decide.ts";
 import type { DecisionExpectation } from "./expectation.ts";
 import { base64urlEncode } from "./jws.ts";
-import type { LogClient } from "./log/client.ts";
+import { type CheckpointCheck, type LogClient, LogFetchError } from "./log/client.ts";
 import { decodeEntry } from "./log/entry.ts";
 import { OUTCOME_KINDS, type OutcomeClass, type VerifyOutcome } from "./outcome.ts";
 import { type Decision, type PolicyDocument, policyDigest } from "./policy.ts";
 import type { PassportRecordView } from "./record.ts";
+import { sha256 } from "./sha256.ts";
 import type { Verifier } from "./verifier.ts";
 
 export const RECEIPT_FORMAT = "svc.passport_decision";
@@ -101,7 +102,7 @@ function checkOf(outcome: OutcomeClass): ReceiptCheckName | undefined {
 
 /** The SHA-256 of a compact token's text, as `sha-256:<base64url>`. */
 export async function tokenDigest(token: string): Promise<string> {
-  return `sha-256:${base64urlEncode(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)))}`;
+  return `sha-256:${base64urlEncode(sha256(new TextEncoder().encode(token)))}`;
 }
 
 export interface ReceiptInput {
@@ -230,11 +231,12 @@ export interface VerifyReceiptOptions {
 
 const BUNDLE_WIDTH = 256;
 
-/** Re-checks one side's record reference against the log as it is signed now. */
+/** Re-checks one side's record reference against the log as it is signed now (`current`, read once). */
 async function checkSide(
   side: ReceiptSide,
   name: string,
   client: LogClient | undefined,
+  current: () => Promise<CheckpointCheck>,
   signal?: AbortSignal,
 ): Promise<string[]> {
   const log = side.log;
@@ -242,22 +244,22 @@ async function checkSide(
   if (!client) return ["the verifier has no transparency log configured (its log option)"];
   if (side.record_version === undefined || !side.digest) return [`the ${name} names no record version and digest`];
   if (log.origin !== client.origin) return [`the ${name}'s log ${log.origin} is not the pinned log ${client.origin}`];
-  const read = await client.checkpoint(signal);
+  const read = await current();
   if (!read.ok) return [`the log's current checkpoint is not valid (${read.problem})`];
-  const current = read.checkpoint;
+  const checkpoint = read.checkpoint;
   const root = base64Decode(log.root_hash);
   if (root?.length !== 32) return [`the ${name}'s checkpoint root hash is not a SHA-256 hash`];
   if (!Number.isSafeInteger(log.index) || log.index < 0 || log.index >= log.size) {
     return [`the ${name}'s log index ${log.index} is not within its checkpoint of ${log.size} entries`];
   }
-  const advance = await client.advance({ size: log.size, rootHash: root }, current, signal);
+  const advance = await client.advance({ size: log.size, rootHash: root }, checkpoint, signal);
   if (advance.outcome !== "unchanged" && advance.outcome !== "extended") {
     return [
-      `the ${name}'s checkpoint (${log.size} entries) is not part of the log as signed now (${advance.outcome}, ${current.size} entries)`,
+      `the ${name}'s checkpoint (${log.size} entries) is not part of the log as signed now (${advance.outcome}, ${checkpoint.size} entries)`,
     ];
   }
   const n = Math.floor(log.index / BUNDLE_WIDTH);
-  const bundle = await client.bundle(current, n, signal);
+  const bundle = await client.bundle(checkpoint, n, signal);
   if (!bundle.ok) return [`the log's entries around ${log.index} could not be proved: ${bundle.detail}`];
   const bytes = bundle.bundle.entries[log.index - bundle.bundle.first];
   const entry = bytes ? decodeEntry(bytes) : undefined;
@@ -286,7 +288,8 @@ function base64Decode(text: string): Uint8Array | undefined {
  * receipt's index, in a checkpoint the log as signed now extends (so the receipt's checkpoint is
  * the log's). With `policy` or `statusToken`, their digests must equal the receipt's. The receipt
  * itself is not signed: keep it where you keep audit records; this check shows that what it says
- * it relied on was published.
+ * it relied on was published. A log that cannot be read is a problem in the answer, never a
+ * rejection; both sides are checked against one reading of the log's checkpoint.
  * @example
  * const { ok, problems } = await verifyReceipt(receipt, { verifier });
  */
@@ -308,7 +311,19 @@ export async function verifyReceipt(
     problems.push("the status token given is not the one the decision relied on (its digest differs)");
   }
   const client = await options.verifier.transparencyLog();
-  problems.push(...(await checkSide(receipt.subject, "subject", client, options.signal)));
-  if (receipt.caller) problems.push(...(await checkSide(receipt.caller, "caller", client, options.signal)));
+  // Both sides are checked against the one checkpoint the log serves now, read once.
+  let checkpoint: Promise<CheckpointCheck> | undefined;
+  const current = () => {
+    checkpoint ??= (client as LogClient).checkpoint(options.signal);
+    return checkpoint;
+  };
+  try {
+    problems.push(...(await checkSide(receipt.subject, "subject", client, current, options.signal)));
+    if (receipt.caller) problems.push(...(await checkSide(receipt.caller, "caller", client, current, options.signal)));
+  } catch (error) {
+    // The log could not be read: the receipt is not shown to be published, which is a problem, not a crash.
+    if (!(error instanceof LogFetchError)) throw error;
+    problems.push(`the log could not be read at ${error.url} (${error.failure.kind}): ${error.failure.detail}`);
+  }
   return { ok: problems.length === 0, problems };
 }

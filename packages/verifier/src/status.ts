@@ -1,5 +1,6 @@
+import { fetchWithRetry, type HttpPolicy, readProblem, readStrictJson } from "./http.ts";
 import { base64urlDecode, type KeyLookup } from "./jws.ts";
-import type { StaleItem, StatusProblem } from "./outcome.ts";
+import type { NetworkFailureKind, StaleItem, StatusProblem } from "./outcome.ts";
 import type { AvailabilitySignal, Lifecycle, PassportRecordView } from "./record.ts";
 import { strictJsonParse } from "./strict-json.ts";
 
@@ -9,6 +10,56 @@ export const STATUS_HEADER = "Passport-Status";
 export const STATUS_TOKEN_TYPE = "passport-status+jwt";
 /** The resolver route that answers a passport's current status token. */
 export const statusPath = (identityId: string): string => `/api/p/${encodeURIComponent(identityId)}/status`;
+/** Largest status route answer read: a token is well under 2 KB. */
+const MAX_STATUS_BYTES = 65_536;
+
+/** What the status route answered: a token (not yet checked), no usable token, or no answer at all. */
+type StatusTokenAnswer =
+  | { token: string }
+  | { unavailable: string }
+  | {
+      url: string;
+      network: { kind: NetworkFailureKind; attempts: number; status?: number; problem_type?: string; detail: string };
+    };
+
+/**
+ * Reads a passport's current status token from the resolver's status route (`http`'s timeout,
+ * retries and same-origin redirects; the body capped at 64 KB and read as strict JSON). The token
+ * is not checked here: pass it to {@link checkStatusToken}.
+ * @example
+ * const answer = await fetchStatusToken("https://resolver.example", id, http);
+ * if ("token" in answer) await checkStatusToken(answer.token, keys, id, Date.now(), 60);
+ */
+export async function fetchStatusToken(
+  resolver: string,
+  identityId: string,
+  http: HttpPolicy,
+  signal?: AbortSignal,
+): Promise<StatusTokenAnswer> {
+  const url = `${resolver}${statusPath(identityId)}`;
+  const answer = await fetchWithRetry(url, { headers: { accept: "application/json" } }, http, signal);
+  if (!answer.ok) {
+    const { ok: _, problemType, ...failure } = answer;
+    return {
+      url,
+      network: {
+        ...failure,
+        ...(problemType ? { problem_type: problemType } : {}),
+        detail: `the current status could not be read: ${failure.detail}`,
+      },
+    };
+  }
+  const { response } = answer;
+  if (response.status !== 200) {
+    const problem = await readProblem(response);
+    return { unavailable: `the status route answered ${response.status}${problem.type ? ` ${problem.type}` : ""}` };
+  }
+  const read = await readStrictJson(response, Math.min(http.maxBytes, MAX_STATUS_BYTES));
+  if (!read.ok) return { unavailable: `the status route's answer is not usable: ${read.problem}` };
+  const token = (read.value as { token?: unknown } | null)?.token;
+  return typeof token === "string" ? { token } : { unavailable: "the status route's answer holds no token" };
+}
+
 /** How far a token's `iat` may lie ahead of this clock (clocks differ a little). */
 const CLOCK_SKEW_SECONDS = 5;
 

@@ -22,6 +22,7 @@ import {
   type HttpPolicy,
   insecureAddress,
   platformFetch,
+  readFailureKind,
   readProblem,
   readStrictJson,
 } from "./http.ts";
@@ -56,7 +57,7 @@ import {
 import { actionPolicyFor } from "./policy.ts";
 import { ambiguousRecord, checkHistory, checkRecordProof, compareWithSeen, type ProofFinding } from "./proof.ts";
 import { type PassportRecordView, parseRecord } from "./record.ts";
-import { checkStatusToken, compareWithRecord, type StatusCheck, statusPath } from "./status.ts";
+import { checkStatusToken, compareWithRecord, fetchStatusToken, type StatusCheck } from "./status.ts";
 
 /** The oldest status token a `higher` decision accepts unless the caller says otherwise (`statusMaxAge`). */
 const DEFAULT_STATUS_MAX_AGE_SECONDS = 30;
@@ -129,12 +130,6 @@ export interface ResolveOptions {
    * as for a fetched one, and it never enters the cache.
    */
   record?: SuppliedRecord;
-  /**
-   * A version the service stated as current in a status token checked just now (`verify` sets it
-   * at `higher` from a stapled token): a cached copy of exactly this version and digest is used
-   * without a request, since the token proves it current.
-   */
-  currentAs?: { record_version: number; digest: string };
 }
 
 /** A record the resolver returned (or the cache held, within the resolver's own freshness lifetime). */
@@ -238,14 +233,20 @@ export class Verifier {
    * if (result.outcome === "resolved") result.record.state.lifecycle;
    */
   resolve(identityId: string, options: ResolveOptions = {}): Promise<ResolveResult> {
-    return this.#resolve(identityId, options, undefined);
+    return this.#resolve(identityId, options, undefined, this.#keysOnce(identityId, options.signal));
   }
 
-  /** {@link resolve}; `current`: the version a checked stapled status token names as current (log check). */
+  /**
+   * {@link resolve}; `current`: the version a stapled status token checked just now names as
+   * current (`verify` at `higher`). A cached copy of exactly that version and digest is used
+   * without a request, since the token proves it current, and the log check may take it as the
+   * newest. Never taken from a caller: only a checked token may say a copy is current.
+   */
   async #resolve(
     identityId: string,
     options: ResolveOptions,
     current: CurrentVersion | undefined,
+    trustedKeys: () => Promise<KeysAnswer>,
   ): Promise<ResolveResult> {
     const consequence = options.consequence ?? "lower";
     if (!CONSEQUENCES.includes(consequence))
@@ -265,7 +266,7 @@ export class Verifier {
       });
     }
 
-    const keys = await this.#trustedKeys(identityId, options.signal);
+    const keys = await trustedKeys();
     if (keys && !(keys instanceof KeyRing)) return keys;
 
     const stored = this.#cache?.get(url);
@@ -276,9 +277,9 @@ export class Verifier {
     const now = this.#now();
     const provenCurrent =
       cached &&
-      options.currentAs !== undefined &&
-      cached.record.record_version === options.currentAs.record_version &&
-      cached.record.digest === options.currentAs.digest;
+      current !== undefined &&
+      cached.record.record_version === current.record_version &&
+      cached.record.digest === current.digest;
     if (
       cached &&
       (provenCurrent ||
@@ -336,7 +337,7 @@ export class Verifier {
       }
       if (!read.ok) {
         return networkFailure(identityId, url, {
-          kind: "unexpected_response",
+          kind: readFailureKind(read),
           attempts,
           status: 200,
           detail: `the resolver's answer is not usable: ${read.problem}`,
@@ -432,9 +433,11 @@ export class Verifier {
     // A stapled token checked before the record is fetched: when it names a published version, a
     // cached copy of that version needs no request, and the log check may take it as the newest
     // instead of scanning (docs/verifier.md, Current proof and Transparency log).
+    // The trusted keys are looked up (and, from a URL, read) once for the whole decision.
+    const trustedKeys = this.#keysOnce(identityId, expectation.signal);
     const stapled =
       expectation.consequence === "higher" && expectation.statusToken
-        ? await this.#checkStapled(identityId, expectation.statusToken, expectation.signal, statusMaxAge)
+        ? await this.#checkStapled(identityId, expectation.statusToken, await trustedKeys(), statusMaxAge)
         : undefined;
     const named =
       stapled?.ok &&
@@ -447,7 +450,6 @@ export class Verifier {
     const result = await this.#resolve(
       identityId,
       {
-        ...(named ? { currentAs: named } : {}),
         ...(expectation.consequence ? { consequence: expectation.consequence } : {}),
         ...(expectation.maxAge !== undefined ? { maxAge: expectation.maxAge } : {}),
         ...(expectation.signal ? { signal: expectation.signal } : {}),
@@ -456,15 +458,23 @@ export class Verifier {
         ...(expectation.record ? { record: expectation.record } : {}),
       },
       named,
+      trustedKeys,
     );
     if (result.outcome === "not_found") {
-      return { outcome: await this.#issuancePending(identityId, result, expectation.signal) };
+      return { outcome: await this.#issuancePending(identityId, result, await trustedKeys(), expectation.signal) };
     }
     if (result.outcome !== "resolved") return { outcome: result };
     // Higher consequence: the record must be the one the service's current state names (docs/verifier.md, Current proof).
     let current: { stale?: StaleItem; proof?: StatusProof; token?: string } = {};
     if (expectation.consequence === "higher") {
-      const proven = await this.#currentProof(identityId, result.record, expectation, statusMaxAge, stapled);
+      const proven = await this.#currentProof(
+        identityId,
+        result.record,
+        expectation,
+        statusMaxAge,
+        stapled,
+        await trustedKeys(),
+      );
       if ("network" in proven) return { outcome: proven.network, record: result.record };
       current = proven;
       if (current.proof) result.proof.status = current.proof;
@@ -504,15 +514,7 @@ export class Verifier {
     return decideCall(request, {
       ...(this.#callerSignatures ? { signatures: this.#callerSignatures } : {}),
       now: this.#now,
-      decide: async (identityId, decideRequest) => {
-        const action = actionPolicyFor(decideRequest.policy, decideRequest.action);
-        const expectation = expectationFor(action, decideRequest);
-        const verified = await this.#verify(identityId, expectation);
-        return {
-          result: await decision(identityId, decideRequest, action, expectation, verified, this.#now()),
-          ...(verified.record ? { record: verified.record } : {}),
-        };
-      },
+      decide: (identityId, decideRequest) => this.#decide(identityId, decideRequest),
     });
   }
 
@@ -527,10 +529,19 @@ export class Verifier {
    * if (decision !== "allow") refuse(decision);
    */
   async decide(identityId: string, request: DecideRequest): Promise<DecisionResult> {
+    return (await this.#decide(identityId, request)).result;
+  }
+
+  /** {@link decide}, also returning the record decided on (`decideCall` reads the caller's keys from it). */
+  async #decide(
+    identityId: string,
+    request: DecideRequest,
+  ): Promise<{ result: DecisionResult; record?: PassportRecordView }> {
     const action = actionPolicyFor(request.policy, request.action);
     const expectation = expectationFor(action, request);
     const verified = await this.#verify(identityId, expectation);
-    return decision(identityId, request, action, expectation, verified, this.#now());
+    const result = await decision(identityId, request, action, expectation, verified, this.#now());
+    return { result, ...(verified.record ? { record: verified.record } : {}) };
   }
 
   /**
@@ -556,8 +567,8 @@ export class Verifier {
     expectation: Expectation,
     maxAgeSeconds: number,
     stapled: StatusCheck | undefined,
+    keys: KeysAnswer,
   ): Promise<{ network: NetworkFailure } | { stale?: StaleItem; proof?: StatusProof; token?: string }> {
-    const keys = await this.#trustedKeys(identityId, expectation.signal);
     if (keys && !(keys instanceof KeyRing)) return { network: keys };
     let check: StatusCheck | undefined = stapled;
     let from: StatusProof["source"] = "stapled";
@@ -595,10 +606,9 @@ export class Verifier {
   async #checkStapled(
     identityId: string,
     token: string,
-    signal: AbortSignal | undefined,
+    keys: KeysAnswer,
     maxAgeSeconds: number,
   ): Promise<StatusCheck | undefined> {
-    const keys = await this.#trustedKeys(identityId, signal);
     if (keys && !(keys instanceof KeyRing)) return undefined;
     return checkStatusToken(token, keys, identityId, this.#now(), maxAgeSeconds);
   }
@@ -608,26 +618,8 @@ export class Verifier {
     identityId: string,
     signal?: AbortSignal,
   ): Promise<{ network: NetworkFailure } | { unavailable: string } | { token: string }> {
-    const url = `${this.resolver}${statusPath(identityId)}`;
-    const answer = await fetchWithRetry(url, { headers: { accept: "application/json" } }, this.#http, signal);
-    if (!answer.ok) {
-      const { ok: _, problemType, ...failure } = answer;
-      return {
-        network: networkFailure(identityId, url, {
-          ...failure,
-          ...(problemType ? { problem_type: problemType } : {}),
-          detail: `the current status could not be read: ${failure.detail}`,
-        }),
-      };
-    }
-    const { response } = answer;
-    if (response.status !== 200) {
-      const problem = await readProblem(response);
-      return { unavailable: `the status route answered ${response.status}${problem.type ? ` ${problem.type}` : ""}` };
-    }
-    const read = await readStrictJson(response, this.#http.maxBytes);
-    const token = read.ok ? (read.value as { token?: unknown } | null)?.token : undefined;
-    return typeof token === "string" ? { token } : { unavailable: "the status route's answer holds no token" };
+    const fetched = await fetchStatusToken(this.resolver, identityId, this.#http, signal);
+    return "network" in fetched ? { network: networkFailure(identityId, fetched.url, fetched.network) } : fetched;
   }
 
   /**
@@ -635,8 +627,12 @@ export class Verifier {
    * token saying the id was issued and its first publication is pending, the outcome says so and
    * its next step is `delay`, not `deny`. Any other answer leaves the outcome as it is.
    */
-  async #issuancePending(identityId: string, result: NotFound, signal?: AbortSignal): Promise<NotFound> {
-    const keys = await this.#trustedKeys(identityId, signal);
+  async #issuancePending(
+    identityId: string,
+    result: NotFound,
+    keys: KeysAnswer,
+    signal?: AbortSignal,
+  ): Promise<NotFound> {
     if (!(keys instanceof KeyRing)) return result;
     const fetched = await this.#fetchStatus(identityId, signal);
     if (!("token" in fetched)) return result;
@@ -732,17 +728,26 @@ export class Verifier {
     return proof.signature === "verified" && proof.kid !== undefined && keys.key(proof.kid) !== undefined;
   }
 
+  /** {@link #trustedKeys} for one call: looked up at most once, however many checks need the keys. */
+  #keysOnce(identityId: string, signal?: AbortSignal): () => Promise<KeysAnswer> {
+    let keys: Promise<KeysAnswer> | undefined;
+    return () => {
+      keys ??= this.#trustedKeys(identityId, signal);
+      return keys;
+    };
+  }
+
   /** The trusted key ring: pinned, or read from the caller's URL when its copy has expired. */
-  async #trustedKeys(identityId: string, signal?: AbortSignal): Promise<KeyRing | undefined | NetworkFailure> {
+  async #trustedKeys(identityId: string, signal?: AbortSignal): Promise<KeysAnswer> {
     const keys = this.#keys;
     if (keys.kind === "skipped") return undefined;
     if (keys.kind === "pinned") return keys.ring;
     const now = this.#now();
     if (keys.ring && now < keys.expiresAt) return keys.ring;
     const answer = await fetchWithRetry(keys.url, { headers: { accept: "application/json" } }, this.#http, signal);
-    const failed = (detail: string, status?: number) =>
+    const failed = (detail: string, status?: number, kind: NetworkFailureKind = "unexpected_response") =>
       networkFailure(identityId, keys.url, {
-        kind: "unexpected_response",
+        kind,
         attempts: answer.attempts,
         ...(status ? { status } : {}),
         detail: `the trusted keys at ${keys.url} could not be read: ${detail}`,
@@ -759,7 +764,7 @@ export class Verifier {
       return failed(`HTTP ${answer.response.status}`, answer.response.status);
     }
     const read = await readStrictJson(answer.response, this.#http.maxBytes);
-    if (!read.ok) return failed(read.problem, 200);
+    if (!read.ok) return failed(read.problem, 200, readFailureKind(read));
     try {
       keys.ring = new KeyRing(read.value);
     } catch (error) {
@@ -775,6 +780,9 @@ export class Verifier {
     else this.#cache?.set(url, entry);
   }
 }
+
+/** The trusted keys, none (`skip-insecure`), or why they could not be read. */
+type KeysAnswer = KeyRing | undefined | NetworkFailure;
 
 /** A supplied record as the answer the resolver would have given: its bytes and its signature header. */
 function suppliedResponse(record: SuppliedRecord): Response {

@@ -21,12 +21,15 @@ import {
   PASSPORT_AGENT_HEADER,
   provenKeys,
 } from "../caller.ts";
-import { type FetchLike, insecureAddress, platformFetch } from "../http.ts";
+import { type FetchLike, insecureAddress, platformFetch, readStrictJson } from "../http.ts";
 
 /** What every request signature must cover: who is called, how, and which passport the caller names. */
 const SIGNED_COMPONENTS = ["@method", "@authority", "@path", "signature-agent", "passport-agent"] as const;
-/** The minimum a signature must cover to count (a Web Bot Auth signer adds `passport-agent`). */
-const REQUIRED_COMPONENTS = ["@authority", "passport-agent"];
+/**
+ * The minimum a signature must cover to count (a Web Bot Auth signer adds `passport-agent`): a
+ * signature without `@method` and `@path` would authorise any request to the API within its window.
+ */
+const REQUIRED_COMPONENTS = ["@method", "@authority", "@path", "passport-agent"];
 
 /** The RFC 7638 SHA-256 thumbprint of a public JWK, base64url: the keyid a request is signed with. */
 export function jwkThumbprint(jwk: JsonWebKey): Promise<string> {
@@ -204,9 +207,9 @@ export function webBotAuth(options: WebBotAuthOptions = {}): CallerSignatures {
       await response.body?.cancel();
       throw new Error(`the key directory answered ${response.status}`);
     }
-    const text = await response.text();
-    if (text.length > MAX_DIRECTORY_BYTES) throw new Error("the key directory is too large");
-    const keys = (JSON.parse(text) as { keys?: unknown } | null)?.keys;
+    const read = await readStrictJson(response, MAX_DIRECTORY_BYTES);
+    if (!read.ok) throw new Error(`the key directory is not usable: ${read.problem}`);
+    const keys = (read.value as { keys?: unknown } | null)?.keys;
     if (!Array.isArray(keys)) throw new Error("the key directory holds no keys");
     const byThumbprint = new Map<string, JsonWebKey>();
     for (const key of keys.slice(0, 32)) {

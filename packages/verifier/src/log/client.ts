@@ -8,7 +8,7 @@
  * verifying (one retry with fresh tiles otherwise), and a cached bundle is proved against every
  * new root.
  */
-import { fetchWithRetry, type HttpPolicy, readCappedBytes, readStrictJson } from "../http.ts";
+import { fetchWithRetry, type HttpPolicy, readCappedBytes, readFailureKind, readStrictJson } from "../http.ts";
 import type { CheckpointProblem, NetworkFailureKind } from "../outcome.ts";
 import { advanceCheckpoint, type CheckpointAdvance, type RememberedCheckpoint } from "./checkpoint-state.ts";
 import { parseWitnessKey, verifyCosignatures, type WitnessKey } from "./cosignature.ts";
@@ -410,7 +410,7 @@ export class LogClient {
     }
     const read = await readCappedBytes(response, this.#http.maxBytes);
     if (!read.ok) {
-      throw new LogFetchError(url, { kind: "unexpected_response", attempts, status: 200, detail: read.problem });
+      throw new LogFetchError(url, { kind: readFailureKind(read), attempts, status: 200, detail: read.problem });
     }
     return read.bytes;
   }
