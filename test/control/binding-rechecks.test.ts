@@ -235,6 +235,26 @@ describe("scheduled re-checks", () => {
     expect(kinds.at(-1)).toBe("binding.verified");
     expect(kinds.at(-2)).not.toBe("binding.verified");
   });
+
+  it.each(["retired", "marked a duplicate"])(
+    "a passport %s is never checked again: the retirement takes its bindings off the schedule",
+    async (how) => {
+      const caller = await Caller.create("admin");
+      const { id, bindingId, proof } = await verifiedManifest(caller);
+      expect(proof.next_check_at).not.toBeNull();
+      if (how === "retired") {
+        await caller.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "retired" });
+      } else {
+        const survivor = await caller.createPassport({ family: "agent", display_name: "Survivor" });
+        await caller.json("POST", `/v1/passports/${id}/duplicate-of`, {
+          survivor_id: survivor.identity_id,
+          reason: "Registered twice",
+        });
+      }
+      expect((await bindingView(caller, id, bindingId)).next_check_at).toBeNull();
+      expect((await recheckAt(new Date(Date.parse(proof.verification.fresh_until) + DAY))).has(bindingId)).toBe(false);
+    },
+  );
 });
 
 /** Takes every binding earlier tests of this file left scheduled off the schedule, so only a test's own are due. */

@@ -30,6 +30,7 @@ import {
   insertEvidence,
   rescheduleCheckedBindings,
   setAuthorityExpiry,
+  unscheduleBindings,
   withdrawEvidence,
 } from "../db/passport-entries.ts";
 import { type PassportChange, type PassportRow, primaryBindingHolders } from "../db/passports.ts";
@@ -417,6 +418,7 @@ export function stateChange(db: Database, passport: PassportRow, input: StateCha
     },
     set,
     ...(reactivated ? { statements: [rescheduleCheckedBindings(db, passport.id, at)] } : {}),
+    ...(to === "retired" ? { statements: [unscheduleBindings(db, passport.id)] } : {}),
   };
 }
 
@@ -425,7 +427,12 @@ export function stateChange(db: Database, passport: PassportRow, input: StateCha
  * operative passport of the same family and not itself a duplicate, so duplicate chains never form
  * and a verifier following `duplicate_of` always lands on a passport it can use.
  */
-export function duplicateRetirement(duplicate: PassportRow, survivor: PassportRow, reason: string): PassportChange {
+export function duplicateRetirement(
+  db: Database,
+  duplicate: PassportRow,
+  survivor: PassportRow,
+  reason: string,
+): PassportChange {
   if (survivor.family !== duplicate.family || survivor.lifecycle === "retired" || survivor.duplicateOf) {
     throw new HttpProblem("invalid-request", {
       detail: "The surviving passport must be an operative passport of the same family.",
@@ -435,6 +442,7 @@ export function duplicateRetirement(duplicate: PassportRow, survivor: PassportRo
     kind: "duplicate.retired",
     detail: { survivor_id: survivor.id, reason, lifecycle: { from: duplicate.lifecycle, to: "retired" } },
     set: { lifecycle: "retired", duplicateOf: survivor.id, stateAsOf: new Date().toISOString() },
+    statements: [unscheduleBindings(db, duplicate.id)],
   };
 }
 

@@ -57,6 +57,14 @@ export function rescheduleCheckedBindings(db: Database, passportId: string, at: 
     .where(and(eq(bindings.passportId, passportId), inArray(bindings.verificationState, ["verified", "lapsed"])));
 }
 
+/**
+ * Takes every binding of the passport off the scheduled re-checks, dropping any claim in flight:
+ * part of a retirement's batch, as retired passports are never checked again.
+ */
+export function unscheduleBindings(db: Database, passportId: string) {
+  return db.update(bindings).set({ nextCheckAt: null, checkClaim: null }).where(eq(bindings.passportId, passportId));
+}
+
 /** The passport's evidence item `evidenceId`, unless it was withdrawn. */
 export async function currentEvidenceOf(
   db: Database,
