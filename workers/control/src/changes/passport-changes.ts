@@ -33,8 +33,8 @@ import {
   unscheduleBindings,
   withdrawEvidence,
 } from "../db/passport-entries.ts";
-import { type PassportChange, type PassportRow, primaryBindingHolders } from "../db/passports.ts";
-import { deleteUse, insertUse, linkTargets, useAndCount } from "../db/uses.ts";
+import { findPassport, type PassportChange, type PassportRow, primaryBindingHolders } from "../db/passports.ts";
+import { deleteUse, insertUse, useOf } from "../db/uses.ts";
 import type { Attestation } from "../evidence/attestation.ts";
 
 // The rules of each material change to a passport. Each function takes the passport as it is now
@@ -463,7 +463,7 @@ export function transfer(passport: PassportRow, organisationId: string, reason: 
  * agent passports declare links; the target is any other passport of the service, of any
  * organisation, since its record is public. The change is the agent's own next version: nothing
  * of the target changes, so declaring a link to someone else's passport never republishes it, and a
- * link grants nothing. At most MAX_USES_LINKS per agent (held by migration 0020 when writes race).
+ * link grants nothing. At most MAX_USES_LINKS per agent (held by migration 0020's trigger).
  */
 export async function usesAddition(db: Database, passport: PassportRow, targetId: string): Promise<PassportChange> {
   if (passport.family !== "agent") {
@@ -478,12 +478,13 @@ export async function usesAddition(db: Database, passport: PassportRow, targetId
       errors: [{ path: "identity_id", message: "is this passport's own id" }],
     });
   }
-  const [[target], existing] = await Promise.all([linkTargets(db, [targetId]), useAndCount(db, passport.id, targetId)]);
+  const [target, link] = await Promise.all([findPassport(db, targetId), useOf(db, passport.id, targetId)]);
   if (!target) throw new HttpProblem("identity-not-found", { detail: `No passport has the id ${targetId}.` });
-  if (existing.link) {
+  if (link) {
     throw new HttpProblem("link-exists", { detail: `This passport already declares that it uses ${targetId}.` });
   }
-  if (existing.count >= MAX_USES_LINKS) throw usesLimitRefusal();
+  // The limit per agent (MAX_USES_LINKS) is migration 0020's trigger: commitChange answers its
+  // refusal with usesLimitRefusal, so it holds however many writers race.
   const declaredAt = new Date().toISOString();
   return {
     kind: "uses.declared",
@@ -502,7 +503,7 @@ export function usesLimitRefusal(): HttpProblem {
 
 /** An agent withdraws a uses link it declared. */
 export async function usesRemoval(db: Database, passport: PassportRow, targetId: string): Promise<PassportChange> {
-  const { link } = await useAndCount(db, passport.id, targetId);
+  const link = await useOf(db, passport.id, targetId);
   if (!link) throw new HttpProblem("route-not-found", { detail: "This passport declares no link to that id." });
   return {
     kind: "uses.removed",

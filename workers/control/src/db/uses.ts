@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, inArray, or, type Placeholder, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, or, type Placeholder, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "./client.ts";
 import { organisations, passports, passportUses } from "./schema.ts";
@@ -26,16 +26,13 @@ export function usesOfQuery(db: Database, agentId: string | Placeholder) {
     .orderBy(asc(passportUses.declaredAt), asc(passportUses.targetId));
 }
 
-/** The link from `agentId` to `targetId`, if declared, and how many links the agent has: one round trip. */
-export async function useAndCount(db: Database, agentId: string, targetId: string) {
-  const [[link], [total]] = await db.batch([
-    db
-      .select()
-      .from(passportUses)
-      .where(and(eq(passportUses.agentId, agentId), eq(passportUses.targetId, targetId))),
-    db.select({ n: count() }).from(passportUses).where(eq(passportUses.agentId, agentId)),
-  ]);
-  return { link, count: total?.n ?? 0 };
+/** The link from `agentId` to `targetId`, if declared. */
+export async function useOf(db: Database, agentId: string, targetId: string) {
+  const [link] = await db
+    .select()
+    .from(passportUses)
+    .where(and(eq(passportUses.agentId, agentId), eq(passportUses.targetId, targetId)));
+  return link;
 }
 
 export function insertUse(db: Database, row: typeof passportUses.$inferInsert) {
@@ -97,13 +94,4 @@ export async function declarersOf(
     )
     .orderBy(asc(passportUses.declaredAt), asc(passportUses.agentId))
     .limit(page.limit);
-}
-
-/** The passports named as link targets, with what a link needs of them (family, lifecycle). */
-export async function linkTargets(db: Database, ids: string[]) {
-  if (ids.length === 0) return [];
-  return db
-    .select({ id: passports.id, family: passports.family, lifecycle: passports.lifecycle })
-    .from(passports)
-    .where(inArray(passports.id, ids));
 }
