@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, or, type Placeholder, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, or, type Placeholder, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "./client.ts";
 import { organisations, passports, passportUses } from "./schema.ts";
@@ -53,7 +53,7 @@ export async function declarerCounts(db: Database, targetId: string): Promise<{ 
   const [row] = await db
     .select({
       total: count(),
-      flagged: sql<number>`coalesce(sum(${passports.lifecycle} IN ('revoked', 'retired')), 0)`,
+      flagged: sql<number>`coalesce(sum(${inArray(passports.lifecycle, FLAGGED_LIFECYCLES)}), 0)`,
     })
     .from(passportUses)
     .innerJoin(passports, eq(passports.id, passportUses.agentId))
