@@ -1,8 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
+import { clearRecheckIfPassed } from "../../workers/control/src/binding-checks/queries.ts";
 import { settleFinishedReevaluations } from "../../workers/control/src/binding-checks/reevaluation.ts";
 import { database } from "../../workers/control/src/db/client.ts";
+import { findPassport } from "../../workers/control/src/db/passports.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { attested, TRUSTED_AUDITOR } from "../support/attestation.ts";
 import { json, serve, uniqueHost } from "../support/hosts.ts";
@@ -216,6 +218,29 @@ describe("reactivation re-evaluates", () => {
     expect(Date.parse(asked.pending.bindings[0].next_check_at)).toBeLessThanOrEqual(Date.now());
     await serve(host, { "/card.json": json({ passport: id }) });
     expect((await schedulerRun()).get(bindingId)).toBe("verified");
+    expect(await flagged(id)).toBe(false);
+  });
+
+  it("a change racing the flag's clearing wins: the clearing writes nothing, fails nothing, and the next run clears it", async () => {
+    const admin = await Caller.create("admin");
+    const { identity_id: id } = await admin.createPassport({ display_name: "Raced re-evaluation" });
+    await reactivate(admin, id);
+    const db = database(env.DB);
+    const read = await findPassport(db, id);
+    if (!read?.recheckSince) throw new Error("not flagged");
+    // Another change takes the next version after the read.
+    await admin.json("PATCH", `/v1/passports/${id}/state`, { availability: "degraded" });
+    const history = async () => (await admin.json("GET", `/v1/passports/${id}/history`)).items as Body[];
+    const before = await history();
+    const cleared = await clearRecheckIfPassed(
+      db,
+      { id, version: read.recordVersion, since: read.recheckSince },
+      { actor: "passport-service", at: new Date().toISOString(), detail: {} },
+    );
+    expect(cleared).toBe(false);
+    expect(await history()).toEqual(before);
+    expect(await flagged(id)).toBe(true);
+    expect(await settleFinishedReevaluations(env, db)).toBeGreaterThanOrEqual(1);
     expect(await flagged(id)).toBe(false);
   });
 

@@ -299,7 +299,10 @@ export async function pendingReevaluation(db: Database, passportId: string, sinc
  * history event and outbox row, only if the re-evaluation that began at `since` waits for nothing
  * more: one batch whose first statement decides (the conditions sit in its WHERE), the other two
  * follow only the version it wrote. Returns whether it cleared the flag. A concurrent change that
- * took the next version makes the batch fail as a version conflict; the caller tries again later.
+ * took the next version leaves the first statement nothing to update, so the batch writes nothing
+ * (it does not fail) and this returns false; the caller tries again later. The history event and
+ * outbox row are those of `commitChangeStatements` and `enqueuePublication`, written here as SQL
+ * because each must be conditioned on the update having happened.
  */
 export async function clearRecheckIfPassed(
   db: Database,
