@@ -1,5 +1,5 @@
 import { HttpProblem } from "../api/problem.ts";
-import { type Database, randomId } from "../db/client.ts";
+import { type Database, isConstraintError, randomId, UNIQUE_VIOLATION } from "../db/client.ts";
 import { insertEvidence, withdrawEvidence } from "../db/passport-entries.ts";
 import { commitChangeStatements, findPassport, type PassportChange, type PassportRow } from "../db/passports.ts";
 import { outboundFor } from "../outbound/config.ts";
@@ -179,7 +179,7 @@ function lapsedChange(
 
 /** True when a batch failed because another change took the passport's next version (the events index). */
 function isVersionConflict(error: unknown): boolean {
-  return String((error as { cause?: unknown })?.cause ?? error).includes("UNIQUE constraint failed");
+  return isConstraintError(error, UNIQUE_VIOLATION);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
-import type { Database } from "./client.ts";
+import { type Database, isConstraintError } from "./client.ts";
 import { authority, bindings, evidence, members, organisations, passports } from "./schema.ts";
 
 // The entries a passport carries besides its own row: bindings, evidence and authority context.
@@ -135,7 +135,7 @@ export function insertGrant(db: Database, { row, subject, organisationId }: Gran
 
 /** Whether a change failed because a grant's grantor no longer held when it was written (`insertGrant`). */
 export function isGrantNoLongerHeld(error: unknown): boolean {
-  return String((error as { cause?: unknown })?.cause ?? error).includes("authority_grant_held");
+  return isConstraintError(error, "authority_grant_held");
 }
 
 export function deleteAuthority(db: Database, authorityId: string) {

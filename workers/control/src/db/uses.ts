@@ -1,6 +1,6 @@
 import { and, asc, count, eq, gt, inArray, or, type Placeholder, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import type { Database } from "./client.ts";
+import { type Database, isConstraintError } from "./client.ts";
 import { organisations, passports, passportUses } from "./schema.ts";
 
 // Agent uses links (docs/reciprocal-trust.md): the API and MCP passports an agent passport declares
@@ -45,7 +45,7 @@ export function deleteUse(db: Database, agentId: string, targetId: string) {
 
 /** Whether a write was stopped by the links-per-agent limit (migration 0020's trigger). */
 export function isUsesLimitViolation(error: unknown): boolean {
-  return String((error as { cause?: unknown })?.cause ?? error).includes("passport_uses_limit");
+  return isConstraintError(error, "passport_uses_limit");
 }
 
 /** How many agent passports declare `targetId`, and how many of them are revoked or retired. */
