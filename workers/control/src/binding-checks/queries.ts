@@ -215,7 +215,11 @@ export async function commitCheck(db: Database, statements: ReturnType<typeof co
 }
 
 /** Passports of other organisations, not retired, that hold the same binding verified. */
-export async function otherVerifiedHolders(db: Database, organisationId: string, binding: BindingRow) {
+export function otherVerifiedHolders(
+  db: Database,
+  organisationId: string,
+  binding: Pick<BindingRow, "class" | "value">,
+) {
   return db
     .select({ id: passports.id, organisationId: passports.organisationId })
     .from(bindings)

@@ -489,7 +489,7 @@ export async function usesAddition(db: Database, passport: PassportRow, targetId
   return {
     kind: "uses.declared",
     detail: { identity_id: targetId, family: target.family },
-    statements: [insertUse(db, { agentId: passport.id, targetId, targetFamily: target.family, declaredAt })],
+    statements: [insertUse(db, { agentId: passport.id, targetId, declaredAt })],
   };
 }
 

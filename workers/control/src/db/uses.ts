@@ -15,7 +15,7 @@ export function usesOfQuery(db: Database, agentId: string | Placeholder) {
   return db
     .select({
       targetId: passportUses.targetId,
-      targetFamily: passportUses.targetFamily,
+      targetFamily: passports.family,
       declaredAt: passportUses.declaredAt,
       targetName: passports.displayName,
       targetLifecycle: passports.lifecycle,
