@@ -30,7 +30,7 @@ export async function reevaluationOf(db: Database, passport: { id: string; reche
  */
 export async function settleReevaluation(env: Env, db: Database, passportId: string, now = new Date()) {
   const passport = await findPassport(db, passportId);
-  if (!passport?.recheckRequired || !passport.recheckSince) return false;
+  if (!passport?.recheckSince) return false;
   const cleared = await clearRecheckIfPassed(
     db,
     { id: passport.id, version: passport.recordVersion, since: passport.recheckSince },

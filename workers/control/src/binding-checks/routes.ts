@@ -93,7 +93,7 @@ export const RecheckView = z.object({
 
 /** The re-check view of `passport` as the route read it (asking for checks changes only its bindings). */
 async function recheckAnswer(db: Database, passport: PassportRow, scheduled?: number) {
-  const reevaluation = passport.recheckRequired ? await reevaluationOf(db, passport, new Date()) : undefined;
+  const reevaluation = await reevaluationOf(db, passport, new Date());
   return {
     identity_id: passport.id,
     recheck_required: passport.recheckRequired,
@@ -143,7 +143,7 @@ checks.post(
         allowed: [],
       });
     }
-    const scheduled = passport.recheckRequired ? await requestReevaluationChecks(db, passport) : 0;
+    const scheduled = await requestReevaluationChecks(db, passport);
     return c.json(await recheckAnswer(db, passport, scheduled), 202);
   },
 );

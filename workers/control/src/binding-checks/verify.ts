@@ -234,7 +234,7 @@ async function commitVerified(
   await publishOrDefer(env, passport.id);
   for (const rival of rivals) await recordConflict(env, db, rival, binding, passport.id);
   // A passing check may be the last one a re-evaluation waited for (docs/lifecycle.md#re-evaluation).
-  if (passport.recheckRequired) await settleAfterCheck(env, db, passport.id, now);
+  if (passport.recheckSince) await settleAfterCheck(env, db, passport.id, now);
 }
 
 /** Settles a re-evaluation after a check; a failure here never undoes the check (the scheduler tries again). */

@@ -97,7 +97,10 @@ export const passports = sqliteTable(
     recheckRequired: integer("recheck_required", { mode: "boolean" }).notNull().default(false),
     /**
      * When the re-evaluation behind `recheckRequired` began (docs/lifecycle.md#re-evaluation): the
-     * bindings must be verified and the evidence renewed after it before the flag clears.
+     * bindings must be verified and the evidence renewed after it before the flag clears. Set and
+     * cleared together with `recheckRequired` (reactivation, `clearRecheckIfPassed`, migration
+     * 0021's backfill): code decides by this one; the flag stays as the column the published record
+     * and the `passports_recheck` partial index read.
      */
     recheckSince: text("recheck_since"),
     duplicateOf: text("duplicate_of"),
