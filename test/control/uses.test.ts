@@ -1,10 +1,10 @@
 import { env, exports } from "cloudflare:workers";
 import { MAX_USES_LINKS } from "@passport/domain";
 import { describe, expect, it } from "vitest";
-import { app } from "../../workers/control/src/app.ts";
 import { database } from "../../workers/control/src/db/client.ts";
 import { insertUse, isUsesLimitViolation } from "../../workers/control/src/db/uses.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
+import { dashboard } from "../support/control-fixtures.ts";
 
 // Agent uses links (docs/reciprocal-trust.md): an agent declares the API passports it calls; the
 // agent's record publishes them; the API's organisation sees who declares it, the public only a
@@ -211,14 +211,7 @@ describe("agent uses links", () => {
     const agentOwner = await Caller.create("owner");
     const agent = await agentPassport(agentOwner, "Declaring agent");
     await agentOwner.json("POST", `/v1/passports/${agent}/uses`, { identity_id: api.id });
-    const page = async (caller: Caller, id: string) =>
-      (
-        await app.request(
-          `http://control.test/dashboard/passports/${id}`,
-          { headers: { "cf-access-jwt-assertion": caller.token } },
-          env,
-        )
-      ).text();
+    const page = async (caller: Caller, id: string) => (await dashboard(caller, `/dashboard/passports/${id}`)).text();
 
     const agentPage = await page(agentOwner, agent);
     expect(agentPage).toContain("Passports this agent uses");
