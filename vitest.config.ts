@@ -239,6 +239,7 @@ export default defineConfig({
                 "TEST_MIGRATION_DB_RECHECKS",
                 "TEST_MIGRATION_DB_AUTHORITY",
                 "TEST_MIGRATION_DB_REEVALUATION",
+                "TEST_MIGRATION_DB_RETIREMENT",
               ],
               bindings: { TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
             },

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
-import { PassportRecord } from "@passport/domain";
+import { PassportRecord, RATE_PERIODS } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { type Body, Caller, organisationState, resolve, uniqueEndpoint } from "../support/api.ts";
+import { dashboard } from "../support/control-fixtures.ts";
 
 const UNTIL = "2099-01-01T00:00:00Z";
 
@@ -416,5 +417,31 @@ describe("binding context", () => {
     const viewer = await Caller.create("viewer", owner.organisation);
     const byViewer = await viewer.request("PATCH", `/v1/passports/${id}/bindings/${service.id}`, { environment: "qa" });
     expect(byViewer.status).toBe(403);
+  });
+});
+
+describe("the Dashboard's authority form", () => {
+  it("offers every rate period, and a refused one is marked on its select and announced with it", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport({ display_name: "Refunds API" });
+    const page = await (await dashboard(owner, `/dashboard/passports/${id}`)).text();
+    const select = /<select id="authority-add-rate_per"[^>]*>([\s\S]*?)<\/select>/.exec(page);
+    expect([...(select?.[1] ?? "").matchAll(/<option value="([^"]*)"/g)].map((m) => m[1])).toEqual([...RATE_PERIODS]);
+    expect(select?.[0]).not.toContain("aria-invalid");
+
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? "";
+    const refused = await dashboard(owner, `/dashboard/passports/${id}/authority`, {
+      csrf,
+      action: "payments.refund",
+      granted_by: `organisation|responsible|${owner.organisation}`,
+      expires_at: "2099-01-01T00:00",
+      rate_count: "5",
+      rate_per: "fortnight",
+    });
+    const shown = await refused.text();
+    const marked = /<select id="authority-add-rate_per"[^>]*>/.exec(shown)?.[0] ?? "";
+    expect(marked).toContain('aria-invalid="true"');
+    expect(marked).toContain('aria-describedby="authority-add-rate_per-error"');
+    expect(shown).toContain('id="authority-add-rate_per-error"');
   });
 });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { app } from "../../workers/control/src/app.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
+import { dashboard, verifiedManifest } from "../support/control-fixtures.ts";
 import { json, serve, txt, uniqueHost } from "../support/hosts.ts";
 import { recheckAt } from "../support/rechecks.ts";
 
@@ -10,19 +10,6 @@ import { recheckAt } from "../support/rechecks.ts";
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
-
-/** An agent passport whose manifest at a fresh host is verified now. */
-async function verifiedManifest(caller: Caller) {
-  const host = uniqueHost("agent");
-  const manifest = `https://${host}/card.json`;
-  const passport = await caller.createPassport({ family: "agent", bindings: [{ class: "manifest", value: manifest }] });
-  const id = passport.identity_id as string;
-  const bindingId = passport.bindings[0].id as string;
-  await serve(host, { "/card.json": json({ passport: id }) });
-  const proven = await caller.json("POST", `/v1/passports/${id}/bindings/${bindingId}/verify`);
-  expect(proven.result).toBe("verified");
-  return { host, manifest, id, bindingId, proof: proven.passport.bindings[0] as Body };
-}
 
 async function bindingView(caller: Caller, id: string, bindingId: string): Promise<Body> {
   const passport = await caller.json("GET", `/v1/passports/${id}`);
@@ -193,11 +180,7 @@ describe("scheduled re-checks", () => {
     expect(outcome.passport.bindings[0].checks[0]).toMatchObject({ outcome: "unreachable" });
 
     // The Dashboard shows each check with its reason and when the next one runs.
-    const page = await app.request(
-      `http://control.test/dashboard/passports/${id}`,
-      { headers: { "cf-access-jwt-assertion": caller.token } },
-      env,
-    );
+    const page = await dashboard(caller, `/dashboard/passports/${id}`);
     const html = await page.text();
     expect(html).toContain("Recent checks (2)");
     expect(html).toMatch(/<strong>unreachable, kept<\/strong>: https:\/\/[^<]*answered HTTP 500/);
@@ -235,6 +218,26 @@ describe("scheduled re-checks", () => {
     expect(kinds.at(-1)).toBe("binding.verified");
     expect(kinds.at(-2)).not.toBe("binding.verified");
   });
+
+  it.each(["retired", "marked a duplicate"])(
+    "a passport %s is never checked again: the retirement takes its bindings off the schedule",
+    async (how) => {
+      const caller = await Caller.create("admin");
+      const { id, bindingId, proof } = await verifiedManifest(caller);
+      expect(proof.next_check_at).not.toBeNull();
+      if (how === "retired") {
+        await caller.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "retired" });
+      } else {
+        const survivor = await caller.createPassport({ family: "agent", display_name: "Survivor" });
+        await caller.json("POST", `/v1/passports/${id}/duplicate-of`, {
+          survivor_id: survivor.identity_id,
+          reason: "Registered twice",
+        });
+      }
+      expect((await bindingView(caller, id, bindingId)).next_check_at).toBeNull();
+      expect((await recheckAt(new Date(Date.parse(proof.verification.fresh_until) + DAY))).has(bindingId)).toBe(false);
+    },
+  );
 });
 
 /** Takes every binding earlier tests of this file left scheduled off the schedule, so only a test's own are due. */

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { otherVerifiedHolders } from "../../workers/control/src/binding-checks/queries.ts";
 import { database } from "../../workers/control/src/db/client.ts";
 import {
   listPageStatement,
@@ -59,6 +60,9 @@ describe("list and search query plans", () => {
     for (const query of [
       passportsWithBinding(db, "org_plan", "api", "endpoint", ["https://a.example/"]),
       verifiedHoldersElsewhere(db, "org_plan", "endpoint", ["https://a.example/"], "2026-01-01T00:00:00.000Z"),
+      // A member's check that proved a binding: with bindings_verification_due (dropped by migration
+      // 0022) it walked every verified binding of the service.
+      otherVerifiedHolders(db, "org_plan", { class: "endpoint", value: "https://a.example/" }),
     ]) {
       const detail = await plan(query.toSQL());
       expect(detail.split("\n")[0]).toContain("USING INDEX bindings_class_value (class=? AND value=?)");

@@ -1,31 +1,21 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { app } from "../../workers/control/src/app.ts";
+import { clearRecheckIfPassed } from "../../workers/control/src/binding-checks/queries.ts";
 import { settleFinishedReevaluations } from "../../workers/control/src/binding-checks/reevaluation.ts";
 import { database } from "../../workers/control/src/db/client.ts";
+import { findPassport } from "../../workers/control/src/db/passports.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { attested, TRUSTED_AUDITOR } from "../support/attestation.ts";
-import { json, serve, uniqueHost } from "../support/hosts.ts";
+import { dashboard, verifiedManifest } from "../support/control-fixtures.ts";
+import { json, serve } from "../support/hosts.ts";
 import { recheckAt } from "../support/rechecks.ts";
 
 // Reactivation re-evaluates (docs/lifecycle.md#re-evaluation): the re-check flag clears when every
 // binding checked before passed a new check and the evidence was renewed, never by a click.
 
 /** An agent passport, created by an admin (lifecycle changes need one), with its manifest verified now. */
-async function verifiedAgent(admin: Caller) {
-  const host = uniqueHost("agent");
-  const manifest = `https://${host}/card.json`;
-  const passport = await admin.createPassport({
-    family: "agent",
-    display_name: "Re-evaluated agent",
-    bindings: [{ class: "manifest", value: manifest }],
-  });
-  const id = passport.identity_id as string;
-  const bindingId = passport.bindings[0].id as string;
-  await serve(host, { "/card.json": json({ passport: id }) });
-  const proven = await admin.json("POST", `/v1/passports/${id}/bindings/${bindingId}/verify`);
-  expect(proven.result).toBe("verified");
-  return { host, manifest, id, bindingId };
+function verifiedAgent(admin: Caller) {
+  return verifiedManifest(admin, { display_name: "Re-evaluated agent" });
 }
 
 async function reactivate(admin: Caller, id: string) {
@@ -219,6 +209,29 @@ describe("reactivation re-evaluates", () => {
     expect(await flagged(id)).toBe(false);
   });
 
+  it("a change racing the flag's clearing wins: the clearing writes nothing, fails nothing, and the next run clears it", async () => {
+    const admin = await Caller.create("admin");
+    const { identity_id: id } = await admin.createPassport({ display_name: "Raced re-evaluation" });
+    await reactivate(admin, id);
+    const db = database(env.DB);
+    const read = await findPassport(db, id);
+    if (!read?.recheckSince) throw new Error("not flagged");
+    // Another change takes the next version after the read.
+    await admin.json("PATCH", `/v1/passports/${id}/state`, { availability: "degraded" });
+    const history = async () => (await admin.json("GET", `/v1/passports/${id}/history`)).items as Body[];
+    const before = await history();
+    const cleared = await clearRecheckIfPassed(
+      db,
+      { id, version: read.recordVersion, since: read.recheckSince },
+      { actor: "passport-service", at: new Date().toISOString(), detail: {} },
+    );
+    expect(cleared).toBe(false);
+    expect(await history()).toEqual(before);
+    expect(await flagged(id)).toBe(true);
+    expect(await settleFinishedReevaluations(env, db)).toBeGreaterThanOrEqual(1);
+    expect(await flagged(id)).toBe(false);
+  });
+
   it("viewers see what is pending but cannot ask for the checks", async () => {
     const admin = await Caller.create("admin");
     const viewer = await Caller.create("viewer", admin.organisation);
@@ -228,24 +241,3 @@ describe("reactivation re-evaluates", () => {
     expect((await viewer.request("POST", `/v1/passports/${id}/recheck`)).status).toBe(403);
   });
 });
-
-/** A Dashboard request as `caller`; with `form`, a form post from the Dashboard's own origin. */
-function dashboard(caller: Caller, path: string, form?: Record<string, string>) {
-  const url = new URL(path, "http://control.test");
-  return app.request(
-    url.href,
-    form
-      ? {
-          method: "POST",
-          headers: {
-            "cf-access-jwt-assertion": caller.token,
-            origin: "http://control.test",
-            "content-type": "application/x-www-form-urlencoded",
-          },
-          body: new URLSearchParams(form).toString(),
-          redirect: "manual",
-        }
-      : { headers: { "cf-access-jwt-assertion": caller.token } },
-    env,
-  );
-}

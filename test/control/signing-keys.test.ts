@@ -1,8 +1,7 @@
-import { env } from "cloudflare:workers";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
-import { app } from "../../workers/control/src/app.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
+import { dashboard } from "../support/control-fixtures.ts";
 import { KEY_DIRECTORY_PATH, keyDirectory, serve, uniqueHost } from "../support/hosts.ts";
 import { recheckAt } from "../support/rechecks.ts";
 
@@ -68,11 +67,7 @@ describe("signing_keys bindings", () => {
     // Nothing of the keys but their thumbprints, kid and alg is published.
     expect(JSON.stringify(record)).not.toContain(one.publicJwk.x as string);
     // The Dashboard shows the keys seen under the binding.
-    const page = await app.request(
-      `http://control.test/dashboard/passports/${id}`,
-      { headers: { "cf-access-jwt-assertion": caller.token } },
-      env,
-    );
+    const page = await dashboard(caller, `/dashboard/passports/${id}`);
     const html = await page.text();
     expect(html).toContain(`key <code>${one.thumbprint}</code> (kid k1) · ed25519`);
     expect(html).toContain("Signing key directory");

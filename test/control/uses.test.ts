@@ -1,9 +1,10 @@
 import { env, exports } from "cloudflare:workers";
+import { MAX_USES_LINKS } from "@passport/domain";
 import { describe, expect, it } from "vitest";
-import { app } from "../../workers/control/src/app.ts";
 import { database } from "../../workers/control/src/db/client.ts";
 import { insertUse, isUsesLimitViolation } from "../../workers/control/src/db/uses.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
+import { dashboard } from "../support/control-fixtures.ts";
 
 // Agent uses links (docs/reciprocal-trust.md): an agent declares the API passports it calls; the
 // agent's record publishes them; the API's organisation sees who declares it, the public only a
@@ -102,7 +103,6 @@ describe("agent uses links", () => {
       insertUse(db, {
         agentId: agent,
         targetId: t.identity_id,
-        targetFamily: "agent",
         declaredAt: new Date().toISOString(),
       }),
     );
@@ -115,6 +115,27 @@ describe("agent uses links", () => {
     expect(isUsesLimitViolation(failure)).toBe(true);
     // The batch is one transaction: none of its links were written.
     expect((await owner.json("GET", `/v1/passports/${agent}`)).uses).toEqual([]);
+  });
+
+  it("the database's limit is MAX_USES_LINKS: that many links commit, one more is refused (migration 0020)", async () => {
+    const owner = await Caller.create("owner");
+    const agent = await agentPassport(owner);
+    const targets = await Promise.all(
+      Array.from({ length: MAX_USES_LINKS + 1 }, (_, i) =>
+        owner.createPassport({ family: "api", display_name: `Limit ${i}` }),
+      ),
+    );
+    const db = database(env.DB);
+    const link = (targetId: string) =>
+      insertUse(db, { agentId: agent, targetId, declaredAt: new Date().toISOString() });
+    const [first, ...rest] = targets.slice(0, MAX_USES_LINKS).map((t) => link(t.identity_id));
+    if (!first) throw new Error("no rows");
+    await db.batch([first, ...rest]);
+    const failure = await link(targets[MAX_USES_LINKS]?.identity_id).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isUsesLimitViolation(failure)).toBe(true);
   });
 
   it("the API's organisation sees the declaring agents; the public sees a count; another tenant sees neither list nor changes", async () => {
@@ -190,14 +211,7 @@ describe("agent uses links", () => {
     const agentOwner = await Caller.create("owner");
     const agent = await agentPassport(agentOwner, "Declaring agent");
     await agentOwner.json("POST", `/v1/passports/${agent}/uses`, { identity_id: api.id });
-    const page = async (caller: Caller, id: string) =>
-      (
-        await app.request(
-          `http://control.test/dashboard/passports/${id}`,
-          { headers: { "cf-access-jwt-assertion": caller.token } },
-          env,
-        )
-      ).text();
+    const page = async (caller: Caller, id: string) => (await dashboard(caller, `/dashboard/passports/${id}`)).text();
 
     const agentPage = await page(agentOwner, agent);
     expect(agentPage).toContain("Passports this agent uses");

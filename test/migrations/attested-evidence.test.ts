@@ -1,11 +1,8 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { migrationsBefore } from "../support/migrations.ts";
 
-const MIGRATION = "0015_attested_evidence.sql";
-const before = env.TEST_MIGRATIONS.slice(
-  0,
-  env.TEST_MIGRATIONS.findIndex((m) => m.name === MIGRATION),
-);
+const before = migrationsBefore("0015_attested_evidence.sql");
 
 const evidenceRow = (id: string, passport: string, trusted: number, withdrawnAt: string | null = null) =>
   env.TEST_MIGRATION_DB_ATTESTATION.prepare(

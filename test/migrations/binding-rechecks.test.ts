@@ -1,11 +1,8 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { migrationsBefore } from "../support/migrations.ts";
 
-const MIGRATION = "0018_binding_rechecks.sql";
-const before = env.TEST_MIGRATIONS.slice(
-  0,
-  env.TEST_MIGRATIONS.findIndex((m) => m.name === MIGRATION),
-);
+const before = migrationsBefore("0018_binding_rechecks.sql");
 
 describe("migration 0018: bindings already verified or lapsed are put on the re-check schedule", () => {
   it("a verified binding falls due two days before its proof ends, a lapsed one now, a claimed one never", async () => {

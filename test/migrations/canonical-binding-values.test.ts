@@ -1,6 +1,7 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { canonicalUrl } from "@passport/domain";
 import { describe, expect, it } from "vitest";
+import { migrationsBefore } from "../support/migrations.ts";
 
 const MIGRATION = "0016_canonical_binding_values.sql";
 const id = (i: number) => `b${String(i).padStart(2, "0")}`;
@@ -32,13 +33,7 @@ describe("migration 0015: binding values in their canonical form", () => {
   it("rewrites every stored web URL to what the control plane now stores, and leaves the rest", async () => {
     const db = env.TEST_MIGRATION_DB_CANONICAL;
     const chain = env.TEST_MIGRATIONS;
-    await applyD1Migrations(
-      db,
-      chain.slice(
-        0,
-        chain.findIndex((m) => m.name === MIGRATION),
-      ),
-    );
+    await applyD1Migrations(db, migrationsBefore(MIGRATION, chain));
     await db.batch([
       db.prepare("INSERT INTO organisations (id, name) VALUES ('org_m', 'Migrated')"),
       db.prepare(

@@ -1,11 +1,8 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { migrationsBefore } from "../support/migrations.ts";
 
-const MIGRATION = "0021_recheck_since.sql";
-const before = env.TEST_MIGRATIONS.slice(
-  0,
-  env.TEST_MIGRATIONS.findIndex((m) => m.name === MIGRATION),
-);
+const before = migrationsBefore("0021_recheck_since.sql");
 
 describe("migration 0021: passports awaiting a re-check start their re-evaluation", () => {
   it("a flagged passport's re-evaluation begins at its last state change and its proven bindings fall due; others are untouched", async () => {

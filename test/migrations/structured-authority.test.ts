@@ -1,11 +1,8 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { migrationsBefore } from "../support/migrations.ts";
 
-const MIGRATION = "0019_structured_authority.sql";
-const before = env.TEST_MIGRATIONS.slice(
-  0,
-  env.TEST_MIGRATIONS.findIndex((m) => m.name === MIGRATION),
-);
+const before = migrationsBefore("0019_structured_authority.sql");
 
 describe("migration 0019: authority entries become structured or free text, bindings gain context", () => {
   it("keeps every existing entry exactly as it was, and refuses an entry that says nothing", async () => {

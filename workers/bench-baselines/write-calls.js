@@ -53,7 +53,7 @@ function aggregateReads(db, id) {
     db.prepare(`SELECT "record_version", "next_attempt_at" FROM "outbox" WHERE "passport_id" = ?`).bind(id),
     db
       .prepare(
-        `SELECT "passport_uses"."target_id", "passport_uses"."target_family", "passport_uses"."declared_at", "passports"."display_name", "passports"."lifecycle" FROM "passport_uses" INNER JOIN "passports" ON "passports"."id" = "passport_uses"."target_id" WHERE "passport_uses"."agent_id" = ? ORDER BY "passport_uses"."declared_at", "passport_uses"."target_id"`,
+        `SELECT "passport_uses"."target_id", "passports"."family", "passport_uses"."declared_at", "passports"."display_name", "passports"."lifecycle" FROM "passport_uses" INNER JOIN "passports" ON "passports"."id" = "passport_uses"."target_id" WHERE "passport_uses"."agent_id" = ? ORDER BY "passport_uses"."declared_at", "passport_uses"."target_id"`,
       )
       .bind(id),
   ];

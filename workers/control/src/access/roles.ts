@@ -17,3 +17,11 @@ export function isRole(value: string): value is Role {
 export function roleAtLeast(role: string | undefined, minimum: Role): boolean {
   return role !== undefined && isRole(role) && RANK[role] >= RANK[minimum];
 }
+
+/**
+ * The role a change asks of its caller: the route's `declared` role, or `needs` when the change
+ * needs more (admin for a lifecycle change through a route editors may use).
+ */
+export function requiredRole(declared: Role, needs?: Role): Role {
+  return needs && !roleAtLeast(declared, needs) ? needs : declared;
+}

@@ -388,16 +388,17 @@ export const UsesInput = z
   .object({ identity_id: IdentityId.describe("The API or MCP passport this agent calls.") })
   .strict();
 
+/** The page of a listing: how many items, and the cursor a previous page answered with. */
+const PageFields = {
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,400}$/)
+    .optional(),
+};
+
 /** A page of the agent passports declaring an API's passport (createdAt/id cursor: declared_at, agent id). */
-export const DeclarersQuery = z
-  .object({
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    cursor: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{1,400}$/)
-      .optional(),
-  })
-  .strict();
+export const DeclarersQuery = z.object(PageFields).strict();
 
 export const MarkDuplicateRequest = z.object({ survivor_id: IdentityId, reason: PublicText(1000) }).strict();
 export const TransferRequest = z.object({ organisation_id: Text(64), reason: PublicText(1000) }).strict();
@@ -429,11 +430,7 @@ export const ListPassportsQuery = z
       .describe(
         "Search: passports whose identity id, display name, environment, version or binding values have a word starting with each word of q (docs/storage.md). Combines with the filters; results in creation order.",
       ),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    cursor: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{1,400}$/)
-      .optional(),
+    ...PageFields,
   })
   .strict();
 export type ListPassportsQuery = z.infer<typeof ListPassportsQuery>;

@@ -1,4 +1,4 @@
-import { and, eq, isNull, lte, ne, type SQL, sql } from "drizzle-orm";
+import { and, eq, isNull, ne, type SQL, sql } from "drizzle-orm";
 import { marketplaceAccountPassports, marketplaceCustomers } from "../db/acquisitions-schema.ts";
 import { type Database, randomId } from "../db/client.ts";
 import type { commitChangeStatements } from "../db/passports.ts";
@@ -184,7 +184,8 @@ export interface ClaimedCheck {
  * most `perOrganisation` each, so one organisation's backlog or failing checks never stand in
  * front of another's. A claim moves the binding's next check on to `leaseUntil`, so a check that
  * is lost or interrupted is taken again then and never holds a place at the head of the queue.
- * Bindings of retired passports are skipped (and taken off the schedule by `unscheduleRetired`).
+ * Retiring a passport takes its bindings off the schedule in the retirement's own batch, so none
+ * is due here (`runScheduledCheck` still skips one it meets).
  */
 export async function claimDueChecks(
   db: Database,
@@ -198,7 +199,7 @@ export async function claimDueChecks(
           row_number() OVER (PARTITION BY p.organisation_id ORDER BY b.next_check_at, b.id) AS turn
         FROM bindings b INDEXED BY bindings_next_check
         JOIN passports p ON p.id = b.passport_id
-        WHERE b.next_check_at <= ${page.now} AND p.lifecycle != 'retired'
+        WHERE b.next_check_at <= ${page.now}
       )
       WHERE turn <= ${page.perOrganisation}
       ORDER BY turn, due
@@ -208,26 +209,17 @@ export async function claimDueChecks(
     RETURNING id AS binding_id, passport_id`);
 }
 
-/** Takes the due bindings of retired passports off the schedule: retired passports are never checked. */
-export async function unscheduleRetired(db: Database, now: string) {
-  await db
-    .update(bindings)
-    .set({ nextCheckAt: null, checkClaim: null })
-    .where(
-      and(
-        lte(bindings.nextCheckAt, now),
-        sql`${bindings.passportId} IN (SELECT ${passports.id} FROM ${passports} WHERE ${passports.lifecycle} = 'retired')`,
-      ),
-    );
-}
-
 /** Commits a check's change (its statements from `commitChangeStatements`) in one batch. */
 export async function commitCheck(db: Database, statements: ReturnType<typeof commitChangeStatements>) {
   await db.batch(statements);
 }
 
 /** Passports of other organisations, not retired, that hold the same binding verified. */
-export async function otherVerifiedHolders(db: Database, organisationId: string, binding: BindingRow) {
+export function otherVerifiedHolders(
+  db: Database,
+  organisationId: string,
+  binding: Pick<BindingRow, "class" | "value">,
+) {
   return db
     .select({ id: passports.id, organisationId: passports.organisationId })
     .from(bindings)
@@ -311,7 +303,10 @@ export async function pendingReevaluation(db: Database, passportId: string, sinc
  * history event and outbox row, only if the re-evaluation that began at `since` waits for nothing
  * more: one batch whose first statement decides (the conditions sit in its WHERE), the other two
  * follow only the version it wrote. Returns whether it cleared the flag. A concurrent change that
- * took the next version makes the batch fail as a version conflict; the caller tries again later.
+ * took the next version leaves the first statement nothing to update, so the batch writes nothing
+ * (it does not fail) and this returns false; the caller tries again later. The history event and
+ * outbox row are those of `commitChangeStatements` and `enqueuePublication`, written here as SQL
+ * because each must be conditioned on the update having happened.
  */
 export async function clearRecheckIfPassed(
   db: Database,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { database, randomId } from "../db/client.ts";
-import { type ClaimedCheck, claimDueChecks, unscheduleRetired } from "./queries.ts";
+import { type ClaimedCheck, claimDueChecks } from "./queries.ts";
 import { settleFinishedReevaluations } from "./reevaluation.ts";
 import { CLAIM_LEASE_MS } from "./schedule.ts";
 import { runScheduledCheck, type ScheduledCheck, type ScheduledResult } from "./verify.ts";
@@ -43,7 +43,6 @@ export async function claimDuePages(
 ): Promise<number> {
   const db = database(env.DB);
   const at = now.toISOString();
-  await unscheduleRetired(db, at);
   let claimed = 0;
   for (let page = 0; page < limits.pages; page++) {
     const claim = randomId("chk");

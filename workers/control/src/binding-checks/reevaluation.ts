@@ -15,11 +15,6 @@ const SERVICE_ACTOR = "passport-service";
 /** How many finished re-evaluations one scheduler run settles. */
 const SETTLE_PER_RUN = 50;
 
-/** True when a batch failed because another change took the passport's next version. */
-function isVersionConflict(error: unknown): boolean {
-  return String((error as { cause?: unknown })?.cause ?? error).includes("UNIQUE constraint failed");
-}
-
 /** What a flagged passport's re-evaluation waits for; undefined when it awaits none. */
 export async function reevaluationOf(db: Database, passport: { id: string; recheckSince: string | null }, now: Date) {
   if (!passport.recheckSince) return undefined;
@@ -29,27 +24,22 @@ export async function reevaluationOf(db: Database, passport: { id: string; reche
 
 /**
  * Clears the passport's re-check flag if its re-evaluation waits for nothing more (one conditional
- * batch, never a read deciding a write) and republishes it. A change racing it wins; the next
- * check or scheduler run tries again. Returns whether the flag was cleared.
+ * batch, never a read deciding a write) and republishes it. A change racing it wins: the batch
+ * then writes nothing (its statements are conditioned on the version read) and the next check or
+ * scheduler run tries again. Returns whether the flag was cleared.
  */
 export async function settleReevaluation(env: Env, db: Database, passportId: string, now = new Date()) {
   const passport = await findPassport(db, passportId);
-  if (!passport?.recheckRequired || !passport.recheckSince) return false;
-  let cleared: boolean;
-  try {
-    cleared = await clearRecheckIfPassed(
-      db,
-      { id: passport.id, version: passport.recordVersion, since: passport.recheckSince },
-      {
-        actor: SERVICE_ACTOR,
-        at: now.toISOString(),
-        detail: { recheck_passed: true, recheck_since: passport.recheckSince },
-      },
-    );
-  } catch (error) {
-    if (isVersionConflict(error)) return false;
-    throw error;
-  }
+  if (!passport?.recheckSince) return false;
+  const cleared = await clearRecheckIfPassed(
+    db,
+    { id: passport.id, version: passport.recordVersion, since: passport.recheckSince },
+    {
+      actor: SERVICE_ACTOR,
+      at: now.toISOString(),
+      detail: { recheck_passed: true, recheck_since: passport.recheckSince },
+    },
+  );
   if (cleared) await publishOrDefer(env, passport.id);
   return cleared;
 }

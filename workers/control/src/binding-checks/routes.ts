@@ -5,8 +5,9 @@ import { operation } from "../api/operations.ts";
 import { HttpProblem } from "../api/problem.ts";
 import { BindingCheckView, passportView } from "../api/views.ts";
 import type { AppEnv } from "../context.ts";
+import type { Database } from "../db/client.ts";
 import { bindingOf } from "../db/passport-entries.ts";
-import { findPassport, loadAggregate } from "../db/passports.ts";
+import { loadAggregate, type PassportRow } from "../db/passports.ts";
 import { instructionsFor } from "./checks.ts";
 import { limitChecks } from "./limits.ts";
 import { reevaluationOf, requestReevaluationChecks } from "./reevaluation.ts";
@@ -90,10 +91,9 @@ export const RecheckView = z.object({
     .describe("POST only: how many pending bindings were made due for the next scheduler run."),
 });
 
-async function recheckAnswer(db: Parameters<typeof findPassport>[0], id: string, scheduled?: number) {
-  const passport = await findPassport(db, id);
-  if (!passport) throw new Error(`passport ${id} vanished`);
-  const reevaluation = passport.recheckRequired ? await reevaluationOf(db, passport, new Date()) : undefined;
+/** The re-check view of `passport` as the route read it (asking for checks changes only its bindings). */
+async function recheckAnswer(db: Database, passport: PassportRow, scheduled?: number) {
+  const reevaluation = await reevaluationOf(db, passport, new Date());
   return {
     identity_id: passport.id,
     recheck_required: passport.recheckRequired,
@@ -115,9 +115,9 @@ checks.get(
   }),
   async (c) => {
     const id = c.req.param("id");
-    const { membership } = await visiblePassport(c.get("db"), c.get("principal").subject, id);
+    const { passport, membership } = await visiblePassport(c.get("db"), c.get("principal").subject, id);
     requireRole(membership, c.get("declaredRole"));
-    return c.json(await recheckAnswer(c.get("db"), id));
+    return c.json(await recheckAnswer(c.get("db"), passport));
   },
 );
 
@@ -143,7 +143,7 @@ checks.post(
         allowed: [],
       });
     }
-    const scheduled = passport.recheckRequired ? await requestReevaluationChecks(db, passport) : 0;
-    return c.json(await recheckAnswer(db, id, scheduled), 202);
+    const scheduled = await requestReevaluationChecks(db, passport);
+    return c.json(await recheckAnswer(db, passport, scheduled), 202);
   },
 );

@@ -1,5 +1,5 @@
 import { HttpProblem } from "../api/problem.ts";
-import { type Database, randomId } from "../db/client.ts";
+import { type Database, isConstraintError, randomId, UNIQUE_VIOLATION } from "../db/client.ts";
 import { insertEvidence, withdrawEvidence } from "../db/passport-entries.ts";
 import { commitChangeStatements, findPassport, type PassportChange, type PassportRow } from "../db/passports.ts";
 import { outboundFor } from "../outbound/config.ts";
@@ -179,7 +179,7 @@ function lapsedChange(
 
 /** True when a batch failed because another change took the passport's next version (the events index). */
 function isVersionConflict(error: unknown): boolean {
-  return String((error as { cause?: unknown })?.cause ?? error).includes("UNIQUE constraint failed");
+  return isConstraintError(error, UNIQUE_VIOLATION);
 }
 
 /**
@@ -234,7 +234,7 @@ async function commitVerified(
   await publishOrDefer(env, passport.id);
   for (const rival of rivals) await recordConflict(env, db, rival, binding, passport.id);
   // A passing check may be the last one a re-evaluation waited for (docs/lifecycle.md#re-evaluation).
-  if (passport.recheckRequired) await settleAfterCheck(env, db, passport.id, now);
+  if (passport.recheckSince) await settleAfterCheck(env, db, passport.id, now);
 }
 
 /** Settles a re-evaluation after a check; a failure here never undoes the check (the scheduler tries again). */

@@ -2,7 +2,7 @@ import { mintIdentityId } from "@passport/domain";
 import { requireMembership, requireRole } from "../access/membership.ts";
 import { HttpProblem } from "../api/problem.ts";
 import type { CreatePassportRequest } from "../api/requests.ts";
-import type { Database } from "../db/client.ts";
+import { type Database, isConstraintError, UNIQUE_VIOLATION } from "../db/client.ts";
 import type { Role } from "../db/organisations.ts";
 import { isGrantNoLongerHeld } from "../db/passport-entries.ts";
 import {
@@ -60,10 +60,6 @@ async function refusalOfRacingDuplicate(db: Database, passport: PassportRow, cha
       ? [change.detail as { class: string; value: string }]
       : ((await loadAggregate(db, passport.id))?.bindings ?? []);
   return duplicateRaceRefusal(db, organisationId, passport.family, candidates, passport.id);
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return String((error as { cause?: unknown })?.cause ?? error).includes("UNIQUE constraint failed");
 }
 
 /**
@@ -137,7 +133,7 @@ export async function commitChange(
     if (isDuplicateIdentityViolation(error)) throw await refusalOfRacingDuplicate(db, passport, change);
     if (isGrantNoLongerHeld(error)) throw grantNoLongerHeld();
     if (isUsesLimitViolation(error)) throw usesLimitRefusal();
-    if (!isUniqueViolation(error)) throw error;
+    if (!isConstraintError(error, UNIQUE_VIOLATION)) throw error;
     const current = await findPassport(db, id);
     throw new StaleVersion(
       "The passport changed while your request was being applied; re-read it and try again.",

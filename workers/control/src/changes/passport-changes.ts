@@ -30,10 +30,11 @@ import {
   insertEvidence,
   rescheduleCheckedBindings,
   setAuthorityExpiry,
+  unscheduleBindings,
   withdrawEvidence,
 } from "../db/passport-entries.ts";
-import { type PassportChange, type PassportRow, primaryBindingHolders } from "../db/passports.ts";
-import { deleteUse, insertUse, linkTargets, useAndCount } from "../db/uses.ts";
+import { findPassport, type PassportChange, type PassportRow, primaryBindingHolders } from "../db/passports.ts";
+import { deleteUse, insertUse, useOf } from "../db/uses.ts";
 import type { Attestation } from "../evidence/attestation.ts";
 
 // The rules of each material change to a passport. Each function takes the passport as it is now
@@ -417,6 +418,7 @@ export function stateChange(db: Database, passport: PassportRow, input: StateCha
     },
     set,
     ...(reactivated ? { statements: [rescheduleCheckedBindings(db, passport.id, at)] } : {}),
+    ...(to === "retired" ? { statements: [unscheduleBindings(db, passport.id)] } : {}),
   };
 }
 
@@ -425,7 +427,12 @@ export function stateChange(db: Database, passport: PassportRow, input: StateCha
  * operative passport of the same family and not itself a duplicate, so duplicate chains never form
  * and a verifier following `duplicate_of` always lands on a passport it can use.
  */
-export function duplicateRetirement(duplicate: PassportRow, survivor: PassportRow, reason: string): PassportChange {
+export function duplicateRetirement(
+  db: Database,
+  duplicate: PassportRow,
+  survivor: PassportRow,
+  reason: string,
+): PassportChange {
   if (survivor.family !== duplicate.family || survivor.lifecycle === "retired" || survivor.duplicateOf) {
     throw new HttpProblem("invalid-request", {
       detail: "The surviving passport must be an operative passport of the same family.",
@@ -435,6 +442,7 @@ export function duplicateRetirement(duplicate: PassportRow, survivor: PassportRo
     kind: "duplicate.retired",
     detail: { survivor_id: survivor.id, reason, lifecycle: { from: duplicate.lifecycle, to: "retired" } },
     set: { lifecycle: "retired", duplicateOf: survivor.id, stateAsOf: new Date().toISOString() },
+    statements: [unscheduleBindings(db, duplicate.id)],
   };
 }
 
@@ -455,7 +463,7 @@ export function transfer(passport: PassportRow, organisationId: string, reason: 
  * agent passports declare links; the target is any other passport of the service, of any
  * organisation, since its record is public. The change is the agent's own next version: nothing
  * of the target changes, so declaring a link to someone else's passport never republishes it, and a
- * link grants nothing. At most MAX_USES_LINKS per agent (held by migration 0020 when writes race).
+ * link grants nothing. At most MAX_USES_LINKS per agent (held by migration 0020's trigger).
  */
 export async function usesAddition(db: Database, passport: PassportRow, targetId: string): Promise<PassportChange> {
   if (passport.family !== "agent") {
@@ -470,17 +478,18 @@ export async function usesAddition(db: Database, passport: PassportRow, targetId
       errors: [{ path: "identity_id", message: "is this passport's own id" }],
     });
   }
-  const [[target], existing] = await Promise.all([linkTargets(db, [targetId]), useAndCount(db, passport.id, targetId)]);
+  const [target, link] = await Promise.all([findPassport(db, targetId), useOf(db, passport.id, targetId)]);
   if (!target) throw new HttpProblem("identity-not-found", { detail: `No passport has the id ${targetId}.` });
-  if (existing.link) {
+  if (link) {
     throw new HttpProblem("link-exists", { detail: `This passport already declares that it uses ${targetId}.` });
   }
-  if (existing.count >= MAX_USES_LINKS) throw usesLimitRefusal();
+  // The limit per agent (MAX_USES_LINKS) is migration 0020's trigger: commitChange answers its
+  // refusal with usesLimitRefusal, so it holds however many writers race.
   const declaredAt = new Date().toISOString();
   return {
     kind: "uses.declared",
     detail: { identity_id: targetId, family: target.family },
-    statements: [insertUse(db, { agentId: passport.id, targetId, targetFamily: target.family, declaredAt })],
+    statements: [insertUse(db, { agentId: passport.id, targetId, declaredAt })],
   };
 }
 
@@ -494,7 +503,7 @@ export function usesLimitRefusal(): HttpProblem {
 
 /** An agent withdraws a uses link it declared. */
 export async function usesRemoval(db: Database, passport: PassportRow, targetId: string): Promise<PassportChange> {
-  const { link } = await useAndCount(db, passport.id, targetId);
+  const link = await useOf(db, passport.id, targetId);
   if (!link) throw new HttpProblem("route-not-found", { detail: "This passport declares no link to that id." });
   return {
     kind: "uses.removed",

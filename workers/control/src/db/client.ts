@@ -21,6 +21,17 @@ export function database(d1: D1Database): Database {
   return db;
 }
 
+/** The message SQLite gives a UNIQUE (or primary key) violation. */
+export const UNIQUE_VIOLATION = "UNIQUE constraint failed";
+
+/**
+ * Whether a statement failed with a message naming `marker`: a constraint's message, or the name a
+ * trigger of ours raises. drizzle wraps D1's error, so its `cause` is read when there is one.
+ */
+export function isConstraintError(error: unknown, marker: string): boolean {
+  return String((error as { cause?: unknown })?.cause ?? error).includes(marker);
+}
+
 /** A new row id: `prefix` and 20 random hex digits, e.g. `ev_3f9c…` (docs/storage.md). */
 export function randomId(prefix: string): string {
   return `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;

@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
-import type { Database } from "./client.ts";
+import { type Database, isConstraintError } from "./client.ts";
 import { authority, bindings, evidence, members, organisations, passports } from "./schema.ts";
 
 // The entries a passport carries besides its own row: bindings, evidence and authority context.
@@ -55,6 +55,14 @@ export function rescheduleCheckedBindings(db: Database, passportId: string, at: 
     .update(bindings)
     .set({ nextCheckAt: at, checkClaim: null })
     .where(and(eq(bindings.passportId, passportId), inArray(bindings.verificationState, ["verified", "lapsed"])));
+}
+
+/**
+ * Takes every binding of the passport off the scheduled re-checks, dropping any claim in flight:
+ * part of a retirement's batch, as retired passports are never checked again.
+ */
+export function unscheduleBindings(db: Database, passportId: string) {
+  return db.update(bindings).set({ nextCheckAt: null, checkClaim: null }).where(eq(bindings.passportId, passportId));
 }
 
 /** The passport's evidence item `evidenceId`, unless it was withdrawn. */
@@ -127,7 +135,7 @@ export function insertGrant(db: Database, { row, subject, organisationId }: Gran
 
 /** Whether a change failed because a grant's grantor no longer held when it was written (`insertGrant`). */
 export function isGrantNoLongerHeld(error: unknown): boolean {
-  return String((error as { cause?: unknown })?.cause ?? error).includes("authority_grant_held");
+  return isConstraintError(error, "authority_grant_held");
 }
 
 export function deleteAuthority(db: Database, authorityId: string) {

@@ -1,6 +1,6 @@
 import { and, asc, eq, getTableName, gt, inArray, isNull, ne, or, type Placeholder, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { Database } from "./client.ts";
+import { type Database, isConstraintError } from "./client.ts";
 import { batchThen, type Preparable, type PreparedStatements, preparedStatements, type Results } from "./prepared.ts";
 import { authority, bindings, events, evidence, members, organisations, outbox, passports } from "./schema.ts";
 import { usesOfQuery } from "./uses.ts";
@@ -264,7 +264,7 @@ export function commitChangeStatements(
  * already held by another operative passport of the same family in the organisation.
  */
 export function isDuplicateIdentityViolation(error: unknown): boolean {
-  return String((error as { cause?: unknown })?.cause ?? error).includes("duplicate-identity");
+  return isConstraintError(error, "duplicate-identity");
 }
 
 export function passportsWithBinding(

@@ -97,7 +97,10 @@ export const passports = sqliteTable(
     recheckRequired: integer("recheck_required", { mode: "boolean" }).notNull().default(false),
     /**
      * When the re-evaluation behind `recheckRequired` began (docs/lifecycle.md#re-evaluation): the
-     * bindings must be verified and the evidence renewed after it before the flag clears.
+     * bindings must be verified and the evidence renewed after it before the flag clears. Set and
+     * cleared together with `recheckRequired` (reactivation, `clearRecheckIfPassed`, migration
+     * 0021's backfill): code decides by this one; the flag stays as the column the published record
+     * and the `passports_recheck` partial index read.
      */
     recheckSince: text("recheck_since"),
     duplicateOf: text("duplicate_of"),
@@ -192,7 +195,6 @@ export const bindings = sqliteTable(
   (t) => [
     uniqueIndex("bindings_passport_class_value").on(t.passportId, t.class, t.value),
     index("bindings_class_value").on(t.class, t.value),
-    index("bindings_verification_due").on(t.verificationState, t.verificationFreshUntil),
     index("bindings_next_check").on(t.nextCheckAt).where(sql`${t.nextCheckAt} IS NOT NULL`),
   ],
 );
@@ -200,7 +202,8 @@ export const bindings = sqliteTable(
 /**
  * Agent uses links (migration 0020, docs/reciprocal-trust.md): the API and MCP passports an agent
  * passport declares it calls. One row per link (the primary key); at most MAX_USES_LINKS per agent,
- * held by the migration's trigger. A link changes the agent's record only, never the target's.
+ * held by the migration's trigger. A link changes the agent's record only, never the target's. The
+ * target's family is read from its passport (families never change; migration 0022 dropped the copy).
  */
 export const passportUses = sqliteTable(
   "passport_uses",
@@ -211,7 +214,6 @@ export const passportUses = sqliteTable(
     targetId: text("target_id")
       .notNull()
       .references(() => passports.id),
-    targetFamily: text("target_family", { enum: ["api", "agent"] }).notNull(),
     declaredAt: text("declared_at").notNull(),
   },
   (t) => [

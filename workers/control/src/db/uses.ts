@@ -1,6 +1,6 @@
 import { and, asc, count, eq, gt, inArray, or, type Placeholder, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import type { Database } from "./client.ts";
+import { type Database, isConstraintError } from "./client.ts";
 import { organisations, passports, passportUses } from "./schema.ts";
 
 // Agent uses links (docs/reciprocal-trust.md): the API and MCP passports an agent passport declares
@@ -15,7 +15,7 @@ export function usesOfQuery(db: Database, agentId: string | Placeholder) {
   return db
     .select({
       targetId: passportUses.targetId,
-      targetFamily: passportUses.targetFamily,
+      targetFamily: passports.family,
       declaredAt: passportUses.declaredAt,
       targetName: passports.displayName,
       targetLifecycle: passports.lifecycle,
@@ -26,16 +26,13 @@ export function usesOfQuery(db: Database, agentId: string | Placeholder) {
     .orderBy(asc(passportUses.declaredAt), asc(passportUses.targetId));
 }
 
-/** The link from `agentId` to `targetId`, if declared, and how many links the agent has: one round trip. */
-export async function useAndCount(db: Database, agentId: string, targetId: string) {
-  const [[link], [total]] = await db.batch([
-    db
-      .select()
-      .from(passportUses)
-      .where(and(eq(passportUses.agentId, agentId), eq(passportUses.targetId, targetId))),
-    db.select({ n: count() }).from(passportUses).where(eq(passportUses.agentId, agentId)),
-  ]);
-  return { link, count: total?.n ?? 0 };
+/** The link from `agentId` to `targetId`, if declared. */
+export async function useOf(db: Database, agentId: string, targetId: string) {
+  const [link] = await db
+    .select()
+    .from(passportUses)
+    .where(and(eq(passportUses.agentId, agentId), eq(passportUses.targetId, targetId)));
+  return link;
 }
 
 export function insertUse(db: Database, row: typeof passportUses.$inferInsert) {
@@ -48,7 +45,7 @@ export function deleteUse(db: Database, agentId: string, targetId: string) {
 
 /** Whether a write was stopped by the links-per-agent limit (migration 0020's trigger). */
 export function isUsesLimitViolation(error: unknown): boolean {
-  return String((error as { cause?: unknown })?.cause ?? error).includes("passport_uses_limit");
+  return isConstraintError(error, "passport_uses_limit");
 }
 
 /** How many agent passports declare `targetId`, and how many of them are revoked or retired. */
@@ -56,7 +53,7 @@ export async function declarerCounts(db: Database, targetId: string): Promise<{ 
   const [row] = await db
     .select({
       total: count(),
-      flagged: sql<number>`coalesce(sum(${passports.lifecycle} IN ('revoked', 'retired')), 0)`,
+      flagged: sql<number>`coalesce(sum(${inArray(passports.lifecycle, FLAGGED_LIFECYCLES)}), 0)`,
     })
     .from(passportUses)
     .innerJoin(passports, eq(passports.id, passportUses.agentId))
@@ -97,13 +94,4 @@ export async function declarersOf(
     )
     .orderBy(asc(passportUses.declaredAt), asc(passportUses.agentId))
     .limit(page.limit);
-}
-
-/** The passports named as link targets, with what a link needs of them (family, lifecycle). */
-export async function linkTargets(db: Database, ids: string[]) {
-  if (ids.length === 0) return [];
-  return db
-    .select({ id: passports.id, family: passports.family, lifecycle: passports.lifecycle })
-    .from(passports)
-    .where(inArray(passports.id, ids));
 }

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { roleAtLeast } from "../access/roles.ts";
+import { requiredRole } from "../access/roles.ts";
 import { HttpProblem } from "../api/problem.ts";
 import { chargeWrite } from "../api/rate-limit.ts";
 import type { BatchItem } from "../api/requests.ts";
@@ -92,7 +92,7 @@ export async function runBatch(c: Context<AppEnv>, items: BatchItem[]) {
         const request = {
           db,
           subject,
-          minimum: needs && !roleAtLeast(minimum, needs) ? needs : minimum,
+          minimum: requiredRole(minimum, needs),
           expectedVersions: expectedVersions(target.if_match),
         };
         committed.push({ stored: await commitOrAnswer(request, target.identity_id, build), status: 200 });

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { roleAtLeast } from "../access/roles.ts";
+import { requiredRole } from "../access/roles.ts";
 import { HttpProblem } from "../api/problem.ts";
 import { passportEtag, passportView } from "../api/views.ts";
 import { type ChangeRequest, commitChange, StaleVersion } from "../changes/apply.ts";
@@ -84,7 +84,7 @@ export async function applyChange(
   const request: ChangeRequest = {
     db: c.get("db"),
     subject: c.get("principal").subject,
-    minimum: needs && !roleAtLeast(declared, needs) ? needs : declared,
+    minimum: requiredRole(declared, needs),
     expectedVersions: expectedVersions(c.req.header("if-match")),
   };
   return publishAndRespond(c, await commitOrAnswer(request, id, build));

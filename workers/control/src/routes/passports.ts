@@ -331,7 +331,7 @@ passports.post(
     const id = c.req.param("id");
     if (survivor_id === id) throw new HttpProblem("invalid-request", { detail: "A passport cannot duplicate itself." });
     const { passport: survivor } = await visiblePassport(c.get("db"), c.get("principal").subject, survivor_id);
-    return applyChange(c, id, (duplicate) => duplicateRetirement(duplicate, survivor, reason));
+    return applyChange(c, id, (duplicate) => duplicateRetirement(c.get("db"), duplicate, survivor, reason));
   },
 );
 

@@ -5,7 +5,7 @@ import {
   marketplaceAccounts,
   marketplaceCustomers,
 } from "../../db/acquisitions-schema.ts";
-import type { Database } from "../../db/client.ts";
+import { type Database, isConstraintError, UNIQUE_VIOLATION } from "../../db/client.ts";
 import { createPassportStatements } from "../../db/passports.ts";
 import { organisations, passports } from "../../db/schema.ts";
 import type { ResolvedCustomer } from "../adapter.ts";
@@ -143,7 +143,7 @@ export async function ensureAccount(
         outcome = "created";
       }
     } catch (error) {
-      if (!isConstraintViolation(error)) throw error;
+      if (!isConstraintError(error, UNIQUE_VIOLATION)) throw error;
     }
     account = await findAccountByKey(db, key);
     if (!account && existing) throw new OrganisationAlreadyLinked();
@@ -167,12 +167,6 @@ async function passportSlot(db: Database, accountId: string, family: "api" | "ag
       ),
     );
   return row;
-}
-
-/** A UNIQUE or PRIMARY KEY violation, possibly wrapped by drizzle. */
-function isConstraintViolation(error: unknown): boolean {
-  const cause = error instanceof Error ? error.cause : undefined;
-  return /constraint failed/i.test(`${String(error)} ${String(cause ?? "")}`);
 }
 
 /** At most this many passports are offered to choose from at a claim; more is an organisation to tidy first. */
@@ -253,7 +247,7 @@ export async function ensurePassport(
     ]);
     return { passportId: id, outcome: "issued" };
   } catch (error) {
-    const winner = isConstraintViolation(error) ? await passportSlot(db, account.id, family) : undefined;
+    const winner = isConstraintError(error, UNIQUE_VIOLATION) ? await passportSlot(db, account.id, family) : undefined;
     if (winner) return { passportId: winner.passportId, outcome: "reused" };
     throw error;
   }

@@ -1,7 +1,8 @@
 // The forms that add, expire and remove a passport's authority context.
+import { RATE_PERIODS } from "@passport/domain";
 import type { PassportView } from "../../api/views.ts";
 import { fieldError, formatTime } from "../layout.tsx";
-import { Field, type FormContext, FormProblem, failureFor, Hidden } from "./parts.tsx";
+import { Field, type FormContext, FormProblem, failureFor, Hidden, SelectField } from "./parts.tsx";
 
 /** An authority entry is expired once its `expires_at` has passed; it stays in the record as it was. */
 export function authorityExpired(entry: { expires_at: string | null }, now: number): boolean {
@@ -36,8 +37,6 @@ export function scopeText(entry: AuthorityView): string | undefined {
   if (rate) parts.push(`at most ${rate.count} per ${rate.per}`);
   return parts.length > 0 ? parts.join(", ") : undefined;
 }
-
-const RATE_LABELS = { second: "second", minute: "minute", hour: "hour", day: "day" } as const;
 
 /**
  * Adds authority. With a grantor it is structured: the API checks the grantor against the
@@ -156,15 +155,15 @@ export function AddAuthorityForm(props: { ctx: FormContext; grantsAsOrganisation
             type="number"
             failure={failure}
           />
-          <Field form={form} name="rate_per" label="actions per" failure={failure}>
-            <select id={`${form}-rate_per`} name="rate_per">
-              {Object.entries(RATE_LABELS).map(([value, label]) => (
-                <option value={value} selected={chosenPer === value}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          </Field>
+          <SelectField
+            form={form}
+            name="rate_per"
+            path="scope.limits.rate.per"
+            label="actions per"
+            failure={failure}
+            options={RATE_PERIODS.map((period) => [period, period] as const)}
+            chosen={chosenPer}
+          />
           <div class="grow">
             <Field
               form={form}

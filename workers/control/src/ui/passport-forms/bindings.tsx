@@ -2,8 +2,7 @@
 import { BINDING_CLASSES_BY_FAMILY } from "@passport/domain";
 import type { PassportView } from "../../api/views.ts";
 import { BINDING_LABELS } from "../labels.ts";
-import { fieldError } from "../layout.tsx";
-import { Field, type FormContext, FormProblem, failureFor, Hidden } from "./parts.tsx";
+import { Field, type FormContext, FormProblem, failureFor, Hidden, SelectField } from "./parts.tsx";
 
 export function AddBindingForm(props: { ctx: FormContext }) {
   const { ctx } = props;
@@ -11,27 +10,20 @@ export function AddBindingForm(props: { ctx: FormContext }) {
   const failure = failureFor(ctx, form);
   const classes = BINDING_CLASSES_BY_FAMILY[ctx.passport.family];
   const chosen = failure?.values?.class;
-  const classError = fieldError(failure?.problem, "class");
   return (
     <form method="post" action={`/dashboard/passports/${ctx.passport.identity_id}/bindings`} id={form}>
       <fieldset>
         <legend>Add a binding</legend>
         <Hidden ctx={ctx} />
         <div class="row">
-          <Field form={form} name="class" label="Class" failure={failure}>
-            <select
-              id={`${form}-class`}
-              name="class"
-              aria-invalid={classError ? "true" : undefined}
-              aria-describedby={classError ? `${form}-class-error` : undefined}
-            >
-              {classes.map((cls) => (
-                <option value={cls} selected={chosen === cls}>
-                  {BINDING_LABELS[cls]}
-                </option>
-              ))}
-            </select>
-          </Field>
+          <SelectField
+            form={form}
+            name="class"
+            label="Class"
+            failure={failure}
+            options={classes.map((cls) => [cls, BINDING_LABELS[cls]] as const)}
+            chosen={chosen}
+          />
           <div class="grow">
             <Field
               form={form}

@@ -73,6 +73,40 @@ export function Field(props: {
   );
 }
 
+/**
+ * A labelled select of `options` ([value, text] pairs), `chosen` selected, whose API problem (by
+ * field path) is shown beneath it and announced with it, as `Field` does for an input.
+ */
+export function SelectField(props: {
+  form: string;
+  name: string;
+  /** The API's path for this field's errors, when it differs from the form field's name. */
+  path?: string;
+  label: string;
+  failure?: Failure;
+  options: readonly (readonly [string, string])[];
+  chosen?: string;
+}) {
+  const id = `${props.form}-${props.name}`;
+  const message = fieldError(props.failure?.problem, props.path ?? props.name);
+  return (
+    <Field form={props.form} name={props.name} path={props.path} label={props.label} failure={props.failure}>
+      <select
+        id={id}
+        name={props.name}
+        aria-invalid={message ? "true" : undefined}
+        aria-describedby={message ? `${id}-error` : undefined}
+      >
+        {props.options.map(([value, text]) => (
+          <option value={value} selected={props.chosen === value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}
+
 /** The problem of a failed form, unless every part of it is already shown beside its field. */
 export function FormProblem(props: { failure?: Failure; id: string }) {
   return props.failure ? <ProblemMessage problem={props.failure.problem} id={props.id} /> : null;
