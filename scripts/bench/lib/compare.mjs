@@ -22,12 +22,13 @@ function checkStatuses(label, result, expected) {
 }
 
 /** A pair's own labels, carried to its result when set: its row's targets and how the report groups it. */
-const LABELS = ["kind", "size", "target", "p99Target"];
+const LABELS = ["kind", "size", "target", "p99Target", "reportOnly"];
 
 /**
  * `pairs`: [{ name, subject: { urls, headers?, body?, status, prime? }, baseline: { name, urls, headers?, body?, status, prime? },
- * kind?, size?, target?, p99Target? }]. `target` (minimum req/s ratio) and `p99Target` (maximum p99
- * ratio) are the row's own targets; `kind` and `size` group rows; all four are copied to the result.
+ * kind?, size?, target?, p99Target?, reportOnly? }]. `target` (minimum req/s ratio) and `p99Target`
+ * (maximum p99 ratio) are the row's own targets; `reportOnly` rows have none, not even the shared
+ * one (a comparison kept for continuity); `kind` and `size` group rows; all are copied to the result.
  * `prime`: seconds of untimed load before each of that side's runs, for state the runtime drops
  * between runs (workerd evicts a Durable Object after about ten idle seconds, and the other runs
  * of a round take longer than that).
