@@ -125,6 +125,25 @@ describe("loadPolicy refuses an invalid policy with the JSON pointer of the firs
     );
     expect(await policyDigest(policy as never)).toMatch(/^sha-256:[A-Za-z0-9_-]{43}$/);
   });
+
+  it("returns a frozen copy: the caller's object changed afterwards changes neither the policy nor its digest", async () => {
+    const mine = { ...base, actions: { refund: { consequence: "higher", lifecycle: ["active"] } } };
+    const loaded = loadPolicy(mine);
+    const digest = await policyDigest(loaded);
+    mine.actions.refund.consequence = "lower";
+    mine.actions.refund.lifecycle.push("suspended");
+    expect(loaded.actions.refund).toEqual({ consequence: "higher", lifecycle: ["active"] });
+    expect(await policyDigest(loaded)).toBe(digest);
+    expect(await policyDigest(loadPolicy(mine))).not.toBe(digest);
+    expect(() => {
+      (loaded.actions.refund as { consequence: string }).consequence = "lower";
+    }).toThrow(TypeError);
+    // An object that did not come from loadPolicy is digested as it is now.
+    const plain = structuredClone(mine);
+    const before = await policyDigest(plain as never);
+    plain.actions.refund.consequence = "higher";
+    expect(await policyDigest(plain as never)).not.toBe(before);
+  });
 });
 
 describe("loadPolicy and the zod PassportPolicy agree", () => {

@@ -14,6 +14,7 @@ import type {
 } from "./outcome.ts";
 import { propagating, withinPropagation } from "./propagation.ts";
 import type { PassportRecordView } from "./record.ts";
+import { VerifiedMemo } from "./verified-memo.ts";
 
 /** A failed proof, or (`stale`) pieces of it that publication in progress explains (propagation.ts). */
 export type ProofFinding = SignatureInvalidFinding | UnknownKeyFinding | HistoryBrokenFinding | StaleFinding;
@@ -139,6 +140,15 @@ function lagging(
 }
 
 /**
+ * Record signatures that verified, per key set (verified-memo.ts), remembered under the signature
+ * and the record's digest: the digest was just recomputed from the record's members and equals the
+ * one stated, and the signed text is those members with that digest, so the pair names the signed
+ * bytes exactly. A consumer re-checking a passport before each call pays the ES256 verification once
+ * per record version; the digest is recomputed on every check.
+ */
+const verifiedRecords = new VerifiedMemo<{ kid: string }>(1024);
+
+/**
  * Checks a record as served: its digest against its canonical JSON, then its detached signature
  * against the trusted keys (when any are configured).
  * @example
@@ -166,8 +176,13 @@ export async function checkRecordProof(
   }
   if (!keys) return { ok: true, proof: { digest: "verified", signature: "skipped_insecure", history: "not_checked" } };
   if (!signature) return { ok: false, finding: signatureInvalid(record, "missing") };
+  const memoKey = `${computed} ${signature}`;
+  const known = verifiedRecords.get(keys, memoKey);
+  if (known)
+    return { ok: true, proof: { digest: "verified", signature: "verified", kid: known.kid, history: "not_checked" } };
   const check = await verifyDetachedJwsOver(signature, withMember(members, "digest", stated), keys);
   if (check.valid) {
+    verifiedRecords.remember(keys, memoKey, { kid: check.kid });
     return { ok: true, proof: { digest: "verified", signature: "verified", kid: check.kid, history: "not_checked" } };
   }
   if (check.reason === "unknown_key")

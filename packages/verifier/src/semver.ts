@@ -187,21 +187,41 @@ function setMatches(set: Comparator[], version: SemVer): boolean {
  */
 export function versionSatisfies(actual: string, versions: string): boolean {
   if (!isVersionRange(versions)) return actual === versions;
-  if (!RANGE.test(versions)) return false;
+  const sets = comparatorSets(versions);
+  if (!sets) return false;
   const version = parseVersion(actual);
   if (!version) return false;
-  return versions.split("||").some((alternative) => {
-    // "^ 1.2" and ">= 2" are one comparator each: join an operator to the version after it.
-    const tokens = alternative
-      .trim()
-      .replace(/(\^|~|>=|<=|>|<|=)\s+/g, "$1")
-      .split(/\s+/);
-    const set: Comparator[] = [];
-    for (const token of tokens) {
-      const parsed = desugar(token);
-      if (!parsed) return false;
-      set.push(...parsed);
-    }
-    return setMatches(set, version);
-  });
+  return sets.some((set) => set !== undefined && setMatches(set, version));
 }
+
+/**
+ * A range's comparator sets, one per `||` alternative (undefined for an alternative that does not
+ * parse, which matches nothing), or undefined when the range is not well formed. A policy names a
+ * few ranges and decides under them many times, so each range is parsed once (a bounded cache).
+ */
+function comparatorSets(versions: string): (Comparator[] | undefined)[] | undefined {
+  const known = parsedRanges.get(versions);
+  if (known !== undefined) return known ?? undefined;
+  const sets = RANGE.test(versions) ? versions.split("||").map(comparatorSet) : undefined;
+  if (parsedRanges.size >= PARSED_RANGES) parsedRanges.clear();
+  parsedRanges.set(versions, sets ?? null);
+  return sets;
+}
+
+function comparatorSet(alternative: string): Comparator[] | undefined {
+  // "^ 1.2" and ">= 2" are one comparator each: join an operator to the version after it.
+  const tokens = alternative
+    .trim()
+    .replace(/(\^|~|>=|<=|>|<|=)\s+/g, "$1")
+    .split(/\s+/);
+  const set: Comparator[] = [];
+  for (const token of tokens) {
+    const parsed = desugar(token);
+    if (!parsed) return undefined;
+    set.push(...parsed);
+  }
+  return set;
+}
+
+const parsedRanges = new Map<string, (Comparator[] | undefined)[] | null>();
+const PARSED_RANGES = 256;

@@ -3,6 +3,7 @@ import { base64urlDecode, type KeyLookup } from "./jws.ts";
 import type { NetworkFailureKind, StaleItem, StatusProblem } from "./outcome.ts";
 import type { AvailabilitySignal, Lifecycle, PassportRecordView } from "./record.ts";
 import { strictJsonParse } from "./strict-json.ts";
+import { VerifiedMemo } from "./verified-memo.ts";
 
 /** The response header an API provider staples its passport's status token in (docs/verifier.md, Current proof). */
 export const STATUS_HEADER = "Passport-Status";
@@ -87,26 +88,11 @@ export type StatusCheck =
 const decoder = new TextDecoder();
 
 /**
- * Tokens whose signature verified, per key set: a provider staples the same token on every answer
- * until shortly before it expires, so a consumer sees it many times. Verifying is a pure function
- * of the token's bytes and the key, so a token is verified once per key set; its identity and times
- * are checked on every use. Only verified tokens are kept, at most VERIFIED_TOKENS per key set.
+ * Tokens whose signature verified, per key set (verified-memo.ts): a provider staples the same token
+ * on every answer until shortly before it expires, so a consumer sees it many times. The token's
+ * text is the whole signed input; its identity and times are checked on every use.
  */
-const verifiedTokens = new WeakMap<KeyLookup, Map<string, { claims: StatusClaims; kid: string }>>();
-const VERIFIED_TOKENS = 256;
-
-function remember(keys: KeyLookup, token: string, verified: { claims: StatusClaims; kid: string }): void {
-  let known = verifiedTokens.get(keys);
-  if (!known) {
-    known = new Map();
-    verifiedTokens.set(keys, known);
-  }
-  known.set(token, verified);
-  if (known.size > VERIFIED_TOKENS) {
-    const oldest = known.keys().next().value;
-    if (oldest !== undefined) known.delete(oldest);
-  }
-}
+const verifiedTokens = new VerifiedMemo<{ claims: StatusClaims; kid: string }>(256);
 
 function readPart(part: string | undefined): Record<string, unknown> | undefined {
   const bytes = part === undefined ? undefined : base64urlDecode(part);
@@ -154,7 +140,7 @@ export async function checkStatusToken(
   now: number,
   maxAgeSeconds: number,
 ): Promise<StatusCheck> {
-  const known = keys ? verifiedTokens.get(keys)?.get(token) : undefined;
+  const known = keys ? verifiedTokens.get(keys, token) : undefined;
   if (known) return checkClaims(known.claims, known.kid, true, identityId, now, maxAgeSeconds);
   const parts = token.trim().split(".");
   const header = readPart(parts[0]);
@@ -178,7 +164,7 @@ export async function checkStatusToken(
     const input = new TextEncoder().encode(`${parts[0]}.${parts[1]}`);
     const valid = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, await key, signature, input);
     if (!valid) return { ok: false, problem: "signature_invalid", kid, detail: "the signature does not verify" };
-    remember(keys, token, { claims, kid });
+    verifiedTokens.remember(keys, token, { claims, kid });
   }
   return checkClaims(claims, kid, keys !== undefined, identityId, now, maxAgeSeconds);
 }

@@ -1,0 +1,41 @@
+import type { KeyLookup } from "./jws.ts";
+
+/**
+ * Signatures that verified, per set of trusted keys. Checking an ES256 signature is a pure function
+ * of the signed bytes and the key, and a consumer checks the same bytes again and again: the same
+ * record version before every call until it changes, the same stapled status token until the
+ * provider refreshes it. So a signature is verified once per key set and remembered under a string
+ * that determines the signed bytes exactly (the caller says which).
+ *
+ * Only successes are kept, at most `limit` per key set, the oldest dropped first. A hit still asks
+ * the key set for the signing key, so a lookup that no longer trusts the key gets no hit. A
+ * `KeyRing` never changes once built; a Verifier reading keys from a URL builds a new one when the
+ * set changes, and the old one's entries go with it (a WeakMap).
+ */
+export class VerifiedMemo<T extends { kid: string }> {
+  readonly #byKeys = new WeakMap<KeyLookup, Map<string, T>>();
+  readonly #limit: number;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  /** What was remembered under `key` for `keys`, while `keys` still has the key it was signed with. */
+  get(keys: KeyLookup, key: string): T | undefined {
+    const known = this.#byKeys.get(keys)?.get(key);
+    return known && keys.key(known.kid) ? known : undefined;
+  }
+
+  remember(keys: KeyLookup, key: string, verified: T): void {
+    let known = this.#byKeys.get(keys);
+    if (!known) {
+      known = new Map();
+      this.#byKeys.set(keys, known);
+    }
+    known.set(key, verified);
+    if (known.size > this.#limit) {
+      const oldest = known.keys().next().value;
+      if (oldest !== undefined) known.delete(oldest);
+    }
+  }
+}
