@@ -9,8 +9,8 @@ import type { KeyLookup } from "./jws.ts";
  *
  * Only successes are kept, at most `limit` per key set, the oldest dropped first. A hit still asks
  * the key set for the signing key, so a lookup that no longer trusts the key gets no hit. A
- * `KeyRing` never changes once built; a Verifier reading keys from a URL builds a new one when the
- * set changes, and the old one's entries go with it (a WeakMap).
+ * `KeyRing` never changes once built; a Verifier reading keys from a URL builds a new one each time
+ * it reads the set, and the old one's entries go with it (a WeakMap).
  */
 export class VerifiedMemo<T extends { kid: string }> {
   readonly #byKeys = new WeakMap<KeyLookup, Map<string, T>>();
