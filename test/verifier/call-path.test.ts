@@ -271,6 +271,33 @@ describe("decideCall: the caller's signature by a proven key", () => {
     expect(wide.decision).toBe("allow");
   });
 
+  it("a signature its headers alone refuse is refused before the calling passport is looked up", async () => {
+    const t = await setUp();
+    const { fetch, calls } = recording(t.server.fetch);
+    const verifier = t.server.verifier({
+      now: Date.now,
+      fetch,
+      callerSignatures: webBotAuth({ fetch: t.host.fetch }),
+    });
+    const agentReads = () => calls.filter((c) => c.url.includes(t.agent.identity_id)).length;
+    // Expired, and (another copy) signed over the host alone.
+    const expired = await (await t.signer()).sign(new Request(API_URL, { method: "POST" }), Date.now() - 120_000);
+    const refused = await verifier.decideCall(call(policy(), t.api.identity_id, expired));
+    expect(refused).toMatchObject({ decision: "challenge", caller_problem: { problem: "signature_expired" } });
+    const hostOnly = new Request(API_URL, { method: "POST", headers: expired.headers });
+    hostOnly.headers.set(
+      "signature-input",
+      (expired.headers.get("signature-input") ?? "").replace(/\("[^)]*\)/, '("@authority" "passport-agent")'),
+    );
+    const uncovered = await verifier.decideCall(call(policy(), t.api.identity_id, hostOnly));
+    expect(uncovered).toMatchObject({ decision: "deny", caller_problem: { problem: "signature_invalid" } });
+    expect(agentReads()).toBe(0);
+    // A request that could be accepted is decided on the caller's passport, read once.
+    const fresh = await (await t.signer()).sign(new Request(API_URL, { method: "POST" }));
+    expect((await verifier.decideCall(call(policy(), t.api.identity_id, fresh))).decision).toBe("allow");
+    expect(agentReads()).toBe(1);
+  });
+
   it("with a nonce store, the same signed request replayed within its window is refused", async () => {
     const t = await setUp();
     const checker = webBotAuth({ fetch: t.host.fetch, nonces: new MemoryNonceStore() });

@@ -57,7 +57,16 @@ export interface CallerSignatures {
     record: PassportRecordView,
     options: { windowSeconds: number; now: number; signal?: AbortSignal },
   ): Promise<CallerSignatureCheck>;
+  /**
+   * The refusals that need no record: no signature, one that does not cover what it must, one
+   * outside its window. `decideCall` asks this first, so a request that could never be accepted
+   * does not make the verifier look up the passport it names. Undefined when nothing is refused
+   * yet; `check` makes the same checks again.
+   */
+  screen?(request: Request, options: { windowSeconds: number; now: number }): CallerSignatureRefusal | undefined;
 }
+
+export type CallerSignatureRefusal = Exclude<CallerSignatureCheck, { ok: true }>;
 
 /**
  * The keys of the record's `signing_keys` bindings that count now: verified, fresh, each with the

@@ -169,6 +169,13 @@ export async function decideCall(
     );
   }
 
+  // What the signature headers alone refuse is refused before the calling passport is looked up,
+  // so a request that could never be accepted costs no resolver read.
+  const screened = signatures.screen?.(incoming, { windowSeconds, now: defaults.now() });
+  if (screened) {
+    return refuse("caller.signature", screened.problem, screened.detail, SIGNATURE_DECISION[screened.problem]);
+  }
+
   // The caller's passport under the caller policy; then its signature, against the record decided on.
   const decided = await defaults.decide(callerId, {
     policy: callerPolicyDocument(request.action, outer, callerPolicy),

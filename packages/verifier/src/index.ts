@@ -3,6 +3,7 @@ export { copyAge, isFresh, RecordCache } from "./cache.ts";
 export {
   type CallerSignatureCheck,
   type CallerSignatureProblem,
+  type CallerSignatureRefusal,
   type CallerSignatures,
   DEFAULT_SIGNATURE_WINDOW_SECONDS,
   PASSPORT_AGENT_HEADER,

@@ -16,6 +16,7 @@ import {
 import { signerFromJWK, verifierFromJWK } from "web-bot-auth/crypto";
 import {
   type CallerSignatureCheck,
+  type CallerSignatureRefusal,
   type CallerSignatures,
   DEFAULT_SIGNATURE_WINDOW_SECONDS,
   PASSPORT_AGENT_HEADER,
@@ -175,6 +176,37 @@ class Refusal extends Error {
 }
 
 /** The components a `Signature-Input` covers, read from its first (or only) member. */
+/**
+ * What can be refused from the signature headers alone (`CallerSignatures.screen`): no signature,
+ * one that does not cover the required components, one whose `created` and `expires` parameters
+ * put it outside the window. The signature itself and its key are `check`'s, with the record.
+ */
+function screen(request: Request, { windowSeconds, now }: { windowSeconds: number; now: number }) {
+  const input = request.headers.get("signature-input");
+  if (!input || !request.headers.get("signature")) {
+    return refusal("signature_missing", "The request carries no HTTP message signature.");
+  }
+  const covered = coveredComponents(input);
+  const missing = REQUIRED_COMPONENTS.filter((component) => !covered.includes(component));
+  if (missing.length > 0) return refusal("signature_invalid", `The signature does not cover ${missing.join(" and ")}.`);
+  // Seconds since the epoch, as RFC 9421 writes them; a header without them is left to `check`.
+  const created = Number(/;\s*created=(\d{1,12})(?![\d])/.exec(input)?.[1]) * 1000;
+  const expires = Number(/;\s*expires=(\d{1,12})(?![\d])/.exec(input)?.[1]) * 1000;
+  if (created > now + 5_000) return refusal("signature_expired", "The signature was created in the future.");
+  if (now - created > windowSeconds * 1000 || expires - created > windowSeconds * 1000) {
+    return refusal(
+      "signature_expired",
+      `The signature is older than, or valid for longer than, the ${windowSeconds} s window.`,
+    );
+  }
+  if (expires < now) return refusal("signature_expired", "The signature has expired.");
+  return undefined;
+}
+
+function refusal(problem: CallerSignatureRefusal["problem"], detail: string): CallerSignatureRefusal {
+  return { ok: false, problem, detail };
+}
+
 function coveredComponents(input: string): string[] {
   const list = /^[^=]+=\(([^)]*)\)/.exec(input.trim())?.[1] ?? "";
   return [...list.matchAll(/"([^"]+)"/g)].map((match) => (match[1] ?? "").toLowerCase());
@@ -246,20 +278,10 @@ export function webBotAuth(options: WebBotAuthOptions = {}): CallerSignatures {
   }
 
   return {
+    screen,
     async check(request, record, { windowSeconds, now, signal }): Promise<CallerSignatureCheck> {
-      const input = request.headers.get("signature-input");
-      if (!input || !request.headers.get("signature")) {
-        return { ok: false, problem: "signature_missing", detail: "The request carries no HTTP message signature." };
-      }
-      const covered = coveredComponents(input);
-      const missing = REQUIRED_COMPONENTS.filter((component) => !covered.includes(component));
-      if (missing.length > 0) {
-        return {
-          ok: false,
-          problem: "signature_invalid",
-          detail: `The signature does not cover ${missing.join(" and ")}.`,
-        };
-      }
+      const refused = screen(request, { windowSeconds, now });
+      if (refused) return refused;
       const proven = provenKeys(record, now);
       let keyid: string | undefined;
       try {
