@@ -138,6 +138,8 @@ describe("loadPolicy refuses an invalid policy with the JSON pointer of the firs
     expect(() => {
       (loaded.actions.refund as { consequence: string }).consequence = "lower";
     }).toThrow(TypeError);
+    // What is checked is the copy: a value that is not plain JSON data is refused as such.
+    expect(() => loadPolicy({ ...mine, actions: { refund: { consequence: () => "higher" } } })).toThrow(PolicyError);
     // An object that did not come from loadPolicy is digested as it is now.
     const plain = structuredClone(mine);
     const before = await policyDigest(plain as never);

@@ -76,6 +76,27 @@ describe("record signatures verified once per version and key set", () => {
     });
   });
 
+  it("a key set that now maps the kid to other key material gets no hit: the signature is checked again", async () => {
+    const { jwks, sign } = await signer();
+    const { record, signature } = await sign(contractRecord());
+    const ring = new KeyRing(jwks);
+    // The same kid, another key pair's public key.
+    const other = new KeyRing({ keys: [{ ...JSON.parse((await signingKeyPair("ES256", "memo-key")).publicJwk) }] });
+    let swapped = false;
+    const keys = {
+      key: (kid: string) => (swapped ? other.key(kid) : ring.key(kid)),
+      get kids() {
+        return ring.kids;
+      },
+    };
+    expect(await check(record, signature, keys)).toMatchObject({ ok: true });
+    swapped = true;
+    expect(await check(record, signature, keys)).toMatchObject({
+      ok: false,
+      finding: { outcome: "signature_invalid", kind: "mismatch" },
+    });
+  });
+
   it("a key set that no longer has the signing key gets no hit: unknown_key", async () => {
     const { jwks, sign } = await signer();
     const { record, signature } = await sign(contractRecord());

@@ -273,11 +273,19 @@ const actionPolicy: Check = (value, at) =>
  * // throws PolicyError { path: "/actions/refund/consequence" } for "consequence": "highest"
  */
 export function loadPolicy(input: unknown): PolicyDocument {
-  let value = input;
+  // The copy is what is checked and returned (frozen below): the policy decided under is the one
+  // checked, whatever the caller does with its own object afterwards.
+  let value: unknown;
   if (typeof input === "string") {
     const parsed = strictJsonParse(input);
     if (!parsed.ok) throw new PolicyError("", parsed.kind === "not_json" ? "is not JSON" : parsed.problem);
     value = parsed.value;
+  } else {
+    try {
+      value = structuredClone(input);
+    } catch {
+      throw new PolicyError("", "is not a JSON value");
+    }
   }
   object(
     value,
@@ -305,9 +313,8 @@ export function loadPolicy(input: unknown): PolicyDocument {
     },
     ["policy_format", "version", "actions"],
   );
-  // A frozen copy: the policy decided under is the one checked here, whatever the caller does with
-  // its own object afterwards, and its digest can be kept by identity (policyDigest).
-  const loaded = deepFreeze(typeof input === "string" ? value : structuredClone(value)) as PolicyDocument;
+  // Frozen, so its digest can be kept by identity (policyDigest).
+  const loaded = deepFreeze(value) as PolicyDocument;
   loadedPolicies.add(loaded);
   return loaded;
 }

@@ -8,12 +8,13 @@ import type { KeyLookup } from "./jws.ts";
  * that determines the signed bytes exactly (the caller says which).
  *
  * Only successes are kept, at most `limit` per key set, the oldest dropped first. A hit still asks
- * the key set for the signing key, so a lookup that no longer trusts the key gets no hit. A
+ * the key set for the signing key and must get the very key it was verified with, so a lookup that
+ * no longer trusts the key, or now maps its kid to other key material, gets no hit. A
  * `KeyRing` never changes once built; a Verifier reading keys from a URL builds a new one each time
  * it reads the set, and the old one's entries go with it (a WeakMap).
  */
 export class VerifiedMemo<T extends { kid: string }> {
-  readonly #byKeys = new WeakMap<KeyLookup, Map<string, T>>();
+  readonly #byKeys = new WeakMap<KeyLookup, Map<string, { verified: T; key: Promise<CryptoKey> }>>();
   readonly #limit: number;
 
   constructor(limit: number) {
@@ -23,16 +24,18 @@ export class VerifiedMemo<T extends { kid: string }> {
   /** What was remembered under `key` for `keys`, while `keys` still has the key it was signed with. */
   get(keys: KeyLookup, key: string): T | undefined {
     const known = this.#byKeys.get(keys)?.get(key);
-    return known && keys.key(known.kid) ? known : undefined;
+    return known && keys.key(known.verified.kid) === known.key ? known.verified : undefined;
   }
 
   remember(keys: KeyLookup, key: string, verified: T): void {
+    const signingKey = keys.key(verified.kid);
+    if (!signingKey) return;
     let known = this.#byKeys.get(keys);
     if (!known) {
       known = new Map();
       this.#byKeys.set(keys, known);
     }
-    known.set(key, verified);
+    known.set(key, { verified, key: signingKey });
     if (known.size > this.#limit) {
       const oldest = known.keys().next().value;
       if (oldest !== undefined) known.delete(oldest);

@@ -189,9 +189,17 @@ function screen(request: Request, { windowSeconds, now }: { windowSeconds: numbe
   const covered = coveredComponents(input);
   const missing = REQUIRED_COMPONENTS.filter((component) => !covered.includes(component));
   if (missing.length > 0) return refusal("signature_invalid", `The signature does not cover ${missing.join(" and ")}.`);
-  // Seconds since the epoch, as RFC 9421 writes them; a header without them is left to `check`.
-  const created = Number(/;\s*created=(\d{1,12})(?![\d])/.exec(input)?.[1]) * 1000;
-  const expires = Number(/;\s*expires=(\d{1,12})(?![\d])/.exec(input)?.[1]) * 1000;
+  // Seconds since the epoch, as RFC 9421 writes them, read from the first signature's parameters
+  // (after its component list, quoted values blanked so a keyid cannot carry one); a header
+  // without them is left to `check`, which reads the same parameters through the library.
+  const params = (
+    input
+      .slice(input.indexOf(")") + 1)
+      .replace(/"[^"]*"/g, '""')
+      .split(",")[0] ?? ""
+  ).trim();
+  const created = Number(/;\s*created=(\d{1,12})(?![\d])/.exec(params)?.[1]) * 1000;
+  const expires = Number(/;\s*expires=(\d{1,12})(?![\d])/.exec(params)?.[1]) * 1000;
   if (created > now + 5_000) return refusal("signature_expired", "The signature was created in the future.");
   if (now - created > windowSeconds * 1000 || expires - created > windowSeconds * 1000) {
     return refusal(
