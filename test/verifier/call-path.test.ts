@@ -353,19 +353,25 @@ describe("decideCall: the agent's uses link", () => {
   });
 });
 
+/** `passportFetch` for the contract API, signed as the agent; the API answers `answer()` and what it was sent is kept. */
+async function signedFetch(t: Awaited<ReturnType<typeof setUp>>, answer: () => Response) {
+  const sent: Request[] = [];
+  const call = passportFetch({
+    verifier: t.verifier,
+    apis: { "https://api.contract.example": t.api.identity_id },
+    signer: await t.signer(),
+    fetch: async (request) => {
+      sent.push(request);
+      return answer();
+    },
+  });
+  return { call, sent };
+}
+
 describe("passportFetch: the consumer checks the API's passport before calling", () => {
   it("calls an API whose endpoint binding covers the URL, signed as the agent", async () => {
     const t = await setUp();
-    const sent: Request[] = [];
-    const call = passportFetch({
-      verifier: t.verifier,
-      apis: { "https://api.contract.example": t.api.identity_id },
-      signer: await t.signer(),
-      fetch: async (request) => {
-        sent.push(request);
-        return new Response("ok");
-      },
-    });
+    const { call, sent } = await signedFetch(t, () => new Response("ok"));
     expect(await (await call(API_URL, { method: "POST" })).text()).toBe("ok");
     expect(sent[0]?.headers.get("passport-agent")).toBe(t.agent.identity_id);
     expect(sent[0]?.headers.get("signature-input")).toContain(`keyid="${t.key.thumbprint}"`);
@@ -373,16 +379,10 @@ describe("passportFetch: the consumer checks the API's passport before calling",
 
   it("returns a redirect as it is, never following it with the agent's signature to another origin", async () => {
     const t = await setUp();
-    const sent: Request[] = [];
-    const call = passportFetch({
-      verifier: t.verifier,
-      apis: { "https://api.contract.example": t.api.identity_id },
-      signer: await t.signer(),
-      fetch: async (request) => {
-        sent.push(request);
-        return new Response(null, { status: 307, headers: { location: "https://elsewhere.example/collect" } });
-      },
-    });
+    const { call, sent } = await signedFetch(
+      t,
+      () => new Response(null, { status: 307, headers: { location: "https://elsewhere.example/collect" } }),
+    );
     const answer = await call(API_URL, { method: "POST", body: "{}" });
     expect(answer.status).toBe(307);
     expect(answer.headers.get("location")).toBe("https://elsewhere.example/collect");

@@ -37,6 +37,23 @@ function check(record: Record<string, unknown>, signature: string, keys: KeyLook
   return checkRecordProof(record, parsed.value, signature, keys as KeyRing);
 }
 
+/**
+ * A key set whose keys can change under the memo (a KeyRing never does): it answers from `ring`
+ * until `use` gives it another ring, or none (every key withdrawn).
+ */
+function changingKeys(ring: KeyRing | undefined) {
+  let current = ring;
+  return {
+    key: (kid: string) => current?.key(kid),
+    get kids() {
+      return current?.kids ?? [];
+    },
+    use(next: KeyRing | undefined) {
+      current = next;
+    },
+  };
+}
+
 afterEach(() => vi.restoreAllMocks());
 
 describe("record signatures verified once per version and key set", () => {
@@ -79,18 +96,10 @@ describe("record signatures verified once per version and key set", () => {
   it("a key set that now maps the kid to other key material gets no hit: the signature is checked again", async () => {
     const { jwks, sign } = await signer();
     const { record, signature } = await sign(contractRecord());
-    const ring = new KeyRing(jwks);
-    // The same kid, another key pair's public key.
-    const other = new KeyRing({ keys: [{ ...JSON.parse((await signingKeyPair("ES256", "memo-key")).publicJwk) }] });
-    let swapped = false;
-    const keys = {
-      key: (kid: string) => (swapped ? other.key(kid) : ring.key(kid)),
-      get kids() {
-        return ring.kids;
-      },
-    };
+    const keys = changingKeys(new KeyRing(jwks));
     expect(await check(record, signature, keys)).toMatchObject({ ok: true });
-    swapped = true;
+    // The same kid, another key pair's public key.
+    keys.use(new KeyRing({ keys: [JSON.parse((await signingKeyPair("ES256", "memo-key")).publicJwk)] }));
     expect(await check(record, signature, keys)).toMatchObject({
       ok: false,
       finding: { outcome: "signature_invalid", kind: "mismatch" },
@@ -100,17 +109,9 @@ describe("record signatures verified once per version and key set", () => {
   it("a key set that no longer has the signing key gets no hit: unknown_key", async () => {
     const { jwks, sign } = await signer();
     const { record, signature } = await sign(contractRecord());
-    const ring = new KeyRing(jwks);
-    let trusted = true;
-    // A key set whose keys can be withdrawn (the memo's KeyLookup; a KeyRing never changes).
-    const keys = {
-      key: (kid: string) => (trusted ? ring.key(kid) : undefined),
-      get kids() {
-        return trusted ? ring.kids : [];
-      },
-    };
+    const keys = changingKeys(new KeyRing(jwks));
     expect(await check(record, signature, keys)).toMatchObject({ ok: true });
-    trusted = false;
+    keys.use(undefined);
     expect(await check(record, signature, keys)).toMatchObject({
       ok: false,
       finding: { outcome: "unknown_key", reason: expect.stringContaining("(none)") },

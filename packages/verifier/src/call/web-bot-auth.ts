@@ -200,14 +200,21 @@ function screen(request: Request, { windowSeconds, now }: { windowSeconds: numbe
   ).trim();
   const created = Number(/;\s*created=(\d{1,12})(?![\d])/.exec(params)?.[1]) * 1000;
   const expires = Number(/;\s*expires=(\d{1,12})(?![\d])/.exec(params)?.[1]) * 1000;
-  if (created > now + 5_000) return refusal("signature_expired", "The signature was created in the future.");
+  const outside = outsideWindow(created, expires, now, windowSeconds);
+  return outside ? refusal("signature_expired", outside) : undefined;
+}
+
+/**
+ * Why a signature made at `created` and expiring at `expires` (ms) is not within the window at
+ * `now`, or undefined when it is (a time that is NaN, unknown, passes its comparisons). One rule
+ * for the screen's own reading of the parameters and for `check`'s through the library.
+ */
+function outsideWindow(created: number, expires: number, now: number, windowSeconds: number): string | undefined {
+  if (created > now + 5_000) return "The signature was created in the future.";
   if (now - created > windowSeconds * 1000 || expires - created > windowSeconds * 1000) {
-    return refusal(
-      "signature_expired",
-      `The signature is older than, or valid for longer than, the ${windowSeconds} s window.`,
-    );
+    return `The signature is older than, or valid for longer than, the ${windowSeconds} s window.`;
   }
-  if (expires < now) return refusal("signature_expired", "The signature has expired.");
+  if (expires < now) return "The signature has expired.";
   return undefined;
 }
 
@@ -299,16 +306,10 @@ export function webBotAuth(options: WebBotAuthOptions = {}): CallerSignatures {
             throw new Refusal("signature_invalid", "Not a Web Bot Auth signature.");
           const created = params.created.getTime();
           const expires = params.expires.getTime();
-          if (Number.isNaN(created) || created > now + 5_000) {
-            throw new Refusal("signature_expired", "The signature was created in the future.");
-          }
-          if (now - created > windowSeconds * 1000 || expires - created > windowSeconds * 1000) {
-            throw new Refusal(
-              "signature_expired",
-              `The signature is older than, or valid for longer than, the ${windowSeconds} s window.`,
-            );
-          }
-          if (expires < now) throw new Refusal("signature_expired", "The signature has expired.");
+          const outside = Number.isNaN(created)
+            ? "The signature was created in the future."
+            : outsideWindow(created, expires, now, windowSeconds);
+          if (outside) throw new Refusal("signature_expired", outside);
           const match = proven.find((entry) => entry.key.thumbprint === params.keyid);
           if (!match) {
             throw new Refusal(
