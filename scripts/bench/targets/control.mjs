@@ -267,6 +267,45 @@ async function logWritesPerCreate(api, headers, { seconds, connections }) {
 
 const listCursor = (row) => base64url.encode(JSON.stringify([row.at, row.id]));
 
+/**
+ * Runs `measure` with the control plane's storage counters off (POST /__bench/plain), so a measured
+ * route pays for no counting its floor does not make, and turns them on again after.
+ */
+async function uncounted(api, measure) {
+  const counting = (on) => fetch(`${api}/__bench/plain`, { method: "POST", body: on ? "off" : "on" });
+  await counting(false);
+  try {
+    return await measure();
+  } finally {
+    await counting(true);
+  }
+}
+
+/** The list paths, by the `kind` their pairs carry (and BENCH_PROFILE takes). */
+const LIST_KINDS = ["list", "filtered", "deep", "search"];
+
+/**
+ * BENCH_PROFILE: runs one path's subject under load (after its warm-up) while the control plane's
+ * isolate is profiled, writes .bench/control-<path>.cpuprofile and prints the summary.
+ */
+async function profilePath(root, server, pair, options, log) {
+  const run = (seconds) => load({ ...pair.subject, seconds, connections: options.connections });
+  run(options.warmup);
+  const file = join(root, ".bench", `control-${PROFILE}.cpuprofile`);
+  let measured;
+  const summary = await profileWhile({
+    inspectorPort: server.inspectorPort,
+    worker: "control",
+    file,
+    during: () => {
+      measured = run(options.seconds * 2);
+    },
+  });
+  log(`profiled ${pair.name}: ${measured.rps.toFixed(0)} req/s, statuses ${JSON.stringify(measured.statuses)}`);
+  log(`profile written to .bench/control-${PROFILE}.cpuprofile`);
+  for (const line of summary) console.log(line);
+}
+
 /** The list, deep-page and search pairs at the current size. */
 function listPairs(api, pageFloor, authorization, size) {
   const list = `${api}/v1/passports?organisation_id=${ORGANISATION}&limit=50`;
@@ -410,9 +449,14 @@ export async function run({ root, options, log }) {
       const started = Date.now();
       await seedTo(controlDb, baselineDb, size);
       log(`seeded ${size} passports (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      if (LIST_KINDS.includes(PROFILE)) {
+        const pair = listPairs(api, pageFloor, authorization, size).find((p) => p.kind === PROFILE);
+        await uncounted(api, () => profilePath(root, server, pair, options, log));
+        return { results: [], notes: [] };
+      }
       if (!PARTS.has("lists")) continue;
       const pairs = listPairs(api, pageFloor, authorization, size);
-      const measured = comparePairs(pairs, { ...options, log, cpu: server.cpu });
+      const measured = await uncounted(api, () => comparePairs(pairs, { ...options, log, cpu: server.cpu }));
       results.push(...measured);
       for (const r of measured)
         log(`${r.name}: ${r.subject.rps.median.toFixed(0)} req/s, ratio ${r.ratios.rps.median.toFixed(2)}`);
@@ -520,28 +564,17 @@ export async function run({ root, options, log }) {
     });
     if (PROFILE) {
       const pair = writes.find((w) => w.key === PROFILE);
-      if (!pair)
-        throw new Error(`BENCH_PROFILE=${PROFILE}: no such path; paths: ${writes.map((w) => w.key).join(", ")}`);
-      const side = pair.subject;
-      const run = (seconds) => load({ ...side, seconds, connections: options.connections });
-      run(options.warmup);
-      const file = join(root, ".bench", `control-${PROFILE}.cpuprofile`);
-      let measured;
-      const summary = await profileWhile({
-        inspectorPort: server.inspectorPort,
-        worker: "control",
-        file,
-        during: () => {
-          measured = run(options.seconds * 2);
-        },
-      });
-      log(`profiled ${pair.name}: ${measured.rps.toFixed(0)} req/s, statuses ${JSON.stringify(measured.statuses)}`);
-      log(`profile written to .bench/control-${PROFILE}.cpuprofile`);
-      for (const line of summary) console.log(line);
+      if (!pair) {
+        const paths = [...writes.map((w) => w.key), ...LIST_KINDS];
+        throw new Error(`BENCH_PROFILE=${PROFILE}: no such path; paths: ${paths.join(", ")}`);
+      }
+      await uncounted(api, () => profilePath(root, server, pair, options, log));
       return { results: [], notes: [] };
     }
     if (WRITES) writes.splice(0, writes.length, ...writes.filter((w) => WRITES.includes(w.key)));
-    const measuredWrites = PARTS.has("writes") ? comparePairs(writes, { ...options, log, cpu: server.cpu }) : [];
+    const measuredWrites = PARTS.has("writes")
+      ? await uncounted(api, () => comparePairs(writes, { ...options, log, cpu: server.cpu }))
+      : [];
     for (const r of measuredWrites)
       log(`${r.name}: ${r.subject.rps.median.toFixed(0)} req/s, ratio ${r.ratios.rps.median.toFixed(2)}`);
     results.push(...measuredWrites);

@@ -4,8 +4,11 @@
 // route costs in storage calls. GET /__bench/counts answers the counts since the previous call and
 // resets them. The log's own KV writes (tiles, bundles, hints, checkpoint) run in background passes
 // after it answers, shared by the appends of a quarter second, so they belong to no one request:
-// GET /__bench/log-writes answers how many there were since start. Counting adds a property lookup
-// per call and nothing else.
+// GET /__bench/log-writes answers how many there were since start. While the bench measures req/s,
+// POST /__bench/plain with the body `on` turns the counters off (`off` turns them on again): a
+// request then reaches the control plane with its own bindings and no URL parsed before it, so the
+// measured route pays nothing its floor does not (the publication sequencer's storage calls stay
+// counted; they are a few property lookups per publication).
 //
 // POST /__bench/pool takes a JSON array of identity ids; then POST /__bench/each/{METHOD}{path}
 // forwards the request as METHOD to `path` with `{id}` replaced by the next id of the pool in turn,
@@ -139,6 +142,8 @@ export class PublicationSequencer extends Sequencer {
   }
 }
 
+/** Whether requests pass through uncounted (POST /__bench/plain). */
+let plain = false;
 let pool = [];
 let next = 0;
 /** The last number given to a `{n}` in a forwarded body. */
@@ -146,7 +151,12 @@ let numbered = 0;
 
 export default {
   async fetch(request, env, ctx) {
+    if (plain && !request.url.includes("/__bench/")) return control.fetch(request, env, ctx);
     const url = new URL(request.url);
+    if (url.pathname === "/__bench/plain") {
+      plain = (await request.text()) === "on";
+      return new Response(null, { status: 204 });
+    }
     if (url.pathname === "/__bench/log-writes") return Response.json({ writes: logKvWrites });
     if (url.pathname === "/__bench/counts") {
       const answer = Response.json(counts);
@@ -163,7 +173,7 @@ export default {
       const target = new URL(each[2].replace(/\{id\}|%7Bid%7D/, id) + url.search, url);
       const body = (await request.text()).replace("{n}", String(++numbered));
       const forwarded = new Request(target, { method: each[1], headers: request.headers, body });
-      return control.fetch(forwarded, counted(env), ctx);
+      return control.fetch(forwarded, plain ? env : counted(env), ctx);
     }
     return control.fetch(request, counted(env), ctx);
   },

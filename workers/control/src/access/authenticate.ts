@@ -123,7 +123,7 @@ function verifyingConfiguration(env: AuthEnv): string[] {
 export async function authenticate(headers: Headers, env: AuthEnv): Promise<Principal> {
   const token = bearerToken(headers);
   if (!token) throw unauthenticated("missing or malformed credentials");
-  const key = await verifiedTokens.key(verifyingConfiguration(env), token);
+  const key = verifiedTokens.key(verifyingConfiguration(env), token);
   const cached = verifiedTokens.get(key);
   if (cached) return cached;
   const verified = await verify(token, env);
