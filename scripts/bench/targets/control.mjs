@@ -272,7 +272,8 @@ const listCursor = (row) => base64url.encode(JSON.stringify([row.at, row.id]));
  * route pays for no counting its floor does not make, and turns them on again after.
  */
 async function uncounted(api, measure) {
-  const counting = (on) => fetch(`${api}/__bench/plain`, { method: "POST", body: on ? "off" : "on" });
+  // After a long load run the keep-alive socket can be stale: `once` sends the switch again.
+  const counting = (on) => once(() => fetch(`${api}/__bench/plain`, { method: "POST", body: on ? "off" : "on" }));
   await counting(false);
   try {
     return await measure();
