@@ -54,6 +54,15 @@ function changingKeys(ring: KeyRing | undefined) {
   };
 }
 
+/** A signed record checked once (and so remembered) under a key set that can change afterwards. */
+async function verifiedUnderChangingKeys() {
+  const { jwks, sign } = await signer();
+  const { record, signature } = await sign(contractRecord());
+  const keys = changingKeys(new KeyRing(jwks));
+  expect(await check(record, signature, keys)).toMatchObject({ ok: true });
+  return { record, signature, keys };
+}
+
 afterEach(() => vi.restoreAllMocks());
 
 describe("record signatures verified once per version and key set", () => {
@@ -94,10 +103,7 @@ describe("record signatures verified once per version and key set", () => {
   });
 
   it("a key set that now maps the kid to other key material gets no hit: the signature is checked again", async () => {
-    const { jwks, sign } = await signer();
-    const { record, signature } = await sign(contractRecord());
-    const keys = changingKeys(new KeyRing(jwks));
-    expect(await check(record, signature, keys)).toMatchObject({ ok: true });
+    const { record, signature, keys } = await verifiedUnderChangingKeys();
     // The same kid, another key pair's public key.
     keys.use(new KeyRing({ keys: [JSON.parse((await signingKeyPair("ES256", "memo-key")).publicJwk)] }));
     expect(await check(record, signature, keys)).toMatchObject({
@@ -107,10 +113,7 @@ describe("record signatures verified once per version and key set", () => {
   });
 
   it("a key set that no longer has the signing key gets no hit: unknown_key", async () => {
-    const { jwks, sign } = await signer();
-    const { record, signature } = await sign(contractRecord());
-    const keys = changingKeys(new KeyRing(jwks));
-    expect(await check(record, signature, keys)).toMatchObject({ ok: true });
+    const { record, signature, keys } = await verifiedUnderChangingKeys();
     keys.use(undefined);
     expect(await check(record, signature, keys)).toMatchObject({
       ok: false,

@@ -21,13 +21,16 @@ export class VerifiedMemo<T extends { kid: string }> {
     this.#limit = limit;
   }
 
-  /** What was remembered under `key` for `keys`, while `keys` still has the key it was signed with. */
-  get(keys: KeyLookup, key: string): T | undefined {
-    const known = this.#byKeys.get(keys)?.get(key);
+  /**
+   * What was remembered under `signed` (the string naming the signed bytes) for `keys`, while
+   * `keys` still has the very key it was verified with.
+   */
+  get(keys: KeyLookup, signed: string): T | undefined {
+    const known = this.#byKeys.get(keys)?.get(signed);
     return known && keys.key(known.verified.kid) === known.key ? known.verified : undefined;
   }
 
-  remember(keys: KeyLookup, key: string, verified: T): void {
+  remember(keys: KeyLookup, signed: string, verified: T): void {
     const signingKey = keys.key(verified.kid);
     if (!signingKey) return;
     let known = this.#byKeys.get(keys);
@@ -35,7 +38,7 @@ export class VerifiedMemo<T extends { kid: string }> {
       known = new Map();
       this.#byKeys.set(keys, known);
     }
-    known.set(key, { verified, key: signingKey });
+    known.set(signed, { verified, key: signingKey });
     if (known.size > this.#limit) {
       const oldest = known.keys().next().value;
       if (oldest !== undefined) known.delete(oldest);

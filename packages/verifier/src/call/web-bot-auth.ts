@@ -175,7 +175,6 @@ class Refusal extends Error {
   }
 }
 
-/** The components a `Signature-Input` covers, read from its first (or only) member. */
 /**
  * What can be refused from the signature headers alone (`CallerSignatures.screen`): no signature,
  * one that does not cover the required components, one whose `created` and `expires` parameters
@@ -222,6 +221,7 @@ function refusal(problem: CallerSignatureRefusal["problem"], detail: string): Ca
   return { ok: false, problem, detail };
 }
 
+/** The components a `Signature-Input` covers, read from its first (or only) member. */
 function coveredComponents(input: string): string[] {
   const list = /^[^=]+=\(([^)]*)\)/.exec(input.trim())?.[1] ?? "";
   return [...list.matchAll(/"([^"]+)"/g)].map((match) => (match[1] ?? "").toLowerCase());
