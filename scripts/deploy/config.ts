@@ -5,6 +5,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parse } from "smol-toml";
+import { queueNames } from "../../workers/control/src/queues.ts";
 import type { EnvironmentSettings } from "./settings.ts";
 
 export type WorkerConfig = Record<string, unknown> & {
@@ -40,6 +41,12 @@ function nameIn(environment: string, base: string): string {
   return environment === PRODUCTION ? base : `${base}-${environment}`;
 }
 
+/** The queues' names come from the rule the control plane routes its batches by. */
+function deployedQueueNames(environment: string) {
+  const names = queueNames(environment === PRODUCTION ? undefined : environment);
+  return { queue: names.acquisitions, deadLetterQueue: names.deadLetter, bindingChecksQueue: names.bindingChecks };
+}
+
 /** Resource names per environment: staging never sees production's resources. */
 export function resourceNames(environment: string) {
   return {
@@ -47,9 +54,7 @@ export function resourceNames(environment: string) {
     control: nameIn(environment, "passport-control"),
     kv: nameIn(environment, "passport-snapshots"),
     d1: nameIn(environment, "passport"),
-    queue: nameIn(environment, "passport-acquisitions"),
-    deadLetterQueue: `${nameIn(environment, "passport-acquisitions")}-dlq`,
-    bindingChecksQueue: nameIn(environment, "passport-binding-checks"),
+    ...deployedQueueNames(environment),
   };
 }
 
@@ -128,14 +133,14 @@ export function generateConfigs(
   };
 
   const queues = committed.control.queues as { producers: Raw[]; consumers: Raw[] };
-  const queueName = (name: unknown) =>
-    name === "passport-acquisitions"
-      ? names.queue
-      : name === "passport-acquisitions-dlq"
-        ? names.deadLetterQueue
-        : name === "passport-binding-checks"
-          ? names.bindingChecksQueue
-          : (name as string);
+  // The committed configs name production's queues; each becomes this environment's.
+  const committedQueues = queueNames(undefined);
+  const renamedQueues = new Map([
+    [committedQueues.acquisitions, names.queue],
+    [committedQueues.deadLetter, names.deadLetterQueue],
+    [committedQueues.bindingChecks, names.bindingChecksQueue],
+  ]);
+  const queueName = (name: unknown) => renamedQueues.get(name as string) ?? (name as string);
   const control: WorkerConfig = {
     ...committed.control,
     ...common,

@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
+import { collidesWithDeadLetterQueue, ENVIRONMENT_NAME } from "../../workers/control/src/queues.ts";
 
 const hostname = z
   .string()
@@ -46,7 +47,16 @@ export type EnvironmentSettings = z.infer<typeof EnvironmentSettings>;
 
 export const DeploySettings = z.strictObject({
   $schema: z.string().optional(),
-  environments: z.record(z.string().regex(/^[a-z][a-z0-9-]{0,20}$/), EnvironmentSettings),
+  environments: z.record(
+    z
+      .string()
+      .regex(ENVIRONMENT_NAME, "lower-case letters, digits and hyphens, starting with a letter, at most 21")
+      .refine(
+        (name) => !collidesWithDeadLetterQueue(name),
+        "may not end in dlq: its acquisitions queue would have another environment's dead-letter queue's name",
+      ),
+    EnvironmentSettings,
+  ),
 });
 export type DeploySettings = z.infer<typeof DeploySettings>;
 
@@ -54,7 +64,11 @@ export type DeploySettings = z.infer<typeof DeploySettings>;
 export function parseSettings(text: string, source: string): DeploySettings {
   const result = DeploySettings.safeParse(JSON.parse(text));
   if (result.success) return result.data;
-  const lines = result.error.issues.map((issue) => `${source}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+  const lines = result.error.issues.flatMap((issue) => {
+    // A refused environment name is one issue whose own issues say why; name those.
+    const messages = issue.code === "invalid_key" ? issue.issues.map((inner) => inner.message) : [issue.message];
+    return messages.map((message) => `${source}: ${issue.path.join(".") || "(root)"}: ${message}`);
+  });
   throw new SettingsError(lines);
 }
 

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { queueNames } from "../../workers/control/src/queues.ts";
 import { developmentToken } from "../support/tokens.ts";
 import {
   acquisitionState,
@@ -176,6 +177,33 @@ describe("retryable marketplace errors are retried with backoff", () => {
     expect(await deliver(message, 2)).toMatchObject({ acked: true });
     expect(await acquisitionState(acquisitionId)).toMatchObject({ status: "failed" });
     await nothingCreatedFor(account);
+  });
+
+  // The deploy names another environment's queues with its name (scripts/deploy/config.ts); the
+  // consumer must know them as what they are, or staging would run a dead letter as a new delivery.
+  it.each(["staging", "eu-2"])(
+    "a dead letter of the %s environment's queue fails the acquisition, running nothing",
+    async (environment) => {
+      const { account, acquisitionId, message } = await handoffFor({ scenario: "internal", failures: 100 });
+      expect(await deliver(message, 1, queueNames(environment).acquisitions)).toMatchObject({ retried: true });
+      expect(await deliverToDeadLetterQueue(message, environment)).toMatchObject({ acked: true });
+      expect(await acquisitionState(acquisitionId)).toMatchObject({
+        status: "failed",
+        failed_stage: "customer_identification",
+        error_code: "RetriesExhausted",
+      });
+      // One attempt only: the dead letter did not call the marketplace again.
+      expect(await stage(acquisitionId, "customer_identification")).toMatchObject({ attempts: 1 });
+      await nothingCreatedFor(account);
+    },
+  );
+
+  it("a batch from a queue the control plane does not own is kept for redelivery, neither run nor dropped", async () => {
+    const { acquisitionId, message } = await handoffFor({ scenario: "internal", failures: 100 });
+    const before = await acquisitionState(acquisitionId);
+    expect(await deliver(message, 1, "orders-acquisitions")).toEqual({ acked: false, retried: true });
+    expect(await acquisitionState(acquisitionId)).toEqual(before);
+    expect(await stage(acquisitionId, "customer_identification")).toBeNull();
   });
 });
 

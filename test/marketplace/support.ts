@@ -3,10 +3,10 @@ import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { database } from "../../workers/control/src/db/client.ts";
 import worker from "../../workers/control/src/index.ts";
-import { ACQUISITION_QUEUE, DEAD_LETTER_QUEUE } from "../../workers/control/src/marketplace/consumer.ts";
 import { keyedHash, randomReference, sealToken } from "../../workers/control/src/marketplace/crypto.ts";
 import type { AcquisitionMessage } from "../../workers/control/src/marketplace/messages.ts";
 import { recordAcquisition } from "../../workers/control/src/marketplace/queries/acquisitions.ts";
+import { queueNames } from "../../workers/control/src/queues.ts";
 
 export interface Registration {
   registration_token: string;
@@ -126,7 +126,7 @@ export async function handoff(token: string) {
  * whether it was acknowledged or retried. (The test helper does not report a retry's delay; the
  * consumer writes it on the stage, where the customer sees it.)
  */
-export async function deliver(message: AcquisitionMessage, attempts = 1, queue = ACQUISITION_QUEUE) {
+export async function deliver(message: AcquisitionMessage, attempts = 1, queue = queueNames(undefined).acquisitions) {
   const batch = createMessageBatch(queue, [
     { id: crypto.randomUUID(), timestamp: new Date(), attempts, body: message },
   ]);
@@ -142,8 +142,9 @@ export async function deliver(message: AcquisitionMessage, attempts = 1, queue =
   };
 }
 
-export function deliverToDeadLetterQueue(message: AcquisitionMessage) {
-  return deliver(message, 1, DEAD_LETTER_QUEUE);
+/** Delivers to the dead-letter queue of `environment` as the deploy names it (production if undefined). */
+export function deliverToDeadLetterQueue(message: AcquisitionMessage, environment?: string) {
+  return deliver(message, 1, queueNames(environment).deadLetter);
 }
 
 /** What exists in D1 for one cloud account: accounts, their organisations, and passports in them. */

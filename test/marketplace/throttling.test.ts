@@ -2,8 +2,8 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../workers/control/src/index.ts";
-import { ACQUISITION_QUEUE } from "../../workers/control/src/marketplace/consumer.ts";
 import type { AcquisitionMessage } from "../../workers/control/src/marketplace/messages.ts";
+import { queueNames } from "../../workers/control/src/queues.ts";
 import { acquisitionState, freshAccountId, handoff, type RegistrationOptions, subscribe } from "./support.ts";
 
 async function handed(options: RegistrationOptions = {}) {
@@ -13,7 +13,7 @@ async function handed(options: RegistrationOptions = {}) {
 
 async function deliverBatch(messages: AcquisitionMessage[], attempts: number) {
   const batch = createMessageBatch(
-    ACQUISITION_QUEUE,
+    queueNames(undefined).acquisitions,
     messages.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts, body })),
   );
   const ctx = createExecutionContext();

@@ -18,6 +18,7 @@ import { exampleValues, fieldsToFill, madeUpHex } from "../../scripts/deploy/exa
 import { preflight } from "../../scripts/deploy/preflight.ts";
 import { EnvironmentSettings, parseSettings, SettingsError } from "../../scripts/deploy/settings.ts";
 import { type DeployContext, deploy, planLines, workerDeploys } from "../../scripts/deploy/steps.ts";
+import { queueRole } from "../../workers/control/src/queues.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const example = parseSettings(readFileSync(join(root, "deploy", "settings.example.json"), "utf8"), "example");
@@ -216,6 +217,13 @@ describe("settings", () => {
       ]);
     }
   });
+  it("refuses an environment whose acquisitions queue would be named as a dead-letter queue", () => {
+    const named = (name: string) => JSON.stringify({ environments: { [name]: production } });
+    expect(() => parseSettings(named("staging-dlq"), "s.json")).toThrow(
+      "s.json: environments.staging-dlq: may not end in dlq: its acquisitions queue would have another environment's dead-letter queue's name",
+    );
+    expect(() => parseSettings(named("dlq"), "s.json")).toThrow(SettingsError);
+  });
 });
 
 describe("settings to configuration", () => {
@@ -276,6 +284,25 @@ describe("settings to configuration", () => {
         { name: "PUBLICATION_SEQUENCER", class_name: "PublicationSequencer", script_name: "passport-control-staging" },
       ],
     });
+  });
+
+  it("names every queue as the control plane routes it, the dead-letter queue included", () => {
+    const routed = (c: Configs) =>
+      (c.control.queues as { consumers: { queue: string; dead_letter_queue?: string }[] }).consumers.map(
+        (consumer) => ({
+          queue: consumer.queue,
+          role: queueRole(consumer.queue),
+          ...(consumer.dead_letter_queue ? { deadLetters: queueRole(consumer.dead_letter_queue) } : {}),
+        }),
+      );
+    expect(routed(stage)).toEqual([
+      { queue: "passport-acquisitions-staging", role: "acquisitions", deadLetters: "deadLetter" },
+      { queue: "passport-acquisitions-staging-dlq", role: "deadLetter" },
+      { queue: "passport-binding-checks-staging", role: "bindingChecks" },
+    ]);
+    expect(routed(prod).map(({ role, deadLetters }) => ({ role, deadLetters }))).toEqual(
+      routed(stage).map(({ role, deadLetters }) => ({ role, deadLetters })),
+    );
   });
 
   it("carries variables it does not know through, and the operator's own", () => {

@@ -1,8 +1,13 @@
 import { app } from "./app.ts";
-import { BINDING_CHECKS_QUEUE, consumeBindingChecks, enqueueDueChecks } from "./binding-checks/index.ts";
+import { consumeBindingChecks, enqueueDueChecks } from "./binding-checks/index.ts";
 import { database } from "./db/client.ts";
-import { consumeAcquisitions, deleteExpiredAcquisitions } from "./marketplace/index.ts";
+import {
+  consumeAcquisitions,
+  consumeDeadLetteredAcquisitions,
+  deleteExpiredAcquisitions,
+} from "./marketplace/index.ts";
 import { drainOutbox, maintainLog } from "./publication/index.ts";
+import { queueRole } from "./queues.ts";
 
 export { PublicationSequencer, TransparencyLog } from "./publication/index.ts";
 
@@ -20,8 +25,17 @@ export default {
     // binding-checks queue, whose consumers check it (docs/scaling.md).
     ctx.waitUntil(enqueueDueChecks(env, at).then(() => undefined));
   },
+  // Routed by the queues' naming rule (queues.ts), so every environment's queues reach their own handler.
   async queue(batch, env, _ctx) {
-    if (batch.queue.startsWith(BINDING_CHECKS_QUEUE)) await consumeBindingChecks(batch, env);
-    else await consumeAcquisitions(batch, env);
+    const role = queueRole(batch.queue);
+    if (role === "bindingChecks") await consumeBindingChecks(batch, env);
+    else if (role === "acquisitions") await consumeAcquisitions(batch, env);
+    else if (role === "deadLetter") await consumeDeadLetteredAcquisitions(batch, env);
+    else {
+      // A queue this Worker does not own was bound to it: keep its messages for the queue's own
+      // consumer (or its dead-letter queue) rather than run or drop them here.
+      console.error(JSON.stringify({ level: "error", event: "queue_not_recognised", queue: batch.queue }));
+      batch.retryAll();
+    }
   },
 } satisfies ExportedHandler<Env>;

@@ -10,9 +10,6 @@ import { runScheduledCheck, type ScheduledCheck, type ScheduledResult } from "./
 // binding-checks queue; the queue's consumers check them, many at once, and write each outcome
 // under its claim.
 
-/** The queue the scheduler fills and the consumer drains (workers/control/wrangler.toml). */
-export const BINDING_CHECKS_QUEUE = "passport-binding-checks";
-
 /** How much one scheduler run may claim: pages of PAGE_SIZE, at most PAGES of them, so 10,000 a minute. */
 export const SCHEDULER = {
   pageSize: 500,

@@ -16,8 +16,6 @@ import {
 } from "./queries/acquisitions.ts";
 import { type Stage, visibleError } from "./stages.ts";
 
-export const ACQUISITION_QUEUE = "passport-acquisitions";
-export const DEAD_LETTER_QUEUE = "passport-acquisitions-dlq";
 const MAX_DELAY_SECONDS = 300;
 const ENDED_STATUSES = new Set(["ended", "deprovisioned", "unsubscribed", "failed"]);
 
@@ -209,30 +207,31 @@ async function deadLetter(env: MarketplaceEnv, message: AcquisitionMessage): Pro
   log("acquisition_dead_lettered", { acquisition_id: acquisition.id, stage });
 }
 
+/** The batch's acquisition messages; one that is not one is logged and acknowledged (it can never run). */
+function* acquisitionMessages(batch: MessageBatch<unknown>): Generator<[Message<unknown>, AcquisitionMessage]> {
+  for (const message of batch.messages) {
+    const parsed = AcquisitionMessage.safeParse(message.body);
+    if (parsed.success) {
+      yield [message, parsed.data];
+      continue;
+    }
+    log("acquisition_message_malformed", { queue: batch.queue, id: message.id });
+    message.ack();
+  }
+}
+
 /**
- * The queue handler: the acquisition queue walks the stages; its dead-letter queue marks what
- * exhausted its retries as failed, visibly, at the stage where it stopped. Messages run one after
+ * The acquisition queue's handler: walks each acquisition's stages. Messages run one after
  * another: once the marketplace answers ThrottlingException, the rest of the batch does not call
  * it, and every message not yet settled is retried together after the throttled one's backoff.
  * @example
  * export default { fetch: app.fetch, queue: consumeAcquisitions } satisfies ExportedHandler<Env>;
  */
 export async function consumeAcquisitions(batch: MessageBatch<unknown>, env: MarketplaceEnv): Promise<void> {
-  for (const message of batch.messages) {
-    const parsed = AcquisitionMessage.safeParse(message.body);
-    if (!parsed.success) {
-      log("acquisition_message_malformed", { queue: batch.queue, id: message.id });
-      message.ack();
-      continue;
-    }
-    if (batch.queue === DEAD_LETTER_QUEUE) {
-      await deadLetter(env, parsed.data);
-      message.ack();
-      continue;
-    }
+  for (const [message, body] of acquisitionMessages(batch)) {
     let outcome: Outcome;
     try {
-      outcome = await runAcquisition(env, parsed.data, message.attempts);
+      outcome = await runAcquisition(env, body, message.attempts);
     } catch (error) {
       // Even recording the failure failed (D1 unavailable): let the queue try again later.
       console.error(JSON.stringify({ level: "error", event: "acquisition_unrecorded", message: String(error) }));
@@ -246,5 +245,20 @@ export async function consumeAcquisitions(batch: MessageBatch<unknown>, env: Mar
     }
     if (outcome.kind === "retry") message.retry({ delaySeconds: outcome.delaySeconds });
     else message.ack();
+  }
+}
+
+/**
+ * The acquisition dead-letter queue's handler: marks what exhausted its retries as failed,
+ * visibly, at the stage where it stopped. It never runs a stage again. A failure to record it
+ * (D1 unavailable) is thrown, so the platform delivers the batch again.
+ */
+export async function consumeDeadLetteredAcquisitions(
+  batch: MessageBatch<unknown>,
+  env: MarketplaceEnv,
+): Promise<void> {
+  for (const [message, body] of acquisitionMessages(batch)) {
+    await deadLetter(env, body);
+    message.ack();
   }
 }

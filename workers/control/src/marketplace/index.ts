@@ -1,5 +1,5 @@
 // The marketplace wing's face (docs/control-layout.md): what the rest of the control plane may use.
-export { consumeAcquisitions } from "./consumer.ts";
+export { consumeAcquisitions, consumeDeadLetteredAcquisitions } from "./consumer.ts";
 export { marketplaceApi } from "./dashboard-routes.ts";
 export { deleteExpiredAcquisitions } from "./queries/expiry.ts";
 export { marketplace } from "./routes.ts";
