@@ -234,26 +234,39 @@ const AuthorityAmount = z
   })
   .strict();
 
-export const AuthorityScope = z
-  .object({
-    resource: Text(500)
-      .optional()
-      .describe(
-        'What the grant applies to, e.g. "org:acme/customers/*": compared exactly, or by prefix before a trailing *.',
-      ),
-    limits: z
-      .object({
-        amount: AuthorityAmount.optional().describe("The largest amount one action may move."),
-        rate: z
-          .object({ count: z.int().min(1), per: z.enum(RATE_PERIODS) })
-          .strict()
-          .optional()
-          .describe("At most count actions per period."),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
+/**
+ * The shape of a structured authority's scope, from the schemas of its leaves: the published
+ * record (below) and the API's request (workers/control/src/api/requests.ts) share it, each with
+ * its own checks on the resource text, the amount and the count.
+ */
+export function authorityScopeOf<
+  Resource extends z.ZodType,
+  Amount extends z.ZodType,
+  Count extends z.ZodType,
+>(leaves: { resource: Resource; amount: Amount; count: Count }) {
+  return z
+    .object({
+      resource: leaves.resource
+        .optional()
+        .describe(
+          'What the grant applies to, e.g. "org:acme/customers/*": compared exactly, or by prefix before a trailing *.',
+        ),
+      limits: z
+        .object({
+          amount: leaves.amount.optional().describe("The largest amount one action may move."),
+          rate: z
+            .object({ count: leaves.count, per: z.enum(RATE_PERIODS) })
+            .strict()
+            .optional()
+            .describe("At most count actions per period."),
+        })
+        .strict()
+        .optional(),
+    })
+    .strict();
+}
+
+export const AuthorityScope = authorityScopeOf({ resource: Text(500), amount: AuthorityAmount, count: z.int().min(1) });
 
 export const AuthorityGrantor = z
   .object({

@@ -1,6 +1,7 @@
 import {
   AUTHORITY_ACTION,
   Availability,
+  authorityScopeOf,
   BINDING_CLASSES_BY_FAMILY,
   BindingClass,
   CURRENCY_CODE,
@@ -14,7 +15,6 @@ import {
   IdentityId,
   LifecycleStatus,
   lookalikeRefusal,
-  RATE_PERIODS,
 } from "@passport/domain";
 import { z } from "zod";
 
@@ -301,26 +301,11 @@ const AmountInput = z
   })
   .strict();
 
-const ScopeInput = z
-  .object({
-    resource: PublicText(500)
-      .optional()
-      .describe(
-        "What the grant applies to, e.g. org:acme/customers/*; compared exactly, or by prefix before a trailing *.",
-      ),
-    limits: z
-      .object({
-        amount: AmountInput.optional().describe("The largest amount one action may move."),
-        rate: z
-          .object({ count: z.int().min(1).max(1_000_000_000), per: z.enum(RATE_PERIODS) })
-          .strict()
-          .optional()
-          .describe("At most count actions per period."),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
+const ScopeInput = authorityScopeOf({
+  resource: PublicText(500),
+  amount: AmountInput,
+  count: z.int().min(1).max(1_000_000_000),
+});
 
 /**
  * An authority entry. With `granted_by` it is structured (docs/authority.md): an action or action
