@@ -19,7 +19,7 @@ import {
 import { exampleValues, fieldsToFill } from "./examples.ts";
 import { preflight } from "./preflight.ts";
 import { callerDir, DEFAULT_SETTINGS, locateSettings, readSettings, SettingsError } from "./settings.ts";
-import { deploy, planLines, type Runner } from "./steps.ts";
+import { deploy, planLines, type Runner, WranglerError } from "./steps.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const RESOLVER_GZIP_BUDGET = 60 * 1024;
@@ -44,15 +44,19 @@ const wrangler: Runner = (args) =>
   new Promise((resolve, reject) => {
     const child = spawn(join(root, "node_modules", ".bin", "wrangler"), args, {
       cwd: root,
-      stdio: ["ignore", "pipe", "inherit"],
+      stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
+    let err = "";
     child.stdout.on("data", (chunk) => {
       out += chunk;
     });
-    child.on("close", (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`wrangler ${args[0]} ${args[1] ?? ""} exited with ${code}`)),
-    );
+    // Shown as wrangler prints it, and kept: some failures are told apart by Cloudflare's code.
+    child.stderr.on("data", (chunk) => {
+      err += chunk;
+      process.stderr.write(chunk);
+    });
+    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new WranglerError(args, code, err))));
   });
 
 const developmentControlName = committedDevelopmentName(root);

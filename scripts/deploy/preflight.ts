@@ -24,12 +24,11 @@ export type PreflightInput = {
 export function preflight(input: PreflightInput): string[] {
   const problems: string[] = [];
   const { resolver, control } = input.configs;
-  const development = input.environment === "development";
   for (const [which, config] of Object.entries(input.configs) as [string, WorkerConfig][]) {
     for (const [name, value] of Object.entries(config.vars ?? {})) {
       if (/\.invalid([/:]|$)/.test(hostOf(value)))
         problems.push(`${which}: ${name} points at a .invalid host (${value})`);
-      if (!development && /^https?:\/\/(127\.0\.0\.1|localhost)([:/]|$)/.test(value)) {
+      if (/^https?:\/\/(127\.0\.0\.1|localhost)([:/]|$)/.test(value)) {
         problems.push(`${which}: ${name} points at this machine (${value})`);
       }
     }
@@ -42,11 +41,11 @@ export function preflight(input: PreflightInput): string[] {
       }
     }
     for (const service of (config.services as { binding: string; service: string }[] | undefined) ?? []) {
-      if (!development && /(^|-)sim(-|$)|simulator/.test(service.service)) {
+      if (/(^|-)sim(-|$)|simulator/.test(service.service)) {
         problems.push(`${which}: service binding ${service.binding} points at the simulator Worker ${service.service}`);
       }
     }
-    if (!development && config.vars?.DEV_AUTH_PUBLIC_JWK) {
+    if (config.vars?.DEV_AUTH_PUBLIC_JWK) {
       problems.push(`${which}: DEV_AUTH_PUBLIC_JWK (the development token key) is set outside development`);
     }
   }
@@ -68,10 +67,10 @@ export function preflight(input: PreflightInput): string[] {
   }
 
   const vars = control.vars ?? {};
-  if (!development && vars.ENVIRONMENT === "development") {
+  if (vars.ENVIRONMENT === "development") {
     problems.push(`control: ENVIRONMENT is "development" in the ${input.environment} environment`);
   }
-  if (!development && /(^|\.)dev\.|127\.0\.0\.1|localhost|\.invalid/.test(hostOf(vars.AUTH_ISSUER ?? ""))) {
+  if (/(^|\.)dev\.|127\.0\.0\.1|localhost|\.invalid/.test(hostOf(vars.AUTH_ISSUER ?? ""))) {
     problems.push(`control: AUTH_ISSUER is the development issuer (${vars.AUTH_ISSUER})`);
   }
   const families = parseJson(vars.MARKETPLACE_PRODUCT_FAMILIES) as Record<string, string> | undefined;
@@ -89,6 +88,10 @@ export function preflight(input: PreflightInput): string[] {
   const productionControl = resourceNames(PRODUCTION).control;
   if (input.developmentControlName === productionControl) {
     problems.push(`control: the development environment's Worker name is "${productionControl}", the production name`);
+  } else if (input.developmentControlName === control.name) {
+    problems.push(
+      `control: the ${input.environment} environment's Worker name "${control.name}" is the local development environment's; a stray \`wrangler deploy --env development\` would replace it: name the environment otherwise`,
+    );
   }
   if (input.secretsAvailable) {
     for (const secret of CONTROL_SECRETS) {

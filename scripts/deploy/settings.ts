@@ -4,7 +4,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
+// The record module alone: the package index would bring Web types the deploy scripts are not compiled with.
+import { Family } from "../../packages/domain/src/record.ts";
 import { collidesWithDeadLetterQueue, ENVIRONMENT_NAME } from "../../workers/control/src/queues.ts";
+
+/** The committed local environment (workers/control/wrangler.toml, `ENVIRONMENT = "development"`). */
+const DEVELOPMENT = "development";
 
 const hostname = z
   .string()
@@ -26,7 +31,7 @@ export const EnvironmentSettings = z.strictObject({
   marketplace: z.strictObject({
     region: z.string().regex(/^[a-z]{2}-[a-z]+-\d$/),
     /** Product code to the passport family it grants, as in the marketplace listing. */
-    productFamilies: z.record(z.string().min(1), z.string().min(1)),
+    productFamilies: z.record(z.string().min(1), Family),
     entitlementCheck: z.enum(["get-entitlements", "subscription"]),
     /** Must be true to deploy with entitlementCheck "subscription" (no entitlement call at all). */
     allowSubscriptionOnly: z.boolean().default(false),
@@ -54,6 +59,10 @@ export const DeploySettings = z.strictObject({
       .refine(
         (name) => !collidesWithDeadLetterQueue(name),
         "may not end in dlq: its acquisitions queue would have another environment's dead-letter queue's name",
+      )
+      .refine(
+        (name) => name !== DEVELOPMENT,
+        "development is the local environment (npm start), whose control plane trusts development tokens; name a deployed environment otherwise",
       ),
     EnvironmentSettings,
   ),

@@ -12,8 +12,24 @@ import type { EnvironmentSettings } from "./settings.ts";
 type Jwks = EnvironmentSettings["signingJwks"];
 type Jwk = Jwks["keys"][number];
 
-/** Runs `wrangler <args>`; rejects when wrangler exits non-zero. */
+/** Runs `wrangler <args>`; rejects with a WranglerError when wrangler exits non-zero. */
 export type Runner = (args: string[]) => Promise<string>;
+
+/** wrangler exited non-zero; `output` is what it printed on stderr (its error and API code). */
+export class WranglerError extends Error {
+  readonly args: string[];
+  readonly exitCode: number | null;
+  readonly output: string;
+  constructor(args: string[], exitCode: number | null, output: string) {
+    super(`wrangler ${args.slice(0, 2).join(" ")} exited with ${exitCode}`);
+    this.args = args;
+    this.exitCode = exitCode;
+    this.output = output;
+  }
+}
+
+/** Cloudflare's answer for a Worker that does not exist (workers.api.error.script_not_found). */
+const SCRIPT_NOT_FOUND = /\[code: 10007\]|script_not_found/;
 
 export type DeployContext = {
   environment: string;
@@ -77,16 +93,22 @@ async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
 }
 
 /**
- * Secret names the deployed control plane already has, or undefined when wrangler cannot list them
- * because the control plane does not exist yet (before its first deploy).
+ * Secret names the deployed control plane already has, or undefined when Cloudflare answers that
+ * the control plane does not exist yet (before its first deploy). Any other failure (network,
+ * rate limit, authentication) stops the deploy: taken for a first deploy, it would make new
+ * signing, log and token keys and replace the ones the running service uses.
  */
 async function existingSecrets(ctx: DeployContext, controlConfig: string): Promise<Set<string> | undefined> {
+  let listed: string;
   try {
-    const listed = JSON.parse(await ctx.run(["secret", "list", "--format", "json", "-c", controlConfig]));
-    return new Set((listed as { name: string }[]).map((secret) => secret.name));
-  } catch {
-    return undefined;
+    listed = await ctx.run(["secret", "list", "--format", "json", "-c", controlConfig]);
+  } catch (error) {
+    if (error instanceof WranglerError && SCRIPT_NOT_FOUND.test(error.output)) return undefined;
+    throw new Error(
+      `could not list the control plane's secrets (${error instanceof Error ? error.message : String(error)}), so this deploy cannot tell a first deploy from an upgrade; nothing was deployed, run it again`,
+    );
   }
+  return new Set((JSON.parse(listed) as { name: string }[]).map((secret) => secret.name));
 }
 
 /** One Worker upload: `controlFirst` is the control plane without its RESOLVER binding. */

@@ -198,7 +198,7 @@ describe("retryable marketplace errors are retried with backoff", () => {
     },
   );
 
-  it("a batch from a queue the control plane does not own is kept for redelivery, neither run nor dropped", async () => {
+  it("a batch from a queue the control plane does not own is retried, never run", async () => {
     const { acquisitionId, message } = await handoffFor({ scenario: "internal", failures: 100 });
     const before = await acquisitionState(acquisitionId);
     expect(await deliver(message, 1, "orders-acquisitions")).toEqual({ acked: false, retried: true });

@@ -17,7 +17,7 @@ import {
 import { exampleValues, fieldsToFill, madeUpHex } from "../../scripts/deploy/examples.ts";
 import { preflight } from "../../scripts/deploy/preflight.ts";
 import { EnvironmentSettings, parseSettings, SettingsError } from "../../scripts/deploy/settings.ts";
-import { type DeployContext, deploy, planLines, workerDeploys } from "../../scripts/deploy/steps.ts";
+import { type DeployContext, deploy, planLines, WranglerError, workerDeploys } from "../../scripts/deploy/steps.ts";
 import { queueRole } from "../../workers/control/src/queues.ts";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -61,6 +61,20 @@ describe("preflight", () => {
     expect(
       preflight({ environment: "production", configs, developmentControlName: committedDevelopmentName(root) }),
     ).toEqual([]);
+  });
+
+  it("refuses an environment whose control plane would carry the local development environment's Worker name", () => {
+    const configs = generateConfigs(committed, "dev", staging, { kvNamespaceId: "kv", d1DatabaseId: "d1" });
+    expect(
+      preflight({
+        environment: "dev",
+        configs,
+        signingKeyMadeIfMissing: true,
+        developmentControlName: committedDevelopmentName(root),
+      }),
+    ).toEqual([
+      "control: the dev environment's Worker name \"passport-control-dev\" is the local development environment's; a stray `wrangler deploy --env development` would replace it: name the environment otherwise",
+    ]);
   });
 
   it("lets the first deploy make the signing key, unless the key already exists", () => {
@@ -217,6 +231,27 @@ describe("settings", () => {
       ]);
     }
   });
+  it("refuses a product code mapped to anything but a passport family, as the control plane would", () => {
+    const mapped = (productFamilies: Record<string, string>) =>
+      JSON.stringify({
+        environments: { production: { ...production, marketplace: { ...production.marketplace, productFamilies } } },
+      });
+    // Deployed, one such row would fail every acquisition at product mapping, the good codes' too.
+    expect(() => parseSettings(mapped({ "prod-a": "api", "prod-b": "API" }), "s.json")).toThrow(
+      /^s\.json: environments\.production\.marketplace\.productFamilies\.prod-b: .*"api"\|"agent"/,
+    );
+    expect(
+      parseSettings(mapped({ "prod-a": "api", "prod-b": "agent" }), "s.json").environments.production,
+    ).toBeDefined();
+  });
+
+  it("refuses the local development environment's name for a deployed one", () => {
+    // Deployed as `development`, the control plane would run with ENVIRONMENT "development" and trust development tokens.
+    expect(() => parseSettings(JSON.stringify({ environments: { development: production } }), "s.json")).toThrow(
+      "s.json: environments.development: development is the local environment (npm start), whose control plane trusts development tokens; name a deployed environment otherwise",
+    );
+  });
+
   it("refuses an environment whose acquisitions queue would be named as a dead-letter queue", () => {
     const named = (name: string) => JSON.stringify({ environments: { [name]: production } });
     expect(() => parseSettings(named("staging-dlq"), "s.json")).toThrow(
@@ -333,6 +368,7 @@ function fakeAccount() {
     logVerifierKey: "",
   };
   const calls: string[] = [];
+  let listingFails = false;
   const secretFiles: Record<string, string>[] = [];
   const kept: DeployContext["signingJwks"][] = [];
   const run = async (args: string[]) => {
@@ -345,7 +381,19 @@ function fakeAccount() {
     else if (a === "queues" && b === "info" && !state.queues.has(String(c))) throw new Error("not found");
     else if (a === "queues" && b === "create") state.queues.add(String(c));
     else if (a === "secret" && b === "list") {
-      if (!state.controlDeployed) throw new Error("Worker not found");
+      if (listingFails)
+        throw new WranglerError(
+          args,
+          1,
+          "✘ [ERROR] A request to the Cloudflare API failed.\n\n  Service Unavailable [code: 10013]",
+        );
+      if (!state.controlDeployed) {
+        throw new WranglerError(
+          args,
+          1,
+          "✘ [ERROR] A request to the Cloudflare API failed.\n\n  workers.api.error.script_not_found [code: 10007]",
+        );
+      }
       return JSON.stringify([...state.secrets].map((name) => ({ name, type: "secret_text" })));
     } else if (a === "deploy" && c === "resolver.json") {
       // As Cloudflare does: a binding to a script (or its Durable Object class) that does not exist is refused.
@@ -383,7 +431,11 @@ function fakeAccount() {
     urls: { resolver: "https://id.example.com", control: "https://passport.example.com" },
     log: () => {},
   });
-  return { calls, secretFiles, kept, context };
+  /** From now on `wrangler secret list` fails as a Cloudflare outage would. */
+  const failListing = () => {
+    listingFails = true;
+  };
+  return { calls, secretFiles, kept, context, failListing };
 }
 
 describe("deploy steps", () => {
@@ -438,6 +490,20 @@ describe("deploy steps", () => {
     expect(second.newSigningKey).toBeUndefined();
     expect(second.newLogVerifierKey).toBeUndefined();
     expect(account.secretFiles).toHaveLength(1);
+  });
+
+  it("stops before deploying anything when the secrets cannot be listed for a reason other than a missing control plane", async () => {
+    const account = fakeAccount();
+    await deploy(account.context());
+    account.failListing();
+    account.calls.length = 0;
+    const uploads = account.secretFiles.length;
+    await expect(deploy(account.context())).rejects.toThrow(
+      /could not list the control plane's secrets \(wrangler secret list exited with 1\).*nothing was deployed/,
+    );
+    // Taken for a first deploy, it would have made new signing, log and token keys and uploaded them.
+    expect(account.secretFiles).toHaveLength(uploads);
+    expect(account.calls.filter((call) => call.startsWith("deploy") || call.startsWith("d1 migrations"))).toEqual([]);
   });
 
   it("on an environment whose control plane exists, deploys the resolver, then the control plane, only", async () => {

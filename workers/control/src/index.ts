@@ -32,8 +32,8 @@ export default {
     else if (role === "acquisitions") await consumeAcquisitions(batch, env);
     else if (role === "deadLetter") await consumeDeadLetteredAcquisitions(batch, env);
     else {
-      // A queue this Worker does not own was bound to it: keep its messages for the queue's own
-      // consumer (or its dead-letter queue) rather than run or drop them here.
+      // A queue this Worker does not own was bound to it: never run its messages here. Retried,
+      // they count against that queue's max_retries and then go to its dead-letter queue, if any.
       console.error(JSON.stringify({ level: "error", event: "queue_not_recognised", queue: batch.queue }));
       batch.retryAll();
     }
