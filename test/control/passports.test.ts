@@ -1,8 +1,9 @@
-import { runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { settleFinishedReevaluations } from "../../workers/control/src/binding-checks/reevaluation.ts";
 import { database } from "../../workers/control/src/db/client.ts";
+import worker from "../../workers/control/src/index.ts";
 import { transparencyLog } from "../../workers/control/src/publication/log/append.ts";
 import { Caller, organisationState, resolve, uniqueEndpoint } from "../support/api.ts";
 
@@ -289,6 +290,37 @@ describe("optimistic concurrency", () => {
       type: "urn:svc:passport:problem:precondition-failed",
       current_etag: '"v2"',
     });
+    expect(await organisationState(owner.organisation)).toBe(before);
+  });
+
+  it("takes an empty If-Match as a condition no version meets, never as no condition", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport({ display_name: "Kept" });
+    const before = await organisationState(owner.organisation);
+    // Straight into the Worker: the test runtime's loopback fetch drops a header with an empty value,
+    // which a proxy in front of the platform need not do.
+    const ctx = createExecutionContext();
+    const empty = await worker.fetch(
+      new Request(`http://control.test/v1/passports/${id}`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${owner.token}`, "content-type": "application/json", "if-match": "" },
+        body: JSON.stringify({ display_name: "Overwritten" }),
+      }),
+      env,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(empty.status).toBe(412);
+    expect(await empty.json()).toMatchObject({
+      type: "urn:svc:passport:problem:precondition-failed",
+      current_etag: '"v1"',
+    });
+    // A batch item's if_match is refused when empty, before anything is written.
+    const batch = await owner.request("POST", "/v1/passports/batch", {
+      items: [{ update: { identity_id: id, if_match: "", display_name: "Overwritten" } }],
+    });
+    expect(batch.status).toBe(400);
+    expect(JSON.stringify((await batch.json()).errors)).toContain("if_match");
     expect(await organisationState(owner.organisation)).toBe(before);
   });
 

@@ -189,6 +189,23 @@ describe("POST /marketplace/events", () => {
     expect(await confirmation.json()).toMatchObject({ type: "urn:svc:passport:problem:invalid-request" });
   });
 
+  it("refuses event names that are only names every object has, without writing anything", async () => {
+    for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+      const bridged = await postEvent({ "detail-type": name, id: crypto.randomUUID(), detail: {} });
+      expect(bridged.status).toBe(400);
+      expect(await bridged.json()).toMatchObject({ type: "urn:svc:passport:problem:invalid-request" });
+      const sns = await signedEnvelope({
+        action: name,
+        "customer-identifier": `c-${name}`,
+        "product-code": "prod-passport-api",
+      });
+      const answer = await postEvent(sns);
+      expect(answer.status).toBe(400);
+      expect(await answer.json()).toMatchObject({ type: "urn:svc:passport:problem:invalid-request" });
+      expect(await customerStatus(`legacy:c-${name}:prod-passport-api`)).toBeNull();
+    }
+  });
+
   it("clamps an event dated far ahead to its receive time, so it cannot outrank later checks", async () => {
     const account = freshAccountId();
     const licenseArn = `arn:aws:license-manager::${account}:license:l-future`;

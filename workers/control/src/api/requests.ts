@@ -426,7 +426,7 @@ export const MAX_BATCH_ITEMS = 100;
 /** What every batch item that changes one passport names: the passport, and the ETag read (like If-Match). */
 const BatchTarget = {
   identity_id: IdentityId,
-  if_match: z.string().max(64).optional().describe('Like If-Match: the ETag read, e.g. "v3".'),
+  if_match: z.string().min(1).max(64).optional().describe('Like If-Match: the ETag read, e.g. "v3".'),
 };
 
 /**

@@ -15,10 +15,12 @@ type AppContext = Context<AppEnv>;
 
 /**
  * The record versions an `If-Match` header accepts (strong comparison against `"v{record_version}"`);
- * none for no header or `*`. A tag in any other form matches no version.
+ * any version for no header or `*`. A tag in any other form matches no version, and so does an
+ * empty header (RFC 9110: an empty list of tags): a client that sends one means a condition, so it
+ * gets 412, never an unconditional write over someone else's change.
  */
 export function expectedVersions(header: string | undefined): number[] | undefined {
-  if (!header) return undefined;
+  if (header === undefined) return undefined;
   const tags = header.split(",").map((tag) => tag.trim());
   if (tags.includes("*")) return undefined;
   return tags.map((tag) => Number(/^"v(\d+)"$/.exec(tag)?.[1] ?? Number.NaN));
