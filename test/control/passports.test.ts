@@ -320,7 +320,7 @@ describe("optimistic concurrency", () => {
       items: [{ update: { identity_id: id, if_match: "", display_name: "Overwritten" } }],
     });
     expect(batch.status).toBe(400);
-    expect(JSON.stringify((await batch.json()).errors)).toContain("if_match");
+    expect(JSON.stringify(((await batch.json()) as { errors: unknown }).errors)).toContain("if_match");
     expect(await organisationState(owner.organisation)).toBe(before);
   });
 
@@ -622,5 +622,32 @@ describe("listing", () => {
     expect(staging.items.map((p: { identity_id: string }) => p.identity_id)).toEqual([ids[1], ids[3]]);
     const bad = await owner.request("GET", "/v1/passports?limit=0&cursor=@@");
     expect(bad.status).toBe(400);
+  });
+
+  it("refuses a repeated filter instead of answering for its first value alone", async () => {
+    const owner = await Caller.create("owner");
+    await owner.createPassport({ family: "api" });
+    const repeated = await owner.request("GET", "/v1/passports?family=api&family=agent");
+    expect(repeated.status).toBe(400);
+    expect(await repeated.json()).toMatchObject({
+      type: "urn:svc:passport:problem:invalid-request",
+      errors: [{ path: "family", message: "is given more than once; give it once" }],
+    });
+  });
+
+  it("pages a passport's history by its declared parameters, and refuses others", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport({ display_name: "One" });
+    for (const name of ["Two", "Three"]) await owner.json("PATCH", `/v1/passports/${id}`, { display_name: name });
+    const first = await owner.json("GET", `/v1/passports/${id}/history?limit=2`);
+    expect(first.items.map((e: { record_version: number }) => e.record_version)).toEqual([1, 2]);
+    const rest = await owner.json("GET", `/v1/passports/${id}/history?after=${first.next_after}&limit=2`);
+    expect(rest.items.map((e: { record_version: number }) => e.record_version)).toEqual([3]);
+    expect(rest.next_after).toBeNull();
+    for (const query of ["limit=501", "limit=0", "after=-1", "bogus=1", "limit=2&limit=3"]) {
+      const refused = await owner.request("GET", `/v1/passports/${id}/history?${query}`);
+      expect(refused.status, query).toBe(400);
+      expect(((await refused.json()) as { errors?: unknown[] }).errors?.length, query).toBeGreaterThan(0);
+    }
   });
 });

@@ -382,6 +382,19 @@ const PageFields = {
     .optional(),
 };
 
+/** A page of a passport's history: the events after sequence `after`, oldest first. */
+export const HistoryQuery = z
+  .object({
+    after: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe("The previous page's next_after; 0 or absent: from the first event."),
+    limit: z.coerce.number().int().min(1).max(500).default(100),
+  })
+  .strict();
+
 /** A page of the agent passports declaring an API's passport (createdAt/id cursor: declared_at, agent id). */
 export const DeclarersQuery = z.object(PageFields).strict();
 

@@ -71,6 +71,14 @@ export function queryParams<S extends z.ZodType>(
   schema: S,
 ): MiddlewareHandler<AppEnv, string, { in: { query: z.input<S> }; out: { query: z.infer<S> } }> {
   return async (c, next) => {
+    // c.req.query() keeps a repeated parameter's first value; `?family=api&family=agent` would then
+    // answer for api alone, as if the second were not asked.
+    const repeated = Object.entries(c.req.queries())
+      .filter(([, values]) => values.length > 1)
+      .map(([name]) => ({ path: name, message: "is given more than once; give it once" }));
+    if (repeated.length > 0) {
+      throw new HttpProblem("invalid-request", { detail: "The query parameters are not valid.", errors: repeated });
+    }
     const result = schema.safeParse(c.req.query());
     if (!result.success) throw invalid("The query parameters are not valid.", result.error);
     c.req.addValidatedData("query", result.data as object);

@@ -97,7 +97,8 @@ async function sha256Hex(text: string): Promise<string> {
 function fromEventBridge(event: z.infer<typeof EventBridgeEvent>, receivedAt: string): SubscriptionChange {
   // "Purchase Agreement Created - Manufacturer" and "… - Proposer" are the same change.
   const kind = event["detail-type"].replace(/ - (Manufacturer|Proposer|Acceptor)$/, "");
-  if (!Object.hasOwn(EVENTBRIDGE_STATUS, kind)) throw new EventRejected(`Unsupported event type "${event["detail-type"]}".`);
+  if (!Object.hasOwn(EVENTBRIDGE_STATUS, kind))
+    throw new EventRejected(`Unsupported event type "${event["detail-type"]}".`);
   const d = event.detail;
   const licenseFromResources = event.resources?.find((r) => r.startsWith("arn:aws:license-manager"));
   const licenseArns = Array.isArray(d.licenseArns) ? d.licenseArns.filter((v) => typeof v === "string") : [];
@@ -134,7 +135,8 @@ function fromEventBridge(event: z.infer<typeof EventBridgeEvent>, receivedAt: st
 
 async function fromSnsMessage(message: unknown, messageId: string | undefined, receivedAt: string, timestamp?: string) {
   const action = pick(message, "action");
-  if (!action || !Object.hasOwn(SNS_STATUS, action)) throw new EventRejected(`Unsupported SNS action "${action ?? ""}".`);
+  if (!action || !Object.hasOwn(SNS_STATUS, action))
+    throw new EventRejected(`Unsupported SNS action "${action ?? ""}".`);
   const change: SubscriptionChange = {
     eventId: `sns:${messageId ?? (await sha256Hex(JSON.stringify(message)))}`,
     format: "sns",

@@ -11,6 +11,7 @@ import {
   BindingInput,
   CreatePassportRequest,
   EvidenceInput,
+  HistoryQuery,
   ListPassportsQuery,
   MAX_BATCH_ITEMS,
   MarkDuplicateRequest,
@@ -363,16 +364,13 @@ passports.get(
     path: "/v1/passports/{id}/history",
     summary: "Every change, oldest first",
     role: "viewer",
+    query: HistoryQuery,
     response: { HistoryPage },
   }),
   async (c) => {
     const id = c.req.param("id");
     await visiblePassport(c.get("db"), c.get("principal").subject, id);
-    const after = Number(c.req.query("after") ?? "0");
-    const limit = Math.min(Number(c.req.query("limit") ?? "100"), 500);
-    if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1) {
-      throw new HttpProblem("invalid-request", { detail: "after and limit must be non-negative integers." });
-    }
+    const { after, limit } = c.req.valid("query");
     const rows = await historyOf(c.get("db"), id, after, limit + 1);
     const page = rows.slice(0, limit);
     return c.json({
