@@ -154,6 +154,50 @@ describe("organisations that say who they are", () => {
     });
   });
 
+  // Each organisation is one write: 68 of them stay well under the per-subject write limit.
+  it("refuses a move under a descendant however deep, changing nothing", async () => {
+    const owner = await Caller.create("owner");
+    const chain = [owner.organisation];
+    for (let n = 1; n <= 67; n++) {
+      const created = await owner.json(
+        "POST",
+        "/v1/organisations",
+        { name: `Level ${n}`, parent_id: chain[n - 1] },
+        201,
+      );
+      chain.push(created.id);
+    }
+    const top = chain[0] as string;
+    const lowest = chain[chain.length - 1] as string;
+    const passport = await owner.createPassport();
+    const before = await organisationState(top);
+    const parents = () =>
+      env.DB.prepare(
+        `SELECT id, parent_id FROM organisations WHERE id IN (${chain.map(() => "?").join(",")}) ORDER BY id`,
+      )
+        .bind(...chain)
+        .all();
+    const parentsBefore = (await parents()).results;
+
+    const cycle = await owner.request("PATCH", `/v1/organisations/${top}`, { parent_id: lowest });
+    expect(cycle.status).toBe(400);
+    expect(((await cycle.json()) as Body).type).toMatch(/invalid-request$/);
+    expect((await parents()).results).toEqual(parentsBefore);
+    expect(await organisationState(top)).toBe(before);
+    expect((await owner.json("GET", `/v1/passports/${passport.identity_id}`)).record_version).toBe(
+      passport.record_version,
+    );
+    const moves = await env.DB.prepare(
+      "SELECT count(*) AS n FROM organisation_events WHERE organisation_id = ? AND kind = 'organisation.parent_changed'",
+    )
+      .bind(top)
+      .first<{ n: number }>();
+    expect(moves?.n).toBe(0);
+    // A move within the chain that makes no cycle still applies.
+    const lower = await owner.json<OrganisationView>("PATCH", `/v1/organisations/${chain[2]}`, { parent_id: top });
+    expect(lower.parent?.id).toBe(top);
+  }, 30_000);
+
   // 26 passports are created one by one first: on a loaded machine that alone can pass 5 s.
   it("gives every record a rename's version in one commit, publishes the first few and leaves the rest to the drain", async () => {
     const owner = await Caller.create("owner");

@@ -39,6 +39,11 @@ function renameStatement(db: Database, organisationId: string, name: string) {
  * organisation is not the new parent nor one of its ancestors, so no cycle can form, even from two
  * moves racing (D1 runs writes one at a time); the history entry is written only when the move
  * applied (`changes()`), so neither is ever kept without the other. True when applied.
+ *
+ * The walk up from the new parent has no depth bound: a bound would let a move under a deep enough
+ * descendant through (docs/organisations.md). It ends at the top of the tree, which is acyclic
+ * before the move; `UNION` (not `UNION ALL`) drops an id already walked, so it would end even on a
+ * cycle that somehow got in.
  */
 export async function setParent(
   db: Database,
@@ -50,11 +55,11 @@ export async function setParent(
     parentId === null
       ? sql`1`
       : sql`${organisationId} NOT IN (
-          WITH RECURSIVE ancestors(id, depth) AS (
-            SELECT ${parentId}, 0
-            UNION ALL
-            SELECT o.parent_id, a.depth + 1 FROM organisations o JOIN ancestors a ON o.id = a.id
-            WHERE o.parent_id IS NOT NULL AND a.depth < 64
+          WITH RECURSIVE ancestors(id) AS (
+            SELECT ${parentId}
+            UNION
+            SELECT o.parent_id FROM organisations o JOIN ancestors a ON o.id = a.id
+            WHERE o.parent_id IS NOT NULL
           )
           SELECT id FROM ancestors
         )`;
