@@ -90,6 +90,114 @@ describe("organisations that say who they are", () => {
     expect((await resolve(passport.identity_id)).record.organisation.parent).toBeUndefined();
   });
 
+  it("tells a child organisation's members of a rename without the renaming member or the reason", async () => {
+    // B is an admin of O only; V a viewer of C only; C is O's child, attached by a founder admin of both.
+    const admin = await Caller.create("admin");
+    const parent = admin.organisation;
+    const founder = await Caller.create("owner");
+    const child = founder.organisation;
+    await admin.json("PUT", `/v1/organisations/${parent}/members/${founder.subject}`, { role: "admin" }, 201);
+    await founder.json("PATCH", `/v1/organisations/${child}`, { parent_id: parent });
+    const childPassport = await founder.createPassport({ display_name: "Child's API" });
+    const operated = await founder.createPassport({ display_name: "Operated by the parent" });
+    await founder.json("PATCH", `/v1/passports/${operated.identity_id}`, { operator_organisation_id: parent });
+    const viewer = await Caller.create("viewer", child);
+    const ownPassport = await admin.createPassport({ display_name: "Parent's API" });
+    const versionOf = async (id: string) => (await founder.json("GET", `/v1/passports/${id}`)).record_version;
+    const childVersion = await versionOf(childPassport.identity_id);
+    const operatedVersion = await versionOf(operated.identity_id);
+    const oldName = (await admin.json<OrganisationView>("GET", `/v1/organisations/${parent}`)).name;
+
+    const reason = "Board minute 7: the merger with Example Rival stays confidential";
+    await admin.json("PATCH", `/v1/organisations/${parent}`, { name: "Example Group", reason });
+
+    // The viewer cannot see the parent organisation at all.
+    expect((await viewer.request("GET", `/v1/organisations/${parent}`)).status).toBe(404);
+    for (const [passport, before] of [
+      [childPassport, childVersion],
+      [operated, operatedVersion],
+    ] as const) {
+      const response = await viewer.request("GET", `/v1/passports/${passport.identity_id}/history`);
+      expect(response.status).toBe(200);
+      const text = await response.text();
+      expect(text).not.toContain(admin.subject);
+      expect(text).not.toContain(reason);
+      const items = (JSON.parse(text) as { items: Body[] }).items;
+      const renamed = items.filter((e) => e.kind === "organisation.renamed");
+      expect(renamed).toHaveLength(1);
+      expect(renamed[0]).toMatchObject({
+        actor: `organisation:${parent}`,
+        record_version: before + 1,
+        detail: { organisation_id: parent, from: oldName, to: "Example Group" },
+      });
+      expect(Object.keys(renamed[0]?.detail ?? {}).sort()).toEqual(["from", "organisation_id", "to"]);
+      expect(await versionOf(passport.identity_id)).toBe(before + 1);
+    }
+    expect((await resolve(childPassport.identity_id)).record.organisation.parent).toEqual({
+      id: parent,
+      name: "Example Group",
+    });
+    expect((await resolve(operated.identity_id)).record.operator).toEqual({ id: parent, name: "Example Group" });
+
+    // The parent's own passport and its own history still say who renamed it and why.
+    const own = await admin.json<{ items: Body[] }>("GET", `/v1/passports/${ownPassport.identity_id}/history`);
+    expect(own.items.find((e) => e.kind === "organisation.renamed")).toMatchObject({
+      actor: admin.subject,
+      record_version: ownPassport.record_version + 1,
+      detail: { organisation_id: parent, from: oldName, to: "Example Group", reason },
+    });
+    const organisation = await admin.json<OrganisationView>("GET", `/v1/organisations/${parent}`);
+    expect(organisation.history[0]).toMatchObject({
+      kind: "organisation.renamed",
+      actor: admin.subject,
+      detail: { from: oldName, to: "Example Group", reason },
+    });
+  });
+
+  // Each organisation is one write: 68 of them stay well under the per-subject write limit.
+  it("refuses a move under a descendant however deep, changing nothing", async () => {
+    const owner = await Caller.create("owner");
+    const chain = [owner.organisation];
+    for (let n = 1; n <= 67; n++) {
+      const created = await owner.json(
+        "POST",
+        "/v1/organisations",
+        { name: `Level ${n}`, parent_id: chain[n - 1] },
+        201,
+      );
+      chain.push(created.id);
+    }
+    const top = chain[0] as string;
+    const lowest = chain[chain.length - 1] as string;
+    const passport = await owner.createPassport();
+    const before = await organisationState(top);
+    const parents = () =>
+      env.DB.prepare(
+        `SELECT id, parent_id FROM organisations WHERE id IN (${chain.map(() => "?").join(",")}) ORDER BY id`,
+      )
+        .bind(...chain)
+        .all();
+    const parentsBefore = (await parents()).results;
+
+    const cycle = await owner.request("PATCH", `/v1/organisations/${top}`, { parent_id: lowest });
+    expect(cycle.status).toBe(400);
+    expect(((await cycle.json()) as Body).type).toMatch(/invalid-request$/);
+    expect((await parents()).results).toEqual(parentsBefore);
+    expect(await organisationState(top)).toBe(before);
+    expect((await owner.json("GET", `/v1/passports/${passport.identity_id}`)).record_version).toBe(
+      passport.record_version,
+    );
+    const moves = await env.DB.prepare(
+      "SELECT count(*) AS n FROM organisation_events WHERE organisation_id = ? AND kind = 'organisation.parent_changed'",
+    )
+      .bind(top)
+      .first<{ n: number }>();
+    expect(moves?.n).toBe(0);
+    // A move within the chain that makes no cycle still applies.
+    const lower = await owner.json<OrganisationView>("PATCH", `/v1/organisations/${chain[2]}`, { parent_id: top });
+    expect(lower.parent?.id).toBe(top);
+  }, 30_000);
+
   // 26 passports are created one by one first: on a loaded machine that alone can pass 5 s.
   it("gives every record a rename's version in one commit, publishes the first few and leaves the rest to the drain", async () => {
     const owner = await Caller.create("owner");

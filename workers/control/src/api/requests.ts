@@ -406,7 +406,11 @@ export const UpdateOrganisationRequest = z
   .object({
     name: PublicText(200).optional(),
     parent_id: Text(64).nullable().optional().describe("The new parent (you must be its admin); null: no parent."),
-    reason: PublicText(1000).optional().describe("Why, kept in the organisation's history."),
+    reason: PublicText(1000)
+      .optional()
+      .describe(
+        "Why, kept in the organisation's history and its own passports' history (never in other organisations' passports).",
+      ),
   })
   .strict()
   .refine((body) => body.name !== undefined || body.parent_id !== undefined, {

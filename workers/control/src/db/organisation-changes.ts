@@ -5,12 +5,16 @@ import { events, organisationEvents, organisations, outbox, passports } from "./
 
 export type OrganisationEventRow = typeof organisationEvents.$inferSelect;
 
+/** One change of an organisation as its history and its passports' history record it. */
+interface OrganisationChange {
+  actor: string;
+  at: string;
+  kind: string;
+  detail: Record<string, unknown>;
+}
+
 /** The statement recording one entry of an organisation's own history. */
-function organisationEventStatement(
-  db: Database,
-  organisationId: string,
-  event: { actor: string; at: string; kind: string; detail: Record<string, unknown> },
-) {
+function organisationEventStatement(db: Database, organisationId: string, event: OrganisationChange) {
   return db.insert(organisationEvents).values({ organisationId, ...event });
 }
 
@@ -35,22 +39,27 @@ function renameStatement(db: Database, organisationId: string, name: string) {
  * organisation is not the new parent nor one of its ancestors, so no cycle can form, even from two
  * moves racing (D1 runs writes one at a time); the history entry is written only when the move
  * applied (`changes()`), so neither is ever kept without the other. True when applied.
+ *
+ * The walk up from the new parent has no depth bound: a bound would let a move under a deep enough
+ * descendant through (docs/organisations.md). It ends at the top of the tree, which is acyclic
+ * before the move; `UNION` (not `UNION ALL`) drops an id already walked, so it would end even on a
+ * cycle that somehow got in.
  */
 export async function setParent(
   db: Database,
   organisationId: string,
   parentId: string | null,
-  event: { actor: string; at: string; kind: string; detail: Record<string, unknown> },
+  event: OrganisationChange,
 ): Promise<boolean> {
   const notAnAncestor =
     parentId === null
       ? sql`1`
       : sql`${organisationId} NOT IN (
-          WITH RECURSIVE ancestors(id, depth) AS (
-            SELECT ${parentId}, 0
-            UNION ALL
-            SELECT o.parent_id, a.depth + 1 FROM organisations o JOIN ancestors a ON o.id = a.id
-            WHERE o.parent_id IS NOT NULL AND a.depth < 64
+          WITH RECURSIVE ancestors(id) AS (
+            SELECT ${parentId}
+            UNION
+            SELECT o.parent_id FROM organisations o JOIN ancestors a ON o.id = a.id
+            WHERE o.parent_id IS NOT NULL
           )
           SELECT id FROM ancestors
         )`;
@@ -67,7 +76,7 @@ export async function setParent(
         sql`SELECT NULL, ${organisationId}, ${event.actor}, ${event.at}, ${event.kind}, ${JSON.stringify(event.detail)} WHERE changes() = 1`,
       ),
     // The records of its passports name the parent: they change with the move, or not at all.
-    ...passportVersionStatements(db, sql`${movedScope(organisationId)} and ${movedHere}`, event),
+    ...passportVersionStatements(db, organisationId, sql`${movedScope(organisationId)} and ${movedHere}`, event),
   ]);
   return moved.length === 1;
 }
@@ -77,31 +86,48 @@ function changeableIn(scope: SQL): SQL {
   return sql`${scope} and ${passports.lifecycle} <> 'retired'`;
 }
 
+/** The detail keys a passport outside the organisation is told: which organisation, from what to what. */
+const OUTSIDE_DETAIL_KEYS = ["organisation_id", "from", "to"] as const;
+
 /**
- * The statements that give every passport in `scope` that is not retired a change of its
- * organisation as its next record version: the version bump, a history event and an outbox row
- * each, set-based, so three statements however many passports the organisation holds (each still
- * writes a row per passport). They go in the batch that makes the organisation's change, so the two
- * commit together or not at all. The request publishes a few of the passports; the outbox rows are
- * marked `bulk`, so the scheduled drain publishes the rest after any other due publication
- * (docs/publication.md, "Organisation changes").
+ * The change as the history of a passport outside the organisation records it (a child's passport,
+ * or one naming it as operator): those passports' members need not be the organisation's, so the
+ * actor names the organisation, not its member, and the detail keeps only what the record publishes
+ * anyway (the names or ids), never the member's reason (docs/organisations.md).
  */
-function passportVersionStatements(
-  db: Database,
-  scope: SQL,
-  change: { actor: string; at: string; kind: string; detail: Record<string, unknown> },
-) {
+function changeSeenOutside(organisationId: string, change: OrganisationChange): OrganisationChange {
+  const detail: Record<string, unknown> = { organisation_id: organisationId };
+  for (const key of OUTSIDE_DETAIL_KEYS) if (key in change.detail) detail[key] = change.detail[key];
+  return { ...change, actor: `organisation:${organisationId}`, detail };
+}
+
+/**
+ * The statements that give every passport in `scope` that is not retired a change of
+ * `organisationId` as its next record version: the version bump, a history event and an outbox row
+ * each, set-based, so three statements however many passports the organisation holds (each still
+ * writes a row per passport). The organisation's own passports record the change as made
+ * (`change`); the others in scope as `changeSeenOutside` words it. They go in the batch that makes
+ * the organisation's change, so the two commit together or not at all. The request publishes a few
+ * of the passports; the outbox rows are marked `bulk`, so the scheduled drain publishes the rest
+ * after any other due publication (docs/publication.md, "Organisation changes").
+ */
+function passportVersionStatements(db: Database, organisationId: string, scope: SQL, change: OrganisationChange) {
   const changeable = changeableIn(scope);
+  const outside = changeSeenOutside(organisationId, change);
+  const own = sql`${passports.organisationId} = ${organisationId}`;
   // Each row as the table's columns by name: drizzle checks the selection against the table.
   const eventRows = db
     .select({
       seq: sql<number>`null`.as("seq"),
       passportId: passports.id,
       organisationId: passports.organisationId,
-      actor: sql<string>`${change.actor}`.as("actor"),
+      actor: sql<string>`case when ${own} then ${change.actor} else ${outside.actor} end`.as("actor"),
       at: sql<string>`${change.at}`.as("at"),
       kind: sql<string>`${change.kind}`.as("kind"),
-      detail: sql<string>`${JSON.stringify(change.detail)}`.as("detail"),
+      detail:
+        sql<string>`case when ${own} then ${JSON.stringify(change.detail)} else ${JSON.stringify(outside.detail)} end`.as(
+          "detail",
+        ),
       recordVersion: passports.recordVersion,
     })
     .from(passports)
@@ -194,19 +220,20 @@ export async function subscriptionsOf(db: Database, organisationId: string) {
 
 /**
  * Renames an organisation, records `event` in its history and gives every record in `scope` (its
- * passports and its children's, which name it as parent) a new version, in one batch.
+ * passports, its children's, which name it as parent, and those naming it as operator) a new
+ * version, in one batch; only its own passports' history keeps the actor and the reason.
  */
 export async function renameOrganisation(
   db: Database,
   organisationId: string,
   name: string,
-  event: { actor: string; at: string; kind: string; detail: Record<string, unknown> },
+  event: OrganisationChange,
   scope: SQL,
 ) {
   await db.batch([
     renameStatement(db, organisationId, name),
     organisationEventStatement(db, organisationId, event),
-    ...passportVersionStatements(db, scope, {
+    ...passportVersionStatements(db, organisationId, scope, {
       ...event,
       detail: { organisation_id: organisationId, ...event.detail },
     }),
