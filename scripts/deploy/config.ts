@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parse } from "smol-toml";
-import { queueNames } from "../../workers/control/src/queues.ts";
+import { queueNames, queueRole } from "../../workers/control/src/queues.ts";
 import type { EnvironmentSettings } from "./settings.ts";
 
 export type WorkerConfig = Record<string, unknown> & {
@@ -43,9 +43,12 @@ function nameIn(environment: string, base: string): string {
 
 /** The queues' names come from the rule the control plane routes its batches by. */
 function deployedQueueNames(environment: string) {
-  const names = queueNames(environment === PRODUCTION ? undefined : environment);
+  const names = queueNames(environmentSuffix(environment));
   return { queue: names.acquisitions, deadLetterQueue: names.deadLetter, bindingChecksQueue: names.bindingChecks };
 }
+
+/** What `queueNames` takes for an environment: production keeps the base names. */
+const environmentSuffix = (environment: string) => (environment === PRODUCTION ? undefined : environment);
 
 /** Resource names per environment: staging never sees production's resources. */
 export function resourceNames(environment: string) {
@@ -133,14 +136,12 @@ export function generateConfigs(
   };
 
   const queues = committed.control.queues as { producers: Raw[]; consumers: Raw[] };
-  // The committed configs name production's queues; each becomes this environment's.
-  const committedQueues = queueNames(undefined);
-  const renamedQueues = new Map([
-    [committedQueues.acquisitions, names.queue],
-    [committedQueues.deadLetter, names.deadLetterQueue],
-    [committedQueues.bindingChecks, names.bindingChecksQueue],
-  ]);
-  const queueName = (name: unknown) => renamedQueues.get(name as string) ?? (name as string);
+  // The committed configs name production's queues; each becomes this environment's queue of its role.
+  const environmentQueues = queueNames(environmentSuffix(environment));
+  const queueName = (name: unknown) => {
+    const role = queueRole(name as string);
+    return role ? environmentQueues[role] : (name as string);
+  };
   const control: WorkerConfig = {
     ...committed.control,
     ...common,

@@ -6,7 +6,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 // The record module alone: the package index would bring Web types the deploy scripts are not compiled with.
 import { Family } from "../../packages/domain/src/record.ts";
-import { collidesWithDeadLetterQueue, ENVIRONMENT_NAME } from "../../workers/control/src/queues.ts";
+import { collidesWithDeadLetterQueue } from "../../workers/control/src/queues.ts";
 
 /** The committed local environment (workers/control/wrangler.toml, `ENVIRONMENT = "development"`). */
 const DEVELOPMENT = "development";
@@ -55,7 +55,7 @@ export const DeploySettings = z.strictObject({
   environments: z.record(
     z
       .string()
-      .regex(ENVIRONMENT_NAME, "lower-case letters, digits and hyphens, starting with a letter, at most 21")
+      .regex(/^[a-z][a-z0-9-]{0,20}$/, "lower-case letters, digits and hyphens, starting with a letter, at most 21")
       .refine(
         (name) => !collidesWithDeadLetterQueue(name),
         "may not end in dlq: its acquisitions queue would have another environment's dead-letter queue's name",

@@ -268,12 +268,12 @@ async function logWritesPerCreate(api, headers, { seconds, connections }) {
 const listCursor = (row) => base64url.encode(JSON.stringify([row.at, row.id]));
 
 /**
- * Runs `measure` with the control plane's storage counters off (POST /__bench/plain), so a measured
- * route pays for no counting its floor does not make, and turns them on again after.
+ * Runs `measure` with the control plane's storage counters off (POST /__bench/counting), so a
+ * measured route pays for no counting its floor does not make, and turns them on again after.
  */
 async function uncounted(api, measure) {
   // After a long load run the keep-alive socket can be stale: `once` sends the switch again.
-  const counting = (on) => once(() => fetch(`${api}/__bench/plain`, { method: "POST", body: on ? "off" : "on" }));
+  const counting = (on) => once(() => fetch(`${api}/__bench/counting`, { method: "POST", body: on ? "on" : "off" }));
   await counting(false);
   try {
     return await measure();

@@ -5,7 +5,7 @@
 // resets them. The log's own KV writes (tiles, bundles, hints, checkpoint) run in background passes
 // after it answers, shared by the appends of a quarter second, so they belong to no one request:
 // GET /__bench/log-writes answers how many there were since start. While the bench measures req/s,
-// POST /__bench/plain with the body `on` turns the counters off (`off` turns them on again): a
+// POST /__bench/counting with the body `off` turns the counters off (`on` turns them on again): a
 // request then reaches the control plane with its own bindings and no URL parsed before it, and the
 // publication sequencer's D1 statements (its bindings are wrapped once, when it is made) are D1's
 // own, so the measured route pays nothing its floor does not.
@@ -18,7 +18,7 @@
 import control, { TransparencyLog as Log, PublicationSequencer as Sequencer } from "./control.js";
 
 let counts = fresh();
-/** Whether requests pass through uncounted (POST /__bench/plain). */
+/** Whether requests pass through uncounted (POST /__bench/counting with `off`). */
 let plain = false;
 /** KV writes of the log object's background passes since start: GET /__bench/log-writes. */
 let logKvWrites = 0;
@@ -155,8 +155,8 @@ export default {
   async fetch(request, env, ctx) {
     if (plain && !request.url.includes("/__bench/")) return control.fetch(request, env, ctx);
     const url = new URL(request.url);
-    if (url.pathname === "/__bench/plain") {
-      plain = (await request.text()) === "on";
+    if (url.pathname === "/__bench/counting") {
+      plain = (await request.text()) === "off";
       return new Response(null, { status: 204 });
     }
     if (url.pathname === "/__bench/log-writes") return Response.json({ writes: logKvWrites });

@@ -7,9 +7,16 @@ import {
   deleteExpiredAcquisitions,
 } from "./marketplace/index.ts";
 import { drainOutbox, maintainLog } from "./publication/index.ts";
-import { queueRole } from "./queues.ts";
+import { type QueueRole, queueRole } from "./queues.ts";
 
 export { PublicationSequencer, TransparencyLog } from "./publication/index.ts";
+
+/** Each queue's consumer, by the queue's role: a new queue is a type error until it has one. */
+const CONSUMERS: Record<QueueRole, (batch: MessageBatch<unknown>, env: Env) => Promise<void>> = {
+  acquisitions: consumeAcquisitions,
+  deadLetter: consumeDeadLetteredAcquisitions,
+  bindingChecks: consumeBindingChecks,
+};
 
 export default {
   fetch: app.fetch,
@@ -28,14 +35,10 @@ export default {
   // Routed by the queues' naming rule (queues.ts), so every environment's queues reach their own handler.
   async queue(batch, env, _ctx) {
     const role = queueRole(batch.queue);
-    if (role === "bindingChecks") await consumeBindingChecks(batch, env);
-    else if (role === "acquisitions") await consumeAcquisitions(batch, env);
-    else if (role === "deadLetter") await consumeDeadLetteredAcquisitions(batch, env);
-    else {
-      // A queue this Worker does not own was bound to it: never run its messages here. Retried,
-      // they count against that queue's max_retries and then go to its dead-letter queue, if any.
-      console.error(JSON.stringify({ level: "error", event: "queue_not_recognised", queue: batch.queue }));
-      batch.retryAll();
-    }
+    if (role) return CONSUMERS[role](batch, env);
+    // A queue this Worker does not own was bound to it: never run its messages here. Retried, they
+    // count against that queue's max_retries and then go to its dead-letter queue, if any.
+    console.error(JSON.stringify({ level: "error", event: "queue_not_recognised", queue: batch.queue }));
+    batch.retryAll();
   },
 } satisfies ExportedHandler<Env>;

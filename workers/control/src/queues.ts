@@ -11,9 +11,6 @@ const ACQUISITIONS = "passport-acquisitions";
 const BINDING_CHECKS = "passport-binding-checks";
 const DEAD_LETTER_SUFFIX = "-dlq";
 
-/** An environment's name as the deploy settings allow it (scripts/deploy/settings.ts). */
-export const ENVIRONMENT_NAME = /^[a-z][a-z0-9-]{0,20}$/;
-
 /**
  * An environment whose name ends in `dlq` would name its acquisitions queue as another
  * environment's dead-letter queue (`dlq` takes production's), so the deploy refuses it.

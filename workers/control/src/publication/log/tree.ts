@@ -1,4 +1,4 @@
-/// <reference path="./node-crypto.d.ts" />
+/// <reference path="../../node-crypto.d.ts" />
 import { createHash } from "node:crypto";
 
 /**
