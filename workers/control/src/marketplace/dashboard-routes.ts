@@ -3,10 +3,10 @@ import { z } from "zod";
 import { requireMembership } from "../access/membership.ts";
 import { roleAtLeast } from "../access/roles.ts";
 import { operation } from "../api/operations.ts";
-import { HttpProblem } from "../api/problem.ts";
 import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/client.ts";
 import { membershipIn, organisationWithParent } from "../db/organisations.ts";
+import { Refusal } from "../failures.ts";
 import { customerOf, setUpAccountAndPassport } from "./claim-set-up.ts";
 import { type MarketplaceEnv, secret } from "./config.ts";
 import { keyedHash } from "./crypto.ts";
@@ -58,7 +58,7 @@ function claimUsable(row: AcquisitionRow, hash: string, now: string): boolean {
 }
 
 const notFound = () =>
-  new HttpProblem("acquisition-not-found", { detail: "No acquisition with this id is visible to you." });
+  new Refusal("acquisition-not-found", { detail: "No acquisition with this id is visible to you." });
 
 /**
  * Progress, stage by stage. Visible to members of the acquisition's account organisation, and,
@@ -94,7 +94,7 @@ async function chosenOrganisation(db: Database, subject: string, organisationId:
   const membership = await membershipIn(db, subject, organisationId);
   // An admin or owner may let a marketplace subscription be held by an existing organisation.
   if (!membership || !roleAtLeast(membership.role, "admin")) {
-    throw new HttpProblem("forbidden", {
+    throw new Refusal("forbidden", {
       detail: "You can link a subscription only to an organisation where you are an owner or admin.",
     });
   }
@@ -128,7 +128,7 @@ async function choosePassport(
   if (candidates.length > 1) {
     const count =
       candidates.length > MAX_ADOPTION_CANDIDATES ? `more than ${MAX_ADOPTION_CANDIDATES}` : String(candidates.length);
-    throw new HttpProblem("passport-choice-required", {
+    throw new Refusal("passport-choice-required", {
       detail: `The organisation has ${count} active ${family === "api" ? "API" : "agent"} passports; choose the one this subscription adopts (passport_id).`,
       candidates: candidateList(candidates),
     });
@@ -137,7 +137,7 @@ async function choosePassport(
 }
 
 function notAdoptable(chosen: string, candidates: { id: string; displayName: string | null }[]) {
-  return new HttpProblem("passport-not-adoptable", {
+  return new Refusal("passport-not-adoptable", {
     detail: `Passport ${chosen} is not an active passport of this family in the organisation that holds the subscription. Choose one of the candidates${candidates.length ? "" : ", or send no passport_id to issue a new one"}.`,
     passport_id: chosen,
     candidates: candidateList(candidates),
@@ -180,7 +180,7 @@ async function setUpForClaimant(
       throw notAdoptable(chosenPassport, holder ? await adoptionCandidates(db, holder, row.family) : []);
     }
     if (!(error instanceof OrganisationAlreadyLinked)) throw error;
-    throw new HttpProblem("organisation-already-linked", {
+    throw new Refusal("organisation-already-linked", {
       detail:
         "That organisation already holds another cloud account's marketplace subscriptions. Choose another organisation or a new one.",
     });
@@ -188,7 +188,7 @@ async function setUpForClaimant(
   const { organisationId, parentOrganisationId } = result.account;
   const member = await membershipIn(db, subject, organisationId);
   if (!member && !(await becomeFirstOwner(db, organisationId, subject))) {
-    throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
+    throw new Refusal("forbidden", { detail: "Another user claimed this marketplace account first." });
   }
   // A parent made by set-up is nobody's yet: its first owner is the account's, so they can name it.
   if (result.accountOutcome !== "linked" && parentOrganisationId !== organisationId) {
@@ -239,14 +239,14 @@ marketplaceApi.post(
       if (row.claimedBy === subject && alreadyMember) {
         return c.json({ ...(await acquisitionView(db, c.env, row, subject)), existing_account: true });
       }
-      throw new HttpProblem("claim-reference-invalid", {
+      throw new Refusal("claim-reference-invalid", {
         detail:
           "This claim reference is wrong, has expired or was already used. Open the link from your latest set-up.",
       });
     }
     if (row.status !== "completed") {
       const failed = row.status === "failed";
-      throw new HttpProblem(
+      throw new Refusal(
         "acquisition-not-ready",
         {
           detail: failed
@@ -254,18 +254,18 @@ marketplaceApi.post(
             : "Set-up is still running; claim again in a few seconds.",
           stage: row.failedStage ?? undefined,
         },
-        failed ? {} : { "retry-after": "2" },
+        failed ? {} : { retryAfterSeconds: 2 },
       );
     }
     if (account && !alreadyMember && (await hasMembers(db, account.organisationId))) {
-      throw new HttpProblem("forbidden", {
+      throw new Refusal("forbidden", {
         detail: "This marketplace account is already held by other users. Ask one of its owners to add you.",
       });
     }
     const existing = account ? undefined : await chosenOrganisation(db, subject, body.organisation_id);
     const settingUp = !account || !row.passportId;
     if (!settingUp && body.passport_id) {
-      throw new HttpProblem("invalid-request", {
+      throw new Refusal("invalid-request", {
         detail: "This acquisition's passport is already set up; passport_id chooses one only at a first claim.",
       });
     }
@@ -274,13 +274,13 @@ marketplaceApi.post(
       ? await choosePassport(db, account?.organisationId ?? existing?.organisationId, family, body.passport_id)
       : undefined;
     if (!unfinishedByYou && !(await consumeClaim(db, row.id, hash, subject, now))) {
-      throw new HttpProblem("claim-reference-invalid", { detail: "This claim reference was just used." });
+      throw new Refusal("claim-reference-invalid", { detail: "This claim reference was just used." });
     }
     let outcome: keyof typeof CLAIM_OUTCOMES = alreadyMember ? "reused" : "created";
     if (settingUp) {
       outcome = (await setUpForClaimant(env, db, row, subject, existing, chosenPassport)).accountOutcome;
     } else if (!alreadyMember && !(await becomeFirstOwner(db, account.organisationId, subject))) {
-      throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
+      throw new Refusal("forbidden", { detail: "Another user claimed this marketplace account first." });
     }
     await recordStage(db, row.id, "claim", { status: "succeeded", outcome: CLAIM_OUTCOMES[outcome], at: now });
     const claimed = await findAcquisition(db, row.id);
