@@ -18,7 +18,7 @@ export function problemOf(refusal: Refusal): Problem {
 }
 
 /** A refusal's answer: its problem document, with the headers its hints ask for. */
-export function refusalResponse(refusal: Refusal): Response {
+function refusalResponse(refusal: Refusal): Response {
   const headers: Record<string, string> = {};
   const { challengeRealm, retryAfterSeconds } = refusal.hints;
   if (challengeRealm !== undefined) headers["www-authenticate"] = `Bearer realm="${challengeRealm}"`;

@@ -100,7 +100,7 @@ export interface ExistingOrganisation {
 }
 
 /** The chosen organisation already holds another cloud account's subscriptions (its unique key). */
-export class OrganisationAlreadyLinked extends Refusal {
+class OrganisationAlreadyLinked extends Refusal {
   constructor() {
     super("organisation-already-linked", {
       detail:
