@@ -17,6 +17,10 @@ describe("the control plane's layout (docs/control-layout.md)", () => {
     expect(layout.dbImports).toEqual([]);
   });
 
+  it("changes/ imports nothing from api/, routes/ or ui/: the rules know no HTTP", () => {
+    expect(layout.forbiddenImports).toEqual([]);
+  });
+
   it("a wing is reached only through its face, <wing>/index.ts", () => {
     expect(layout.wingInternals).toEqual([]);
   });
@@ -56,6 +60,18 @@ describe("the control plane's layout (docs/control-layout.md)", () => {
       });
       expect(found.dbImports).toEqual(["db/acquisitions.ts -> marketplace/stages.ts"]);
       expect(found.wingInternals).toEqual(["db/acquisitions.ts -> marketplace/stages.ts"]);
+    });
+
+    it("finds changes/ importing the HTTP vocabulary, also as a type only, even without a cycle", () => {
+      const found = tree({
+        "changes/apply.ts": 'import { Refusal } from "../failures.ts";\nimport type { Req } from "../api/requests.ts";',
+        "api/requests.ts": "export type Req = {};",
+        "failures.ts": "export class Refusal extends Error {}",
+        "routes/passports.ts":
+          'import { apply } from "../changes/apply.ts";\nimport type { Req } from "../api/requests.ts";',
+      });
+      expect(found.cycles).toEqual([]);
+      expect(found.forbiddenImports).toEqual(["changes/apply.ts -> api/requests.ts"]);
     });
 
     it("finds drizzle calls outside the query modules, also chained over lines", () => {

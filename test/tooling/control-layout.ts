@@ -8,6 +8,14 @@ import { dirname, join, relative, resolve } from "node:path";
  */
 const WINGS = ["marketplace", "publication", "binding-checks"] as const;
 
+/**
+ * Arrows the core never draws (docs/control-layout.md): the rules in `changes/` know no HTTP, so
+ * they import neither the HTTP vocabulary (`api/`) nor the routes that answer with it, nor the
+ * Dashboard. A route may use `api/` and `changes/`; `api/` may use `changes/` (its request
+ * schemas are the changes' own).
+ */
+const FORBIDDEN: Record<string, readonly string[]> = { changes: ["api", "routes", "ui"] };
+
 /** Where drizzle queries may be written: the core's `db/` and each wing's query module. */
 function mayQuery(file: string): boolean {
   if (file.startsWith("db/")) return true;
@@ -46,6 +54,8 @@ export interface Layout {
   wingInternals: string[];
   /** Drizzle calls outside db/ and wing query modules: `file:line`. */
   strayQueries: string[];
+  /** Imports along an arrow the core never draws (`FORBIDDEN`): `file -> folder/file.ts`. */
+  forbiddenImports: string[];
 }
 
 /** Reads the imports and query calls of every source file under `src`. */
@@ -55,6 +65,7 @@ export function controlLayout(src: string): Layout {
   const dbImports: string[] = [];
   const wingInternals: string[] = [];
   const strayQueries: string[] = [];
+  const forbiddenImports: string[] = [];
   for (const file of files) {
     const text = readFileSync(join(src, file), "utf8");
     const from = folderOf(file);
@@ -67,6 +78,7 @@ export function controlLayout(src: string): Layout {
       if (!edges.has(from)) edges.set(from, new Set());
       edges.get(from)?.add(to);
       if (from === "db") dbImports.push(`${file} -> ${target}`);
+      if (FORBIDDEN[from]?.includes(to)) forbiddenImports.push(`${file} -> ${target}`);
       if ((WINGS as readonly string[]).includes(to) && target !== `${to}/index.ts`) {
         wingInternals.push(`${file} -> ${target}`);
       }
@@ -78,7 +90,7 @@ export function controlLayout(src: string): Layout {
       }
     }
   }
-  return { edges, cycles: cyclesOf(edges), dbImports, wingInternals, strayQueries };
+  return { edges, cycles: cyclesOf(edges), dbImports, wingInternals, strayQueries, forbiddenImports };
 }
 
 /** Strongly connected components of more than one folder (Tarjan). */

@@ -15,7 +15,7 @@ export async function applyMigrations(db, root) {
   }
 }
 
-/** The organisation the benches' passports belong to (workers/bench-baselines/write-calls.js names it too). */
+/** The organisation the benches' passports belong to (scripts/bench/baselines/write-calls.js names it too). */
 export const ORGANISATION = "org_bench";
 /** The subject of the benches' access tokens: the bench organisation's owner. */
 export const SUBJECT = "bench-owner";

@@ -404,7 +404,7 @@ export async function run({ root, options, log }) {
       },
       resolver: { modulePath: resolver.path, kv: "SNAPSHOTS", vars: { PUBLIC_BASE_URL: "http://127.0.0.1" } },
       writeCalls: {
-        modulePath: join(root, "workers/bench-baselines/write-calls.js"),
+        modulePath: join(root, "scripts/bench/baselines/write-calls.js"),
         kv: "KV",
         exports: {
           Sequencer: { type: "durable-object", storage: "sqlite" },
@@ -417,7 +417,7 @@ export async function run({ root, options, log }) {
           PURGE: { type: "worker", worker: "writeCalls", exportName: "Purge" },
         },
       },
-      pageFloor: { modulePath: join(root, "workers/bench-baselines/d1-page.js"), bindings: baselineD1 },
+      pageFloor: { modulePath: join(root, "scripts/bench/baselines/d1-page.js"), bindings: baselineD1 },
     },
     {
       compatibilityDate: compatibilityDate(root),
@@ -529,7 +529,7 @@ export async function run({ root, options, log }) {
       ),
       // No target: what the calls beyond D1 and KV that a publication makes (the sequencer object,
       // the log append, the purge, the second purge's alarm) cost by themselves, against the same
-      // D1 and KV calls (workers/bench-baselines/write-calls.js).
+      // D1 and KV calls (scripts/bench/baselines/write-calls.js).
       ...["create", "update"].map((route) => ({
         key: `platform-${route}`,
         kind: "write",

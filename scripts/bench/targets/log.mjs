@@ -2,7 +2,7 @@
 // runs twice in one workerd, each with real local D1 and KV, its publication sequencer and the
 // resolver: once with the real TransparencyLog object (append, tiles, bundles, hint and a signed
 // checkpoint to KV per publication), once with a stand-in object that only hands out indexes
-// (workers/bench-baselines/no-log.js). Both answer the same create-and-publish request; the ratio
+// (scripts/bench/baselines/no-log.js). Both answer the same create-and-publish request; the ratio
 // is the log's cost per publication. Also prints proof sizes at 10,000 and 1,000,000 entries,
 // computed (RFC 9162 paths, tiles of 256).
 import { join } from "node:path";
@@ -101,7 +101,7 @@ export async function run({ root, options, log }) {
       withLog: controlWith("withLog", { type: "durable-object", worker: "withLog", exportName: "TransparencyLog" }),
       noLog: controlWith("noLog", { type: "durable-object", worker: "logStandIn", exportName: "NoLog" }),
       logStandIn: {
-        modulePath: join(root, "workers/bench-baselines/no-log.js"),
+        modulePath: join(root, "scripts/bench/baselines/no-log.js"),
         exports: { NoLog: { type: "durable-object", storage: "sqlite" } },
       },
       resolver: { modulePath: resolver.path, kv: "SNAPSHOTS", vars: { PUBLIC_BASE_URL: "http://127.0.0.1" } },

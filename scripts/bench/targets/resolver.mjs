@@ -36,9 +36,9 @@ export async function run({ root, options, log }) {
   const server = await serve(
     {
       resolver: { modulePath: built.path, kv: "SNAPSHOTS", vars: { PUBLIC_BASE_URL: "http://127.0.0.1" } },
-      trivial: { modulePath: join(root, "workers/bench-baselines/trivial.js") },
-      kv: { modulePath: join(root, "workers/bench-baselines/kv-get.js"), kv: "KV" },
-      kvRecord: { modulePath: join(root, "workers/bench-baselines/kv-record.js"), kv: "KV" },
+      trivial: { modulePath: join(root, "scripts/bench/baselines/trivial.js") },
+      kv: { modulePath: join(root, "scripts/bench/baselines/kv-get.js"), kv: "KV" },
+      kvRecord: { modulePath: join(root, "scripts/bench/baselines/kv-record.js"), kv: "KV" },
     },
     { compatibilityDate: compatibilityDate(root), compatibilityFlags: ["nodejs_compat"] },
   );

@@ -1,7 +1,7 @@
 // `npm run bench -- status`: the status route (docs/freshness.md, Status token) in the resolver
 // bundle, asking the real PublicationSequencer of the control plane bundle (real local D1, the
 // record key), against a Worker that makes one Durable Object call and nothing else
-// (workers/bench-baselines/do-call.js). Target: 0.9 of the reference's requests/s.
+// (scripts/bench/baselines/do-call.js). Target: 0.9 of the reference's requests/s.
 import { join } from "node:path";
 import { mintIdentityId } from "@passport/domain";
 import { compatibilityDate } from "../../compatibility-date.ts";
@@ -85,7 +85,7 @@ export async function run({ root, options, log }) {
         },
       },
       reference: {
-        modulePath: join(root, "workers/bench-baselines/do-call.js"),
+        modulePath: join(root, "scripts/bench/baselines/do-call.js"),
         bindings: {
           OBJECT: { type: "durable-object", worker: "reference", exportName: "Reference" },
           LIMIT: { ...LIMIT, namespace: "1103" },

@@ -1,9 +1,8 @@
 import { problem, problemResponse } from "@passport/domain";
 import { Hono } from "hono";
-import { HTTPException } from "hono/http-exception";
 import { authenticate } from "./access/authenticate.ts";
 import { isRole } from "./access/roles.ts";
-import { problemFromHttpException } from "./api/problem.ts";
+import { answerToError } from "./api/problem.ts";
 import { limitSignIn, limitWrites } from "./api/rate-limit.ts";
 import { bindingChecksApi } from "./binding-checks/index.ts";
 import type { AppEnv } from "./context.ts";
@@ -58,12 +57,5 @@ app.notFound((c) =>
   problemResponse(problem("route-not-found", { detail: `Nothing is served at ${new URL(c.req.url).pathname}.` })),
 );
 
-app.onError((error) => {
-  if (error instanceof HTTPException) return problemFromHttpException(error);
-  console.error(JSON.stringify({ level: "error", event: "unhandled", message: String(error) }));
-  return problemResponse(
-    problem("internal", {
-      detail: "Something went wrong on our side. Retry, or contact support with the time of the request.",
-    }),
-  );
-});
+// Every failure is answered here, once: a refusal as its problem, anything else as `internal`.
+app.onError(answerToError);

@@ -8,8 +8,8 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from "jose";
-import { HttpProblem } from "../api/problem.ts";
 import type { Principal } from "../context.ts";
+import { Refusal } from "../failures.ts";
 import { SERVICE_TOKEN_PREFIX, subjectRefusal } from "./subject.ts";
 import { type VerifiedToken, VerifiedTokens } from "./verified-tokens.ts";
 
@@ -64,13 +64,13 @@ function bearerToken(headers: Headers): string | undefined {
   return headers.get("cf-access-jwt-assertion") ?? undefined;
 }
 
-function unauthenticated(reason: string): HttpProblem {
+function unauthenticated(reason: string): Refusal {
   // The reason goes to the log only: on the wire every failure looks the same.
   console.warn(JSON.stringify({ level: "warn", event: "auth_rejected", reason }));
-  return new HttpProblem(
+  return new Refusal(
     "unauthenticated",
     { detail: "A valid bearer token is required." },
-    { "www-authenticate": 'Bearer realm="passport-dashboard"' },
+    { challengeRealm: "passport-dashboard" },
   );
 }
 

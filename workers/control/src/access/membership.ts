@@ -1,12 +1,12 @@
-import { HttpProblem } from "../api/problem.ts";
 import type { Database } from "../db/client.ts";
 import { type Membership, membershipIn, membershipsOf, type Role } from "../db/organisations.ts";
 import { type PassportRow, passportWithMembership } from "../db/passports.ts";
+import { Refusal } from "../failures.ts";
 import { roleAtLeast } from "./roles.ts";
 
 export function requireRole(membership: Membership, minimum: Role): void {
   if (!roleAtLeast(membership.role, minimum)) {
-    throw new HttpProblem("forbidden", { detail: `This action needs the ${minimum} role or higher.` });
+    throw new Refusal("forbidden", { detail: `This action needs the ${minimum} role or higher.` });
   }
 }
 
@@ -24,18 +24,18 @@ export async function requireMembership(
   let membership: Membership | undefined;
   if (organisationId) {
     membership = await membershipIn(db, subject, organisationId);
-    if (!membership) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
+    if (!membership) throw new Refusal("route-not-found", { detail: "No such organisation." });
   } else {
     const all = await membershipsOf(db, subject);
-    if (all.length === 0) throw new HttpProblem("forbidden", { detail: "You are not a member of any organisation." });
+    if (all.length === 0) throw new Refusal("forbidden", { detail: "You are not a member of any organisation." });
     if (all.length > 1) {
-      throw new HttpProblem("invalid-request", {
+      throw new Refusal("invalid-request", {
         detail: "You belong to several organisations: name one in organisation_id.",
       });
     }
     membership = all[0];
   }
-  if (!membership) throw new HttpProblem("forbidden", { detail: `This action needs the ${minimum} role or higher.` });
+  if (!membership) throw new Refusal("forbidden", { detail: `This action needs the ${minimum} role or higher.` });
   requireRole(membership, minimum);
   return membership;
 }
@@ -50,7 +50,6 @@ export async function visiblePassport(
   id: string,
 ): Promise<{ passport: PassportRow; membership: Membership }> {
   const found = await passportWithMembership(db, subject, id);
-  if (!found)
-    throw new HttpProblem("identity-not-found", { detail: "No passport with this id in your organisations." });
+  if (!found) throw new Refusal("identity-not-found", { detail: "No passport with this id in your organisations." });
   return found;
 }

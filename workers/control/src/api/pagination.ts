@@ -1,5 +1,5 @@
 import { base64url } from "jose";
-import { HttpProblem } from "./problem.ts";
+import { Refusal } from "../failures.ts";
 
 export interface Position {
   createdAt: string;
@@ -16,7 +16,7 @@ export function decodeCursor(cursor: string): Position {
     const [createdAt, id] = JSON.parse(new TextDecoder().decode(base64url.decode(cursor))) as unknown[];
     if (typeof createdAt === "string" && typeof id === "string") return { createdAt, id };
   } catch {}
-  throw new HttpProblem("invalid-request", { detail: "The cursor is not one this API returned." });
+  throw new Refusal("invalid-request", { detail: "The cursor is not one this API returned." });
 }
 
 /** Opaque search cursor: the `seq` of the last item returned (a list cursor is not one). */
@@ -29,5 +29,5 @@ export function decodeSearchCursor(cursor: string): number {
     const { after } = JSON.parse(new TextDecoder().decode(base64url.decode(cursor))) as { after?: unknown };
     if (typeof after === "number" && Number.isSafeInteger(after) && after >= 0) return after;
   } catch {}
-  throw new HttpProblem("invalid-request", { detail: "The cursor is not one this API returned for a search." });
+  throw new Refusal("invalid-request", { detail: "The cursor is not one this API returned for a search." });
 }

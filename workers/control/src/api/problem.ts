@@ -1,24 +1,29 @@
 import { type Problem, type ProblemKind, problem, problemResponse } from "@passport/domain";
 import { HTTPException } from "hono/http-exception";
+import { Refusal, StaleVersion } from "../failures.ts";
+import { passportEtag } from "./views.ts";
 
 /**
- * The one error type handlers throw. It is a Hono `HTTPException`, so Hono and any middleware
- * that catches those see the right status; `getResponse` is our problem+json document.
+ * The one mapping from a failure to its RFC 9457 answer. Rules raise `Refusal`s (and the kinds of
+ * refusal in `failures.ts`); Hono's built-in middleware raise `HTTPException`s. Everything else is
+ * a fault of ours, answered as `internal` by the app's `onError`.
  */
-export class HttpProblem extends HTTPException {
-  readonly body: Problem;
-  readonly headers: Record<string, string>;
 
-  constructor(kind: ProblemKind, extra: Omit<Partial<Problem>, "type" | "status"> = {}, headers = {}) {
-    const body = problem(kind, extra);
-    super(body.status as ConstructorParameters<typeof HTTPException>[0], { message: body.detail ?? body.title });
-    this.body = body;
-    this.headers = headers;
+/** The problem document of a refusal: its kind, what it says, and the current ETag of a stale version. */
+export function problemOf(refusal: Refusal): Problem {
+  if (refusal instanceof StaleVersion && refusal.current !== undefined) {
+    return problem(refusal.kind, { ...refusal.details, current_etag: passportEtag(refusal.current) });
   }
+  return problem(refusal.kind, refusal.details);
+}
 
-  override getResponse(): Response {
-    return problemResponse(this.body, this.headers);
-  }
+/** A refusal's answer: its problem document, with the headers its hints ask for. */
+function refusalResponse(refusal: Refusal): Response {
+  const headers: Record<string, string> = {};
+  const { challengeRealm, retryAfterSeconds } = refusal.hints;
+  if (challengeRealm !== undefined) headers["www-authenticate"] = `Bearer realm="${challengeRealm}"`;
+  if (retryAfterSeconds !== undefined) headers["retry-after"] = String(retryAfterSeconds);
+  return problemResponse(problemOf(refusal), headers);
 }
 
 /** The problem kind for a status a Hono built-in refused with. */
@@ -33,12 +38,22 @@ const KIND_BY_STATUS: Partial<Record<number, ProblemKind>> = {
 };
 
 /**
- * A problem document for any `HTTPException`: ours as they are; a built-in middleware's refusal
- * (body limit, CSRF origin check, ...) as the problem of its status, never a 500. Its message is
- * Hono's own fixed text, so no internals leak.
+ * A built-in middleware's refusal (body limit, CSRF origin check, ...) as the problem of its
+ * status, never a 500. Its message is Hono's own fixed text, so no internals leak.
  */
-export function problemFromHttpException(error: HTTPException): Response {
-  if (error instanceof HttpProblem) return error.getResponse();
+function problemFromHttpException(error: HTTPException): Response {
   const kind = KIND_BY_STATUS[error.status] ?? (error.status >= 500 ? "internal" : "invalid-request");
   return problemResponse(problem(kind, error.message ? { detail: error.message } : {}));
+}
+
+/** The answer to any error a request raised (the app's `onError`). */
+export function answerToError(error: unknown): Response {
+  if (error instanceof Refusal) return refusalResponse(error);
+  if (error instanceof HTTPException) return problemFromHttpException(error);
+  console.error(JSON.stringify({ level: "error", event: "unhandled", message: String(error) }));
+  return problemResponse(
+    problem("internal", {
+      detail: "Something went wrong on our side. Retry, or contact support with the time of the request.",
+    }),
+  );
 }

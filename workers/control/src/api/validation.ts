@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
 import type { AppEnv } from "../context.ts";
-import { HttpProblem } from "./problem.ts";
+import { Refusal } from "../failures.ts";
 
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -10,7 +10,7 @@ const MAX_BODY_BYTES = 64 * 1024;
 function requireJsonMediaType(request: Request): void {
   const mediaType = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
   if (mediaType !== "application/json") {
-    throw new HttpProblem("unsupported-media-type", { detail: "Send the body as application/json." });
+    throw new Refusal("unsupported-media-type", { detail: "Send the body as application/json." });
   }
 }
 
@@ -28,7 +28,7 @@ async function parseJson<S extends z.ZodType>(request: Request, schema: S): Prom
   try {
     json = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(await request.arrayBuffer()));
   } catch {
-    throw new HttpProblem("invalid-request", { detail: "The body is not valid UTF-8 JSON." });
+    throw new Refusal("invalid-request", { detail: "The body is not valid UTF-8 JSON." });
   }
   const result = schema.safeParse(json);
   if (!result.success) throw invalid("The body does not match the expected shape.", result.error);
@@ -36,15 +36,15 @@ async function parseJson<S extends z.ZodType>(request: Request, schema: S): Prom
 }
 
 /** A 400 problem listing each schema issue with its path. */
-function invalid(detail: string, error: z.ZodError): HttpProblem {
-  return new HttpProblem("invalid-request", {
+function invalid(detail: string, error: z.ZodError): Refusal {
+  return new Refusal("invalid-request", {
     detail,
     errors: error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })),
   });
 }
 
-function tooLarge(): HttpProblem {
-  return new HttpProblem("payload-too-large", { detail: `Bodies are limited to ${MAX_BODY_BYTES} bytes.` });
+function tooLarge(): Refusal {
+  return new Refusal("payload-too-large", { detail: `Bodies are limited to ${MAX_BODY_BYTES} bytes.` });
 }
 
 /**
@@ -77,7 +77,7 @@ export function queryParams<S extends z.ZodType>(
       .filter(([, values]) => values.length > 1)
       .map(([name]) => ({ path: name, message: "is given more than once; give it once" }));
     if (repeated.length > 0) {
-      throw new HttpProblem("invalid-request", { detail: "The query parameters are not valid.", errors: repeated });
+      throw new Refusal("invalid-request", { detail: "The query parameters are not valid.", errors: repeated });
     }
     const result = schema.safeParse(c.req.query());
     if (!result.success) throw invalid("The query parameters are not valid.", result.error);

@@ -2,12 +2,12 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { requireRole, visiblePassport } from "../access/membership.ts";
 import { operation } from "../api/operations.ts";
-import { HttpProblem } from "../api/problem.ts";
 import { BindingCheckView, passportView } from "../api/views.ts";
 import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/client.ts";
 import { bindingOf } from "../db/passport-entries.ts";
 import { loadAggregate, type PassportRow } from "../db/passports.ts";
+import { Refusal } from "../failures.ts";
 import { instructionsFor } from "./checks.ts";
 import { limitChecks } from "./limits.ts";
 import { reevaluationOf, requestReevaluationChecks } from "./reevaluation.ts";
@@ -33,14 +33,14 @@ checks.post(
     const { passport, membership } = await visiblePassport(c.get("db"), c.get("principal").subject, id);
     requireRole(membership, c.get("declaredRole"));
     if (passport.lifecycle === "retired") {
-      throw new HttpProblem("invalid-transition", {
+      throw new Refusal("invalid-transition", {
         detail: "Retired passports are kept exactly as they were; their bindings are not checked.",
         allowed: [],
       });
     }
     const db = c.get("db");
     const binding = await bindingOf(db, id, c.req.param("bindingId"));
-    if (!binding) throw new HttpProblem("route-not-found", { detail: "This passport has no binding with that id." });
+    if (!binding) throw new Refusal("route-not-found", { detail: "This passport has no binding with that id." });
     const outcome = await runBindingCheck(c.env, db, passport, binding, c.get("principal").subject);
     const stored = await loadAggregate(db, id);
     if (!stored) throw new Error(`passport ${id} vanished`);
@@ -138,7 +138,7 @@ checks.post(
     const { passport, membership } = await visiblePassport(db, c.get("principal").subject, id);
     requireRole(membership, c.get("declaredRole"));
     if (passport.lifecycle === "retired") {
-      throw new HttpProblem("invalid-transition", {
+      throw new Refusal("invalid-transition", {
         detail: "Retired passports are kept exactly as they were; their bindings are not checked.",
         allowed: [],
       });

@@ -1,7 +1,7 @@
-import { HttpProblem } from "../api/problem.ts";
 import { type Database, isConstraintError, randomId, UNIQUE_VIOLATION } from "../db/client.ts";
 import { insertEvidence, withdrawEvidence } from "../db/passport-entries.ts";
 import { commitChangeStatements, findPassport, type PassportChange, type PassportRow } from "../db/passports.ts";
+import { Refusal } from "../failures.ts";
 import { outboundFor } from "../outbound/config.ts";
 import { publishOrDefer } from "../publication/index.ts";
 import { type CheckResult, type CheckTarget, checkBinding, PROOF_LIFETIME_MS } from "./checks.ts";
@@ -191,7 +191,7 @@ async function commitOrRefuse(db: Database, statements: ReturnType<typeof commit
     await commitCheck(db, statements);
   } catch (error) {
     if (!isVersionConflict(error)) throw error;
-    throw new HttpProblem("precondition-failed", {
+    throw new Refusal("precondition-failed", {
       detail: "The passport changed while the binding was being checked; check it again.",
     });
   }

@@ -1,7 +1,5 @@
 import { mintIdentityId } from "@passport/domain";
 import { requireMembership, requireRole } from "../access/membership.ts";
-import { HttpProblem } from "../api/problem.ts";
-import type { CreatePassportRequest } from "../api/requests.ts";
 import { type Database, isConstraintError, UNIQUE_VIOLATION } from "../db/client.ts";
 import type { Role } from "../db/organisations.ts";
 import { isGrantNoLongerHeld } from "../db/passport-entries.ts";
@@ -18,6 +16,7 @@ import {
   type StoredPassport,
 } from "../db/passports.ts";
 import { isUsesLimitViolation } from "../db/uses.ts";
+import { Refusal, StaleVersion } from "../failures.ts";
 import { grantNoLongerHeld } from "./authority.ts";
 import {
   duplicateRaceRefusal,
@@ -26,19 +25,7 @@ import {
   refuseRepeatedBindings,
   usesLimitRefusal,
 } from "./passport-changes.ts";
-
-/**
- * A change refused because the passport is not at the version the caller read (`If-Match`), or
- * moved on while the change was applied. Routes answer it as 412 with the current ETag.
- */
-export class StaleVersion extends Error {
-  constructor(
-    message: string,
-    readonly current?: number,
-  ) {
-    super(message);
-  }
-}
+import type { CreatePassportRequest } from "./requests.ts";
 
 /** Refuses a change to a passport at another version than one the caller expects (none: any version). */
 function checkExpectedVersion(expected: readonly number[] | undefined, passport: PassportRow): void {
@@ -115,13 +102,12 @@ export async function commitChange(
   build: (passport: PassportRow) => PassportChange | Promise<PassportChange>,
 ): Promise<StoredPassport> {
   const found = await passportWithMembership(db, subject, id);
-  if (!found)
-    throw new HttpProblem("identity-not-found", { detail: "No passport with this id in your organisations." });
+  if (!found) throw new Refusal("identity-not-found", { detail: "No passport with this id in your organisations." });
   const { passport, membership } = found;
   requireRole(membership, minimum);
   checkExpectedVersion(expectedVersions, passport);
   if (passport.lifecycle === "retired") {
-    throw new HttpProblem("invalid-transition", {
+    throw new Refusal("invalid-transition", {
       detail: "Retired passports are kept exactly as they were; they cannot be changed.",
       allowed: [],
     });

@@ -1,10 +1,10 @@
 import { roleAtLeast } from "../access/roles.ts";
-import { HttpProblem } from "../api/problem.ts";
-import type { AuthorityInput, BindingContextRequest } from "../api/requests.ts";
 import { type Database, randomId } from "../db/client.ts";
 import { membershipIn, organisationWithParent } from "../db/organisations.ts";
 import { bindingOf, insertAuthority, insertGrant, setBindingContext } from "../db/passport-entries.ts";
 import { findPassport, type PassportChange, type PassportRow } from "../db/passports.ts";
+import { Refusal } from "../failures.ts";
+import type { AuthorityInput, BindingContextRequest } from "./requests.ts";
 
 // The rules of structured authority and per-binding context (docs/authority.md). Who granted an
 // authority entry is never taken as typed: the service checks the named organisation or passport
@@ -14,7 +14,7 @@ type Grantor = NonNullable<AuthorityInput["granted_by"]>;
 type CheckedGrantor = Grantor & { role?: "owner" | "admin" };
 
 const refuseId = (message: string) =>
-  new HttpProblem("invalid-request", {
+  new Refusal("invalid-request", {
     detail: `granted_by.id ${message}.`,
     errors: [{ path: "granted_by.id", message }],
   });
@@ -23,7 +23,7 @@ const refuseId = (message: string) =>
 async function grantingRole(db: Database, subject: string, organisationId: string, as: string) {
   const membership = await membershipIn(db, subject, organisationId);
   if (membership && roleAtLeast(membership.role, "admin")) return membership.role as "owner" | "admin";
-  throw new HttpProblem("forbidden", {
+  throw new Refusal("forbidden", {
     detail: `Granting authority as ${as} needs the owner or admin role in organisation ${organisationId}${membership ? `; you are ${membership.role} there` : "; you are not a member of it"}.`,
   });
 }
@@ -65,8 +65,8 @@ async function checkedGrantor(
 }
 
 /** The refusal of a grant whose grantor stopped holding (role, parent link, passport) while it was written. */
-export function grantNoLongerHeld(): HttpProblem {
-  return new HttpProblem("forbidden", {
+export function grantNoLongerHeld(): Refusal {
+  return new Refusal("forbidden", {
     detail:
       "The grantor no longer holds: the granting role, the parent organisation or the granting passport changed while the grant was being written. Nothing was changed.",
   });
@@ -134,13 +134,13 @@ export async function bindingContextChange(
   input: BindingContextRequest,
 ): Promise<PassportChange> {
   const binding = await bindingOf(db, passport.id, bindingId);
-  if (!binding) throw new HttpProblem("route-not-found", { detail: "This passport has no binding with that id." });
+  if (!binding) throw new Refusal("route-not-found", { detail: "This passport has no binding with that id." });
   const set = {
     ...(input.environment !== undefined ? { environment: input.environment } : {}),
     ...(input.version !== undefined ? { version: input.version } : {}),
   };
   if (Object.entries(set).every(([key, value]) => binding[key as keyof typeof set] === value)) {
-    throw new HttpProblem("invalid-request", {
+    throw new Refusal("invalid-request", {
       detail: "The binding already has this environment and version; nothing was changed.",
     });
   }

@@ -8,15 +8,6 @@ import {
   PRIMARY_BINDING_CLASS,
 } from "@passport/domain";
 import { requireRole } from "../access/membership.ts";
-import { HttpProblem } from "../api/problem.ts";
-import {
-  type AuthorityExpiryRequest,
-  type BindingInput,
-  bindingClassRefusal,
-  type EvidenceInput,
-  type StateChangeRequest,
-  type UpdatePassportRequest,
-} from "../api/requests.ts";
 import { type Database, randomId } from "../db/client.ts";
 import { membershipIn, type Role } from "../db/organisations.ts";
 import {
@@ -36,6 +27,15 @@ import {
 import { findPassport, type PassportChange, type PassportRow, primaryBindingHolders } from "../db/passports.ts";
 import { deleteUse, insertUse, useOf } from "../db/uses.ts";
 import type { Attestation } from "../evidence/attestation.ts";
+import { Refusal } from "../failures.ts";
+import {
+  type AuthorityExpiryRequest,
+  type BindingInput,
+  bindingClassRefusal,
+  type EvidenceInput,
+  type StateChangeRequest,
+  type UpdatePassportRequest,
+} from "./requests.ts";
 
 // The rules of each material change to a passport. Each function takes the passport as it is now
 // and the validated input, and returns the change to commit (see `commitChange`) or throws the
@@ -70,7 +70,7 @@ export async function refuseDuplicates(
   );
   const [clash] = inOrganisation.filter((p) => p.id !== exceptId);
   if (clash) {
-    throw new HttpProblem("duplicate-identity", {
+    throw new Refusal("duplicate-identity", {
       detail: `Passport ${clash.id} already identifies the object at ${primary} ${clash.value}. Update that passport, or declare a materially distinct object with distinct_object_reason.`,
       existing_identity_id: clash.id,
     });
@@ -79,7 +79,7 @@ export async function refuseDuplicates(
   // proven control of the value, and the refusal names that verified holder.
   const [holder] = elsewhere;
   if (holder) {
-    throw new HttpProblem("duplicate-identity", {
+    throw new Refusal("duplicate-identity", {
       detail: `Passport ${holder.id} of another organisation has proven control of ${primary} ${holder.value}. If you control it now, publish the proof there and ask that organisation to remove its binding, or wait for its proof to lapse.`,
       existing_identity_id: holder.id,
       verified_holder: { identity_id: holder.id, organisation_id: holder.organisationId },
@@ -99,7 +99,7 @@ export function refuseRepeatedBindings(bindings: readonly { class: string; value
     const first = seen.get(key);
     if (first !== undefined) {
       const message = `repeats bindings.${first} (${binding.class} ${binding.value})`;
-      throw new HttpProblem("invalid-request", {
+      throw new Refusal("invalid-request", {
         detail: `bindings.${index} ${message}; list each binding once.`,
         errors: [{ path: `bindings.${index}`, message }],
       });
@@ -119,14 +119,14 @@ export async function duplicateRaceRefusal(
   family: Family,
   candidates: { class: string; value: string }[],
   exceptId?: string,
-): Promise<HttpProblem> {
+): Promise<Refusal> {
   try {
     await refuseDuplicates(db, organisationId, family, candidates, exceptId);
   } catch (problem) {
-    if (problem instanceof HttpProblem) return problem;
+    if (problem instanceof Refusal) return problem;
     throw problem;
   }
-  return new HttpProblem("duplicate-identity", {
+  return new Refusal("duplicate-identity", {
     detail: `Another passport of this organisation took the same ${PRIMARY_BINDING_CLASS[family]} at the same moment. Re-read and try again.`,
   });
 }
@@ -138,7 +138,7 @@ export async function duplicateRaceRefusal(
  */
 async function namedOperator(db: Database, subject: string, passport: PassportRow, operatorId: string) {
   const refuse = (message: string) =>
-    new HttpProblem("invalid-request", {
+    new Refusal("invalid-request", {
       detail: `${message.charAt(0).toUpperCase()}${message.slice(1)}.`,
       errors: [{ path: "operator_organisation_id", message }],
     });
@@ -166,7 +166,7 @@ export async function displayUpdate(
   const relationship = input.relationship ?? passport.relationship;
   const operatorAfter = operatorId !== undefined ? operatorId : passport.operatorOrganisationId;
   if (relationship === "operator" && operatorAfter) {
-    throw new HttpProblem("invalid-request", {
+    throw new Refusal("invalid-request", {
       detail: "A separate operator is named only while this organisation is the responsible one.",
       errors: [{ path: "operator_organisation_id", message: "needs relationship responsible" }],
     });
@@ -200,7 +200,7 @@ export async function bindingAddition(
 ): Promise<PassportChange> {
   const refusal = bindingClassRefusal(passport.family, binding.class);
   if (refusal) {
-    throw new HttpProblem("invalid-request", { detail: `${refusal}.`, errors: [{ path: "class", message: refusal }] });
+    throw new Refusal("invalid-request", { detail: `${refusal}.`, errors: [{ path: "class", message: refusal }] });
   }
   // Both reads at once; a binding the passport already has is the answer that wins.
   const [existing, duplicate] = await Promise.all([
@@ -214,7 +214,7 @@ export async function bindingAddition(
         ),
   ]);
   if (existing) {
-    throw new HttpProblem("binding-exists", {
+    throw new Refusal("binding-exists", {
       detail: "This passport already has that binding.",
       binding_id: existing.id,
     });
@@ -230,7 +230,7 @@ export async function bindingAddition(
 
 export async function bindingRemoval(db: Database, passport: PassportRow, bindingId: string): Promise<PassportChange> {
   const binding = await bindingOf(db, passport.id, bindingId);
-  if (!binding) throw new HttpProblem("route-not-found", { detail: "This passport has no binding with that id." });
+  if (!binding) throw new Refusal("route-not-found", { detail: "This passport has no binding with that id." });
   return {
     kind: "binding.removed",
     detail: { binding_id: binding.id, class: binding.class, value: binding.value },
@@ -290,8 +290,7 @@ export async function evidenceWithdrawal(
   evidenceId: string,
 ): Promise<PassportChange> {
   const item = await currentEvidenceOf(db, passport.id, evidenceId);
-  if (!item)
-    throw new HttpProblem("route-not-found", { detail: "This passport has no current evidence with that id." });
+  if (!item) throw new Refusal("route-not-found", { detail: "This passport has no current evidence with that id." });
   return {
     kind: "evidence.withdrawn",
     detail: { evidence_id: item.id, claim: item.claim },
@@ -305,8 +304,7 @@ export async function authorityRemoval(
   authorityId: string,
 ): Promise<PassportChange> {
   const entry = await authorityOf(db, passport.id, authorityId);
-  if (!entry)
-    throw new HttpProblem("route-not-found", { detail: "This passport has no authority entry with that id." });
+  if (!entry) throw new Refusal("route-not-found", { detail: "This passport has no authority entry with that id." });
   return {
     kind: "authority.removed",
     detail: { authority_id: entry.id, action: entry.action },
@@ -326,11 +324,10 @@ export async function authorityExpiry(
   input: AuthorityExpiryRequest,
 ): Promise<PassportChange> {
   const entry = await authorityOf(db, passport.id, authorityId);
-  if (!entry)
-    throw new HttpProblem("route-not-found", { detail: "This passport has no authority entry with that id." });
+  if (!entry) throw new Refusal("route-not-found", { detail: "This passport has no authority entry with that id." });
   const at = new Date(input.expires_at ?? Date.now()).toISOString();
   if (entry.expiresAt && Date.parse(entry.expiresAt) <= Date.parse(at)) {
-    throw new HttpProblem("invalid-request", {
+    throw new Refusal("invalid-request", {
       detail: `This entry already expires at ${entry.expiresAt}. To extend authority, add a new entry.`,
       errors: [{ path: "expires_at", message: "must be earlier than the entry's current expiry" }],
     });
@@ -350,7 +347,7 @@ export async function authorityExpiry(
  */
 export function refuseDirectApiPassport(family: Family, role: Role): void {
   if (family !== "api" || role === "owner" || role === "admin") return;
-  throw new HttpProblem("forbidden", {
+  throw new Refusal("forbidden", {
     detail:
       "API passports are acquired through the marketplace. Outside it, only an owner or admin of the organisation creates one, for a materially distinct interface (docs/api-passports.md).",
   });
@@ -366,11 +363,11 @@ export function roleForStateChange(input: StateChangeRequest): Role {
  * the allowed ones. Asking for the current status again is refused too (docs/lifecycle.md): it would
  * publish a new version and a history event that change nothing.
  */
-function transitionRefusal(from: LifecycleStatus, to: LifecycleStatus): HttpProblem {
+function transitionRefusal(from: LifecycleStatus, to: LifecycleStatus): Refusal {
   const allowed = allowedTransitions(from);
   const detail =
     from === to ? `The passport is already ${from}; nothing was changed.` : `A ${from} passport cannot become ${to}.`;
-  return new HttpProblem("invalid-transition", {
+  return new Refusal("invalid-transition", {
     detail: `${detail} Allowed: ${allowed.join(", ") || "none"}.`,
     current: from,
     allowed,
@@ -387,7 +384,7 @@ function transitionRefusal(from: LifecycleStatus, to: LifecycleStatus): HttpProb
  */
 export function stateChange(db: Database, passport: PassportRow, input: StateChangeRequest): PassportChange {
   if (input.recheck_completed) {
-    throw new HttpProblem("recheck-pending", {
+    throw new Refusal("recheck-pending", {
       detail: passport.recheckRequired
         ? "The re-check flag clears by itself once every binding checked before the reactivation passed a new check and the evidence was renewed. See GET /v1/passports/{id}/recheck for what it waits for; POST to it asks for the checks now."
         : "This passport awaits no re-check. The re-check flag clears by itself once the checks pass; it is never confirmed by hand.",
@@ -434,7 +431,7 @@ export function duplicateRetirement(
   reason: string,
 ): PassportChange {
   if (survivor.family !== duplicate.family || survivor.lifecycle === "retired" || survivor.duplicateOf) {
-    throw new HttpProblem("invalid-request", {
+    throw new Refusal("invalid-request", {
       detail: "The surviving passport must be an operative passport of the same family.",
     });
   }
@@ -449,7 +446,7 @@ export function duplicateRetirement(
 /** Moves responsibility for the passport; its identity id and history stay the same. */
 export function transfer(passport: PassportRow, organisationId: string, reason: string): PassportChange {
   if (passport.organisationId === organisationId) {
-    throw new HttpProblem("invalid-request", { detail: "The passport already belongs to that organisation." });
+    throw new Refusal("invalid-request", { detail: "The passport already belongs to that organisation." });
   }
   return {
     kind: "responsibility.changed",
@@ -467,21 +464,21 @@ export function transfer(passport: PassportRow, organisationId: string, reason: 
  */
 export async function usesAddition(db: Database, passport: PassportRow, targetId: string): Promise<PassportChange> {
   if (passport.family !== "agent") {
-    throw new HttpProblem("invalid-request", {
+    throw new Refusal("invalid-request", {
       detail: "Only agent passports declare the passports they use.",
       errors: [{ path: "identity_id", message: "only agent passports declare uses links" }],
     });
   }
   if (targetId === passport.id) {
-    throw new HttpProblem("invalid-request", {
+    throw new Refusal("invalid-request", {
       detail: "A passport does not declare that it uses itself.",
       errors: [{ path: "identity_id", message: "is this passport's own id" }],
     });
   }
   const [target, link] = await Promise.all([findPassport(db, targetId), useOf(db, passport.id, targetId)]);
-  if (!target) throw new HttpProblem("identity-not-found", { detail: `No passport has the id ${targetId}.` });
+  if (!target) throw new Refusal("identity-not-found", { detail: `No passport has the id ${targetId}.` });
   if (link) {
-    throw new HttpProblem("link-exists", { detail: `This passport already declares that it uses ${targetId}.` });
+    throw new Refusal("link-exists", { detail: `This passport already declares that it uses ${targetId}.` });
   }
   // The limit per agent (MAX_USES_LINKS) is migration 0020's trigger: commitChange answers its
   // refusal with usesLimitRefusal, so it holds however many writers race.
@@ -494,8 +491,8 @@ export async function usesAddition(db: Database, passport: PassportRow, targetId
 }
 
 /** The refusal of a link past the limit per agent. */
-export function usesLimitRefusal(): HttpProblem {
-  return new HttpProblem("invalid-request", {
+export function usesLimitRefusal(): Refusal {
+  return new Refusal("invalid-request", {
     detail: `An agent passport declares at most ${MAX_USES_LINKS} passports it uses; remove one first.`,
     errors: [{ path: "identity_id", message: `at most ${MAX_USES_LINKS} uses links per agent passport` }],
   });
@@ -504,7 +501,7 @@ export function usesLimitRefusal(): HttpProblem {
 /** An agent withdraws a uses link it declared. */
 export async function usesRemoval(db: Database, passport: PassportRow, targetId: string): Promise<PassportChange> {
   const link = await useOf(db, passport.id, targetId);
-  if (!link) throw new HttpProblem("route-not-found", { detail: "This passport declares no link to that id." });
+  if (!link) throw new Refusal("route-not-found", { detail: "This passport declares no link to that id." });
   return {
     kind: "uses.removed",
     detail: { identity_id: targetId },

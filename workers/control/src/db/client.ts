@@ -7,8 +7,8 @@ function connect(d1: D1Database) {
   return drizzle(d1, { schema });
 }
 
-// drizzle() walks the whole schema to build its relational config: about 6% of a list request's
-// CPU when done per request (scripts/bench/README.md). The instance holds no per-request state,
+// drizzle() walks the whole schema to build its relational config, the same for every request, so
+// it is done once per binding, not per request. The instance holds no per-request state,
 // and workerd hands every request of an isolate the same binding object: one instance per binding.
 const instances = new WeakMap<D1Database, Database>();
 

@@ -415,8 +415,9 @@ export function pageConditions(
  * each single filter have an index ending in (created_at, id) (migrations 0000 and 0011), and the
  * cursor is a row-value comparison, so SQLite seeks to the cursor and reads `limit` rows: a page
  * costs the same at any depth and table size (test/control/list-plans.test.ts checks the plans).
- * Written as SQL, not with drizzle's builder: building the query and mapping its rows cost a list
- * request about a tenth of its CPU (scripts/bench/README.md); the names still come from the schema.
+ * Written as SQL, not with drizzle's builder: every list request would otherwise build the same
+ * query anew and map each row through it (scripts/bench/README.md measures it); the names still
+ * come from the schema.
  */
 export function listPageStatement(organisationId: string, filter: Omit<ListFilter, "organisationIds">): PageStatement {
   const { conditions, params } = pageConditions(organisationId, filter);
@@ -440,8 +441,8 @@ export const SUMMARY_KEYS: readonly string[] = Object.keys(summaryColumns);
 /**
  * One page over one or more organisations: each organisation's page statement, its rows as
  * objects with `keys` (the statement's columns, in order). One statement alone is read with
- * `raw()`, because `all()` builds every row through Object.fromEntries, about a tenth of a list
- * request's CPU (scripts/bench/README.md); several go in one batch (one round trip), and their
+ * `raw()`, because `all()` builds every row as an object through Object.fromEntries, and the keys
+ * here already name the columns; several go in one batch (one round trip), and their
  * rows are merged in `order` and cut to `limit`.
  */
 export async function readPage<R>(

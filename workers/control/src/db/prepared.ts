@@ -13,8 +13,8 @@ export type Results<B extends readonly unknown[]> = { -readonly [K in keyof B]: 
 /**
  * Statements built once per database instead of once per request. A write's hot path sends the
  * same few statements keyed by a passport id many times (the aggregate twice per write, the
- * publication's reads and records once); drizzle building each query anew was about a sixth of
- * the control plane isolate's CPU in a create (scripts/bench/README.md). `build` writes them with
+ * publication's reads and records once); what varies between them is only the parameters, so the
+ * SQL is built once and not again per request (scripts/bench/README.md measures it). `build` writes them with
  * drizzle's builder and `sql.placeholder(...)` for their parameters; drizzle still maps the rows,
  * as its own batch does. A placeholder standing for a column's value is encoded by that column
  * (a JSON column takes the value itself, not its text); one inside a `sql` template is bound as

@@ -1,7 +1,11 @@
-import { attestationFacts, attestationMismatch, EVIDENCE_ATTESTATION_TYPE } from "@passport/domain";
+import {
+  type AttestedEvidence,
+  attestationFacts,
+  attestationMismatch,
+  EVIDENCE_ATTESTATION_TYPE,
+} from "@passport/domain";
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JWK, type JWTVerifyGetKey } from "jose";
-import { HttpProblem } from "../api/problem.ts";
-import type { EvidenceInput } from "../api/requests.ts";
+import { Refusal } from "../failures.ts";
 
 // Asserted evidence is trusted only when a source the operator configured signed it
 // (docs/evidence-attestation.md): its text never decides.
@@ -63,7 +67,7 @@ export interface Attestation {
 }
 
 const refused = (detail: string) =>
-  new HttpProblem("attestation-invalid", { detail, errors: [{ path: "attestation", message: detail }] });
+  new Refusal("attestation-invalid", { detail, errors: [{ path: "attestation", message: detail }] });
 
 /**
  * Checks the attestation a member's evidence write carries. Evidence without one is plain asserted
@@ -74,7 +78,7 @@ const refused = (detail: string) =>
 export async function verifiedAttestation(
   env: AttesterEnv,
   identityId: string,
-  input: EvidenceInput,
+  input: AttestedEvidence & { attestation?: string },
 ): Promise<Attestation | undefined> {
   const attesters = trustedAttesters(env);
   const trustedName = attesters.names.get(fold(input.source));

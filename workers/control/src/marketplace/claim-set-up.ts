@@ -10,7 +10,7 @@ import {
   ensurePassport,
   type MarketplaceAccount,
 } from "./queries/accounts.ts";
-import { type AcquisitionRow, recordAccount, recordPassport, recordStage } from "./queries/acquisitions.ts";
+import { type AcquisitionRow, recordProgress } from "./queries/acquisitions.ts";
 
 const ACCOUNT_OUTCOMES: Record<AccountOutcome, string> = {
   created: "account and parent organisation created",
@@ -32,7 +32,8 @@ export function customerOf(row: AcquisitionRow): ResolvedCustomer | undefined {
 /**
  * The account, passport and publication stages (spec 4.3 steps 6, 8): the cloud account's account
  * reused, else linked to `existing` or created; its passport of the family reused, adopted from the
- * organisation (the one the claimant chose, else the oldest active one), else issued; then published. Every write is idempotent or guarded by a unique key,
+ * organisation (the one the claimant chose, else the oldest active one), else issued; then published.
+ * Each stage's records are one batch, and the last completes the acquisition. Every write is idempotent or guarded by a unique key,
  * so a retried or concurrent run converges on one account, parent and passport. Runs in the queue
  * consumer for a cloud account that already has an account, and in the claim for one that has none
  * yet (the claimant chooses where the subscription belongs).
@@ -59,18 +60,20 @@ export async function setUpAccountAndPassport(
     input.marketplaceCustomerId,
     input.existing,
   );
-  await recordAccount(db, row.id, {
-    marketplaceCustomerId: input.marketplaceCustomerId,
-    marketplaceAccountId: account.id,
-    outcome: accountOutcome,
-    firstTime: accountOutcome === "reused" ? "" : accountOutcome,
-    at: now(),
-  });
-  await recordStage(db, row.id, "account", {
-    status: "succeeded",
-    outcome: ACCOUNT_OUTCOMES[accountOutcome],
-    attempts,
-    at: now(),
+  await recordProgress(db, row.id, {
+    account: {
+      marketplaceCustomerId: input.marketplaceCustomerId,
+      marketplaceAccountId: account.id,
+      outcome: accountOutcome,
+      firstTime: accountOutcome === "reused" ? "" : accountOutcome,
+      at: now(),
+    },
+    stages: [
+      {
+        stage: "account",
+        update: { status: "succeeded", outcome: ACCOUNT_OUTCOMES[accountOutcome], attempts, at: now() },
+      },
+    ],
   });
 
   const { passportId, outcome: passportOutcome } = await ensurePassport(
@@ -80,21 +83,20 @@ export async function setUpAccountAndPassport(
     now(),
     input.chosenPassport,
   );
-  await recordPassport(db, row.id, { passportId, outcome: passportOutcome, at: now() });
-  await recordStage(db, row.id, "passport", {
-    status: "succeeded",
-    outcome: passportOutcome === "issued" ? "new API passport issued" : "existing passport reused",
-    attempts,
-    at: now(),
+  const issued = passportOutcome === "issued" ? "new API passport issued" : "existing passport reused";
+  await recordProgress(db, row.id, {
+    passport: { passportId, outcome: passportOutcome, at: now() },
+    stages: [{ stage: "passport", update: { status: "succeeded", outcome: issued, attempts, at: now() } }],
   });
 
   await publishOrDefer(env, passportId);
   const pending = await pendingPublication(db, passportId);
-  await recordStage(db, row.id, "publication", {
-    status: "succeeded",
-    outcome: pending ? "queued; the publication retry will publish it" : "published",
-    attempts,
-    at: now(),
+  const published = pending ? "queued; the publication retry will publish it" : "published";
+  // The last stage completes an acquisition still in progress (the queue consumer's); one claimed
+  // after it completed is left as it is.
+  await recordProgress(db, row.id, {
+    patch: { status: "completed", updatedAt: now() },
+    stages: [{ stage: "publication", update: { status: "succeeded", outcome: published, attempts, at: now() } }],
   });
   return { account, accountOutcome, passportId };
 }

@@ -9,10 +9,9 @@ import {
   failAcquisition,
   findAcquisition,
   recordedSubscription,
-  recordStage,
+  recordProgress,
   resolvedAt,
   stagesOf,
-  updateAcquisition,
 } from "./queries/acquisitions.ts";
 import { type Stage, visibleError } from "./stages.ts";
 
@@ -57,15 +56,22 @@ async function runAcquisition(env: MarketplaceEnv, message: AcquisitionMessage, 
     return { kind: "ack" };
   }
   if (acquisition.status === "completed" || acquisition.status === "failed") return { kind: "ack" };
-  await updateAcquisition(db, id, { status: "processing", updatedAt: now() });
 
-  let stage: Stage = "customer_identification";
+  let customer = customerOf(acquisition);
+  // A stage that already succeeded (the customer resolved) is not redone.
+  let stage: Stage = customer ? "activation" : "customer_identification";
+  // When the marketplace last confirmed this customer: events older than that are overridden.
+  let confirmedAt = customer ? await resolvedAt(db, acquisition) : "";
+  // Each stage's writes are one batch: what it set on the acquisition, its own row, and the next
+  // stage's row when that one starts at once.
+  const running = (at: Stage) => ({ stage: at, update: { status: "running" as const, attempts, at: now() } });
+  const succeeded = (at: Stage, outcome: string) => ({
+    stage: at,
+    update: { status: "succeeded" as const, outcome, attempts, at: now() },
+  });
   try {
-    let customer = customerOf(acquisition);
-    // When the marketplace last confirmed this customer: events older than that are overridden.
-    let confirmedAt = customer ? await resolvedAt(db, acquisition) : "";
+    await recordProgress(db, id, { patch: { status: "processing", updatedAt: now() }, stages: [running(stage)] });
     if (!customer) {
-      await recordStage(db, id, stage, { status: "running", attempts, at: now() });
       let token: string;
       try {
         token = await openToken(secret(env, "MARKETPLACE_TOKEN_ENCRYPTION_KEY"), id, message.sealed_token);
@@ -74,18 +80,19 @@ async function runAcquisition(env: MarketplaceEnv, message: AcquisitionMessage, 
       }
       confirmedAt = now();
       customer = await marketplaceClient(env).resolveCustomer(token);
-      await updateAcquisition(db, id, {
-        awsAccountId: customer.CustomerAWSAccountId ?? null,
-        licenseArn: customer.LicenseArn ?? null,
-        customerIdentifier: customer.CustomerIdentifier ?? null,
-        productCode: customer.ProductCode,
-        updatedAt: now(),
+      await recordProgress(db, id, {
+        patch: {
+          awsAccountId: customer.CustomerAWSAccountId ?? null,
+          licenseArn: customer.LicenseArn ?? null,
+          customerIdentifier: customer.CustomerIdentifier ?? null,
+          productCode: customer.ProductCode,
+          updatedAt: now(),
+        },
+        stages: [succeeded(stage, "customer resolved"), running("activation")],
       });
-      await recordStage(db, id, stage, { status: "succeeded", outcome: "customer resolved", attempts, at: now() });
+      stage = "activation";
     }
 
-    stage = "activation";
-    await recordStage(db, id, stage, { status: "running", attempts, at: now() });
     if (entitlementCheck(env) === "get-entitlements") {
       confirmedAt = now();
       if (!(await marketplaceClient(env).hasEntitlement(customer))) throw new StageFailure("NotEntitled", false);
@@ -94,12 +101,9 @@ async function runAcquisition(env: MarketplaceEnv, message: AcquisitionMessage, 
     if (recorded && ENDED_STATUSES.has(recorded.status) && recorded.statusAt > confirmedAt) {
       throw new StageFailure("NotEntitled", false);
     }
-    await recordStage(db, id, stage, {
-      status: "succeeded",
-      outcome: entitlementCheck(env) === "get-entitlements" ? "entitled (GetEntitlements)" : "subscription active",
-      attempts,
-      at: now(),
-    });
+    const entitled =
+      entitlementCheck(env) === "get-entitlements" ? "entitled (GetEntitlements)" : "subscription active";
+    await recordProgress(db, id, { stages: [succeeded(stage, entitled)] });
 
     stage = "product_mapping";
     const family = familyForProduct(env, customer.ProductCode);
@@ -110,24 +114,24 @@ async function runAcquisition(env: MarketplaceEnv, message: AcquisitionMessage, 
         `Product code ${customer.ProductCode} is not mapped to a passport family. ${visibleError("UnknownProductCode")}`,
       );
     }
-    await updateAcquisition(db, id, { family, updatedAt: now() });
-    await recordStage(db, id, stage, {
-      status: "succeeded",
-      outcome: `mapped to the ${family} family`,
-      attempts,
-      at: now(),
+    await recordProgress(db, id, {
+      patch: { family, updatedAt: now() },
+      stages: [succeeded(stage, `mapped to the ${family} family`)],
     });
 
     stage = "account";
     const marketplaceCustomerId = await upsertCustomer(db, customer, confirmedAt);
-    await updateAcquisition(db, id, { marketplaceCustomerId, updatedAt: now() });
     if (!(await findAccount(db, customer))) {
       // A cloud account seen for the first time: the claimant chooses which organisation holds it
       // (one they already administer, or a new one), so nothing is created before the claim.
-      await updateAcquisition(db, id, { status: "completed", updatedAt: now() });
+      await recordProgress(db, id, {
+        patch: { marketplaceCustomerId, status: "completed", updatedAt: now() },
+        stages: [],
+      });
       log("acquisition_awaiting_claim", { acquisition_id: id });
       return { kind: "ack" };
     }
+    // The account, passport and publication stages; the last of them completes the acquisition.
     const { accountOutcome, passportId } = await setUpAccountAndPassport(env, db, acquisition, {
       customer,
       marketplaceCustomerId,
@@ -135,7 +139,6 @@ async function runAcquisition(env: MarketplaceEnv, message: AcquisitionMessage, 
       attempts,
       now,
     });
-    await updateAcquisition(db, id, { status: "completed", updatedAt: now() });
     log("acquisition_completed", { acquisition_id: id, account: accountOutcome, passport: passportId });
     return { kind: "ack" };
   } catch (error) {
@@ -180,12 +183,19 @@ async function handleFailure(
     return { kind: "ack" };
   }
   const delaySeconds = backoffSeconds(retryBaseSeconds(env), attempts);
-  await recordStage(db, id, stage, {
-    status: "retrying",
-    errorCode: code,
-    errorMessage: `${message} Attempt ${attempts} failed; the next one follows in ${delaySeconds} s.`,
-    attempts,
-    at,
+  await recordProgress(db, id, {
+    stages: [
+      {
+        stage,
+        update: {
+          status: "retrying",
+          errorCode: code,
+          errorMessage: `${message} Attempt ${attempts} failed; the next one follows in ${delaySeconds} s.`,
+          attempts,
+          at,
+        },
+      },
+    ],
   });
   return { kind: "retry", delaySeconds, throttled: code === "ThrottlingException" };
 }

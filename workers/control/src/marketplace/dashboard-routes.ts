@@ -1,32 +1,12 @@
 import { Hono } from "hono";
-import { z } from "zod";
 import { requireMembership } from "../access/membership.ts";
-import { roleAtLeast } from "../access/roles.ts";
 import { operation } from "../api/operations.ts";
-import { HttpProblem } from "../api/problem.ts";
 import type { AppEnv } from "../context.ts";
-import type { Database } from "../db/client.ts";
-import { membershipIn, organisationWithParent } from "../db/organisations.ts";
-import { customerOf, setUpAccountAndPassport } from "./claim-set-up.ts";
-import { type MarketplaceEnv, secret } from "./config.ts";
-import { keyedHash } from "./crypto.ts";
+import { membershipIn } from "../db/organisations.ts";
+import { ClaimRequest, claimAcquisition, claimHash, claimUsable, notFound } from "./claim.ts";
+import type { MarketplaceEnv } from "./config.ts";
 import { limitClaims } from "./limits.ts";
-import {
-  adoptionCandidates,
-  type ExistingOrganisation,
-  MAX_ADOPTION_CANDIDATES,
-  OrganisationAlreadyLinked,
-  PassportNotAdoptable,
-} from "./queries/accounts.ts";
-import {
-  type AcquisitionRow,
-  accountOf,
-  becomeFirstOwner,
-  consumeClaim,
-  findAcquisition,
-  hasMembers,
-  recordStage,
-} from "./queries/acquisitions.ts";
+import { accountOf, findAcquisition } from "./queries/acquisitions.ts";
 import { subscriptionHistory } from "./queries/history.ts";
 import { AcquisitionView, acquisitionView, SubscriptionHistory } from "./views.ts";
 
@@ -36,29 +16,6 @@ export const marketplaceApi = new Hono<AppEnv>();
 marketplaceApi.use("/acquisitions/:id/claim", limitClaims);
 
 const CLAIM_HEADER = "x-claim-reference";
-const ClaimRequest = z
-  .object({
-    claim_reference: z.string().min(1).max(128),
-    /** An organisation you own or administer to hold a first-time subscription; omitted: a new one. */
-    organisation_id: z.string().min(1).max(128).optional(),
-    /**
-     * The organisation's active passport (of the product's family) to adopt, when it has several;
-     * a claim without it is refused with the candidates listed (`passport-choice-required`).
-     */
-    passport_id: z.string().min(1).max(128).optional(),
-  })
-  .strict();
-
-async function claimHash(env: MarketplaceEnv, reference: string): Promise<string> {
-  return keyedHash(secret(env, "MARKETPLACE_TOKEN_HASH_KEY"), "claim-reference", reference);
-}
-
-function claimUsable(row: AcquisitionRow, hash: string, now: string): boolean {
-  return row.claimHash === hash && !!row.claimExpiresAt && row.claimExpiresAt > now;
-}
-
-const notFound = () =>
-  new HttpProblem("acquisition-not-found", { detail: "No acquisition with this id is visible to you." });
 
 /**
  * Progress, stage by stage. Visible to members of the acquisition's account organisation, and,
@@ -88,121 +45,6 @@ marketplaceApi.get(
   },
 );
 
-/** The organisation the claimant chose, checked: they must be its owner or admin. */
-async function chosenOrganisation(db: Database, subject: string, organisationId: string | undefined) {
-  if (!organisationId) return undefined;
-  const membership = await membershipIn(db, subject, organisationId);
-  // An admin or owner may let a marketplace subscription be held by an existing organisation.
-  if (!membership || !roleAtLeast(membership.role, "admin")) {
-    throw new HttpProblem("forbidden", {
-      detail: "You can link a subscription only to an organisation where you are an owner or admin.",
-    });
-  }
-  const organisation = await organisationWithParent(db, organisationId);
-  return { organisationId, parentOrganisationId: organisation?.organisation.parentId ?? organisationId };
-}
-
-/** The passports offered to choose from, as the problem documents name them. */
-function candidateList(candidates: { id: string; displayName: string | null }[]) {
-  return candidates.slice(0, MAX_ADOPTION_CANDIDATES).map((p) => ({ identity_id: p.id, display_name: p.displayName }));
-}
-
-/**
- * The passport a claim adopts from the organisation that will hold the subscription (`target`):
- * the one the claimant chose, which must be one of its active passports of the family; with no
- * choice, undefined (the only one is adopted, or a new one issued when there is none), unless it
- * has several: then the claimant must choose, and the refusal lists them. Checked before the claim
- * reference is used, so a refused claim can be sent again with a choice.
- */
-async function choosePassport(
-  db: Database,
-  target: string | undefined,
-  family: "api" | "agent",
-  chosen: string | undefined,
-): Promise<string | undefined> {
-  const candidates = target ? await adoptionCandidates(db, target, family) : [];
-  if (chosen) {
-    if (candidates.some((p) => p.id === chosen)) return chosen;
-    throw notAdoptable(chosen, candidates);
-  }
-  if (candidates.length > 1) {
-    const count =
-      candidates.length > MAX_ADOPTION_CANDIDATES ? `more than ${MAX_ADOPTION_CANDIDATES}` : String(candidates.length);
-    throw new HttpProblem("passport-choice-required", {
-      detail: `The organisation has ${count} active ${family === "api" ? "API" : "agent"} passports; choose the one this subscription adopts (passport_id).`,
-      candidates: candidateList(candidates),
-    });
-  }
-  return undefined;
-}
-
-function notAdoptable(chosen: string, candidates: { id: string; displayName: string | null }[]) {
-  return new HttpProblem("passport-not-adoptable", {
-    detail: `Passport ${chosen} is not an active passport of this family in the organisation that holds the subscription. Choose one of the candidates${candidates.length ? "" : ", or send no passport_id to issue a new one"}.`,
-    passport_id: chosen,
-    candidates: candidateList(candidates),
-  });
-}
-
-/**
- * Sets up the account and passport of a cloud account seen for the first time, where the claimant
- * chose (spec 4.3 steps 6, 8, 1.6): their existing organisation (its API passport is reused) or a new
- * one they then own. Racing claims converge on the one account the unique keys let through.
- */
-async function setUpForClaimant(
-  env: MarketplaceEnv,
-  db: Database,
-  row: AcquisitionRow,
-  subject: string,
-  existing: ExistingOrganisation | undefined,
-  chosenPassport: string | undefined,
-) {
-  const customer = customerOf(row);
-  if (!customer || !row.marketplaceCustomerId || (row.family !== "api" && row.family !== "agent")) {
-    throw new Error("acquisition completed without its resolved customer");
-  }
-  let result: Awaited<ReturnType<typeof setUpAccountAndPassport>>;
-  try {
-    result = await setUpAccountAndPassport(env, db, row, {
-      customer,
-      marketplaceCustomerId: row.marketplaceCustomerId,
-      family: row.family,
-      existing,
-      chosenPassport,
-      attempts: 1,
-      now: () => new Date().toISOString(),
-    });
-  } catch (error) {
-    // Suspended, moved or retired since the claim was checked: the reference stays with this
-    // claimant (an unfinished claim), so they can choose again.
-    if (error instanceof PassportNotAdoptable && chosenPassport) {
-      const holder = existing?.organisationId ?? (await accountOf(db, row))?.organisationId;
-      throw notAdoptable(chosenPassport, holder ? await adoptionCandidates(db, holder, row.family) : []);
-    }
-    if (!(error instanceof OrganisationAlreadyLinked)) throw error;
-    throw new HttpProblem("organisation-already-linked", {
-      detail:
-        "That organisation already holds another cloud account's marketplace subscriptions. Choose another organisation or a new one.",
-    });
-  }
-  const { organisationId, parentOrganisationId } = result.account;
-  const member = await membershipIn(db, subject, organisationId);
-  if (!member && !(await becomeFirstOwner(db, organisationId, subject))) {
-    throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
-  }
-  // A parent made by set-up is nobody's yet: its first owner is the account's, so they can name it.
-  if (result.accountOutcome !== "linked" && parentOrganisationId !== organisationId) {
-    await becomeFirstOwner(db, parentOrganisationId, subject);
-  }
-  return { accountOutcome: result.accountOutcome };
-}
-
-const CLAIM_OUTCOMES = {
-  created: "claimed; you are the account's owner",
-  linked: "linked to your organisation",
-  reused: "existing account recognised",
-} as const;
-
 /**
  * The signed-in customer claims the acquisition with the single-use reference from the redirect
  * (spec 4.3 step 9). For a cloud account seen for the first time, the claimant chooses where the
@@ -222,70 +64,15 @@ marketplaceApi.post(
     response: { AcquisitionView },
   }),
   async (c) => {
-    const db = c.get("db");
-    const env = c.env as MarketplaceEnv;
-    const { subject } = c.get("principal");
-    const now = new Date().toISOString();
-    const row = await findAcquisition(db, c.req.param("id"));
-    if (!row) throw notFound();
-    const body = c.req.valid("json");
-    const hash = await claimHash(env, body.claim_reference);
-    const account = await accountOf(db, row);
-    const alreadyMember = account ? await membershipIn(db, subject, account.organisationId) : undefined;
-    const unfinishedByYou = row.claimedBy === subject && !row.passportId;
-
-    if (!claimUsable(row, hash, now) && !unfinishedByYou) {
-      // Claiming twice with a used reference is fine for the one who used it.
-      if (row.claimedBy === subject && alreadyMember) {
-        return c.json({ ...(await acquisitionView(db, c.env, row, subject)), existing_account: true });
-      }
-      throw new HttpProblem("claim-reference-invalid", {
-        detail:
-          "This claim reference is wrong, has expired or was already used. Open the link from your latest set-up.",
-      });
-    }
-    if (row.status !== "completed") {
-      const failed = row.status === "failed";
-      throw new HttpProblem(
-        "acquisition-not-ready",
-        {
-          detail: failed
-            ? `Set-up failed at ${row.failedStage}: ${row.errorMessage}`
-            : "Set-up is still running; claim again in a few seconds.",
-          stage: row.failedStage ?? undefined,
-        },
-        failed ? {} : { "retry-after": "2" },
-      );
-    }
-    if (account && !alreadyMember && (await hasMembers(db, account.organisationId))) {
-      throw new HttpProblem("forbidden", {
-        detail: "This marketplace account is already held by other users. Ask one of its owners to add you.",
-      });
-    }
-    const existing = account ? undefined : await chosenOrganisation(db, subject, body.organisation_id);
-    const settingUp = !account || !row.passportId;
-    if (!settingUp && body.passport_id) {
-      throw new HttpProblem("invalid-request", {
-        detail: "This acquisition's passport is already set up; passport_id chooses one only at a first claim.",
-      });
-    }
-    const family = row.family === "agent" ? "agent" : "api";
-    const chosenPassport = settingUp
-      ? await choosePassport(db, account?.organisationId ?? existing?.organisationId, family, body.passport_id)
-      : undefined;
-    if (!unfinishedByYou && !(await consumeClaim(db, row.id, hash, subject, now))) {
-      throw new HttpProblem("claim-reference-invalid", { detail: "This claim reference was just used." });
-    }
-    let outcome: keyof typeof CLAIM_OUTCOMES = alreadyMember ? "reused" : "created";
-    if (settingUp) {
-      outcome = (await setUpForClaimant(env, db, row, subject, existing, chosenPassport)).accountOutcome;
-    } else if (!alreadyMember && !(await becomeFirstOwner(db, account.organisationId, subject))) {
-      throw new HttpProblem("forbidden", { detail: "Another user claimed this marketplace account first." });
-    }
-    await recordStage(db, row.id, "claim", { status: "succeeded", outcome: CLAIM_OUTCOMES[outcome], at: now });
-    const claimed = await findAcquisition(db, row.id);
-    if (!claimed) throw new Error("claimed acquisition vanished");
-    return c.json({ ...(await acquisitionView(db, c.env, claimed, subject)), existing_account: outcome !== "created" });
+    const { acquisition, existingAccount } = await claimAcquisition(
+      c.env as MarketplaceEnv,
+      c.get("db"),
+      c.get("principal").subject,
+      c.req.param("id"),
+      c.req.valid("json"),
+    );
+    const view = await acquisitionView(c.get("db"), c.env, acquisition, c.get("principal").subject);
+    return c.json({ ...view, existing_account: existingAccount });
   },
 );
 

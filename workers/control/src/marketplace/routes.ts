@@ -1,8 +1,8 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { HttpProblem } from "../api/problem.ts";
 import type { AppEnv } from "../context.ts";
 import { database } from "../db/client.ts";
+import { Refusal } from "../failures.ts";
 import { type MarketplaceEnv, secret } from "./config.ts";
 import { sameSecret } from "./crypto.ts";
 import { EventRejected, parseSubscriptionChange } from "./events.ts";
@@ -27,7 +27,7 @@ marketplace.post("/fulfill", limitFulfillForm, (c) => fulfill(c.req.raw, c.env a
 const limitEventBody = bodyLimit({
   maxSize: MAX_EVENT_BYTES,
   onError: () => {
-    throw new HttpProblem("payload-too-large", { detail: `Events are limited to ${MAX_EVENT_BYTES} bytes.` });
+    throw new Refusal("payload-too-large", { detail: `Events are limited to ${MAX_EVENT_BYTES} bytes.` });
   },
 });
 
@@ -35,10 +35,10 @@ async function requireEventsSecret(headers: Headers, env: MarketplaceEnv): Promi
   const presented = /^Bearer (\S+)$/.exec(headers.get("authorization") ?? "")?.[1];
   if (!presented || !(await sameSecret(presented, secret(env, "MARKETPLACE_EVENTS_SECRET")))) {
     console.warn(JSON.stringify({ level: "warn", event: "marketplace_event_rejected", reason: "bad credentials" }));
-    throw new HttpProblem(
+    throw new Refusal(
       "unauthenticated",
       { detail: "A valid bearer secret is required." },
-      { "www-authenticate": 'Bearer realm="marketplace-events"' },
+      { challengeRealm: "marketplace-events" },
     );
   }
 }
@@ -61,7 +61,7 @@ marketplace.post("/events", eventsSecret, limitEventBody, async (c) => {
   try {
     body = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
   } catch {
-    throw new HttpProblem("invalid-request", { detail: "The body is not UTF-8 JSON." });
+    throw new Refusal("invalid-request", { detail: "The body is not UTF-8 JSON." });
   }
   const certificates = snsSigningCertificates(env);
   let change: Awaited<ReturnType<typeof parseSubscriptionChange>>;
@@ -70,7 +70,7 @@ marketplace.post("/events", eventsSecret, limitEventBody, async (c) => {
       verifySnsNotification(envelope, certificates),
     );
   } catch (error) {
-    if (error instanceof EventRejected) throw new HttpProblem("invalid-request", { detail: error.message });
+    if (error instanceof EventRejected) throw new Refusal("invalid-request", { detail: error.message });
     if (error instanceof SnsUnverified) {
       console.warn(
         JSON.stringify({
@@ -81,8 +81,8 @@ marketplace.post("/events", eventsSecret, limitEventBody, async (c) => {
         }),
       );
       throw error.retryable
-        ? new HttpProblem("unavailable", { detail: "The SNS signing certificate could not be fetched; retry later." })
-        : new HttpProblem("invalid-request", { detail: `Refused: ${error.message}` });
+        ? new Refusal("unavailable", { detail: "The SNS signing certificate could not be fetched; retry later." })
+        : new Refusal("invalid-request", { detail: `Refused: ${error.message}` });
     }
     throw error;
   }

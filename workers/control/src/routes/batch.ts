@@ -1,10 +1,10 @@
 import type { Context } from "hono";
 import { requiredRole } from "../access/roles.ts";
-import { HttpProblem } from "../api/problem.ts";
+import { problemOf } from "../api/problem.ts";
 import { chargeWrite } from "../api/rate-limit.ts";
 import type { BatchItem } from "../api/requests.ts";
 import { passportView } from "../api/views.ts";
-import { commitCreation } from "../changes/apply.ts";
+import { commitChange, commitCreation } from "../changes/apply.ts";
 import {
   bindingAddition,
   bindingRemoval,
@@ -18,13 +18,14 @@ import type { AppEnv } from "../context.ts";
 import type { Role } from "../db/organisations.ts";
 import type { PassportChange, PassportRow, StoredPassport } from "../db/passports.ts";
 import { verifiedAttestation } from "../evidence/attestation.ts";
+import { Refusal } from "../failures.ts";
 import { publishOrDefer } from "../publication/index.ts";
-import { commitOrAnswer, expectedVersions } from "./passport-answers.ts";
+import { expectedVersions } from "./passport-answers.ts";
 
 /** Publications of one batch run this many at a time (each is one sequencer call). */
 const PUBLISH_CONCURRENCY = 10;
 
-type Committed = { stored: StoredPassport; status: 200 | 201 } | HttpProblem;
+type Committed = { stored: StoredPassport; status: 200 | 201 } | Refusal;
 
 /** A batch item that changes one passport: which one, the version read, the rule, and the role it needs. */
 interface ItemChange {
@@ -80,7 +81,7 @@ export async function runBatch(c: Context<AppEnv>, items: BatchItem[]) {
   const committed: Committed[] = [];
   for (const [index, item] of items.entries()) {
     if (index > 0 && !(await chargeWrite(c))) {
-      committed.push(new HttpProblem("rate-limited", { detail: "Too many writes. Send this item again later." }));
+      committed.push(new Refusal("rate-limited", { detail: "Too many writes. Send this item again later." }));
       continue;
     }
     try {
@@ -95,14 +96,14 @@ export async function runBatch(c: Context<AppEnv>, items: BatchItem[]) {
           minimum: requiredRole(minimum, needs),
           expectedVersions: expectedVersions(target.if_match),
         };
-        committed.push({ stored: await commitOrAnswer(request, target.identity_id, build), status: 200 });
+        committed.push({ stored: await commitChange(request, target.identity_id, build), status: 200 });
       }
     } catch (error) {
-      if (!(error instanceof HttpProblem)) throw error;
+      if (!(error instanceof Refusal)) throw error;
       committed.push(error);
     }
   }
-  const ids = [...new Set(committed.flatMap((r) => (r instanceof HttpProblem ? [] : [r.stored.passport.id])))];
+  const ids = [...new Set(committed.flatMap((r) => (r instanceof Refusal ? [] : [r.stored.passport.id])))];
   const published = new Map<string, number | undefined>();
   for (let start = 0; start < ids.length; start += PUBLISH_CONCURRENCY) {
     await Promise.all(
@@ -113,7 +114,10 @@ export async function runBatch(c: Context<AppEnv>, items: BatchItem[]) {
   }
   return {
     results: committed.map((result) => {
-      if (result instanceof HttpProblem) return { status: result.body.status, passport: null, problem: result.body };
+      if (result instanceof Refusal) {
+        const problem = problemOf(result);
+        return { status: problem.status, passport: null, problem };
+      }
       const { passport, pending } = result.stored;
       const settled = (published.get(passport.id) ?? 0) >= passport.recordVersion;
       return {

@@ -3,7 +3,6 @@ import { requireMembership } from "../access/membership.ts";
 import { subjectRefusal } from "../access/subject.ts";
 import { Organisation, OrganisationList } from "../api/openapi.ts";
 import { operation } from "../api/operations.ts";
-import { HttpProblem } from "../api/problem.ts";
 import { CreateOrganisationRequest, PutMemberRequest, UpdateOrganisationRequest } from "../api/requests.ts";
 import { publishOrganisationChange } from "../changes/organisation-changes.ts";
 import type { AppEnv } from "../context.ts";
@@ -26,6 +25,7 @@ import {
   type Role,
   removeMember,
 } from "../db/organisations.ts";
+import { Refusal } from "../failures.ts";
 
 export const organisations = new Hono<AppEnv>();
 
@@ -77,7 +77,7 @@ organisations.post(
 async function organisationView(c: Context<AppEnv>, id: string, role: Role) {
   const db = c.get("db");
   const found = await organisationWithParent(db, id);
-  if (!found) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
+  if (!found) throw new Refusal("route-not-found", { detail: "No such organisation." });
   const [members, children, history, subscriptions] = await Promise.all([
     membersOf(db, id),
     childrenOf(db, id),
@@ -143,7 +143,7 @@ organisations.patch(
     const body = c.req.valid("json");
     const membership = await requireMembership(db, actor, id, c.get("declaredRole"));
     const found = await organisationWithParent(db, id);
-    if (!found) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
+    if (!found) throw new Refusal("route-not-found", { detail: "No such organisation." });
     const at = new Date().toISOString();
     const reason = body.reason ? { reason: body.reason } : {};
 
@@ -151,7 +151,7 @@ organisations.patch(
       if (body.parent_id !== null) await requireMembership(db, actor, body.parent_id, "admin");
       const detail = { from: found.organisation.parentId, to: body.parent_id, ...reason };
       if (!(await setParent(db, id, body.parent_id, { actor, at, kind: "organisation.parent_changed", detail }))) {
-        throw new HttpProblem("invalid-request", {
+        throw new Refusal("invalid-request", {
           detail: "An organisation cannot be placed under itself or under one of its own children.",
         });
       }
@@ -187,7 +187,7 @@ organisations.put(
     const subject = c.req.param("subject");
     const refused = subjectRefusal(subject);
     if (refused) {
-      throw new HttpProblem("invalid-request", {
+      throw new Refusal("invalid-request", {
         detail: `The member's subject ${refused}.`,
         errors: [{ path: "subject", message: refused }],
       });
@@ -219,7 +219,7 @@ organisations.delete(
     const subject = c.req.param("subject");
     const caller = await requireMembership(db, c.get("principal").subject, id, c.get("declaredRole"));
     const existing = (await membersOf(db, id)).find((m) => m.subject === subject);
-    if (!existing) throw new HttpProblem("route-not-found", { detail: "No such member." });
+    if (!existing) throw new Refusal("route-not-found", { detail: "No such member." });
     if (existing.role === "owner" && caller.role !== "owner") {
       throw ownerRoleReserved();
     }
@@ -230,10 +230,10 @@ organisations.delete(
 );
 
 /** Why a membership statement changed nothing: the member became an owner meanwhile, or was the last one. */
-function refusalOfOwnerChange(callerRole: Role): HttpProblem {
+function refusalOfOwnerChange(callerRole: Role): Refusal {
   return callerRole === "owner" ? lastOwnerKept() : ownerRoleReserved();
 }
 
-const lastOwnerKept = () => new HttpProblem("invalid-request", { detail: "An organisation keeps at least one owner." });
+const lastOwnerKept = () => new Refusal("invalid-request", { detail: "An organisation keeps at least one owner." });
 const ownerRoleReserved = () =>
-  new HttpProblem("forbidden", { detail: "Only an owner can grant, change or remove the owner role." });
+  new Refusal("forbidden", { detail: "Only an owner can grant, change or remove the owner role." });

@@ -1,15 +1,14 @@
 import type { Context } from "hono";
 import { requiredRole } from "../access/roles.ts";
-import { HttpProblem } from "../api/problem.ts";
 import { passportEtag, passportView } from "../api/views.ts";
-import { type ChangeRequest, commitChange, StaleVersion } from "../changes/apply.ts";
+import { type ChangeRequest, commitChange } from "../changes/apply.ts";
 import type { AppEnv } from "../context.ts";
 import type { Role } from "../db/organisations.ts";
 import { loadAggregate, type PassportChange, type PassportRow, type StoredPassport } from "../db/passports.ts";
 import { publishOrDefer } from "../publication/index.ts";
 
 // How the passport routes answer: the passport's view with its ETag, `If-Match` read as the record
-// versions the caller expects, and a stale version answered as 412. The rules are in changes/.
+// versions the caller expects (a stale version is `StaleVersion`, answered as 412 by `api/problem.ts`). The rules are in changes/.
 
 type AppContext = Context<AppEnv>;
 
@@ -24,14 +23,6 @@ export function expectedVersions(header: string | undefined): number[] | undefin
   const tags = header.split(",").map((tag) => tag.trim());
   if (tags.includes("*")) return undefined;
   return tags.map((tag) => Number(/^"v(\d+)"$/.exec(tag)?.[1] ?? Number.NaN));
-}
-
-/** The 412 answer to a change refused for a stale version, naming the current ETag when known. */
-function staleVersionProblem(error: StaleVersion): HttpProblem {
-  return new HttpProblem("precondition-failed", {
-    detail: error.message,
-    ...(error.current !== undefined ? { current_etag: passportEtag(error.current) } : {}),
-  });
 }
 
 /** Responds with the passport's full view and its ETag. */
@@ -58,19 +49,6 @@ export async function publishAndRespond(c: AppContext, stored: StoredPassport, s
   return respondWithStored(c, { ...stored, pending: settled ? undefined : stored.pending }, status);
 }
 
-/** Commits one change (`commitChange`), answering a stale version as 412. */
-export async function commitOrAnswer(
-  request: ChangeRequest,
-  id: string,
-  build: (passport: PassportRow) => PassportChange | Promise<PassportChange>,
-): Promise<StoredPassport> {
-  try {
-    return await commitChange(request, id, build);
-  } catch (error) {
-    throw error instanceof StaleVersion ? staleVersionProblem(error) : error;
-  }
-}
-
 /**
  * Applies one material change with the role the route declared (`operation({ role })`), or the
  * higher one a rule asks for (`needs`, e.g. admin for a lifecycle change), publishes it and responds
@@ -89,5 +67,5 @@ export async function applyChange(
     minimum: requiredRole(declared, needs),
     expectedVersions: expectedVersions(c.req.header("if-match")),
   };
-  return publishAndRespond(c, await commitOrAnswer(request, id, build));
+  return publishAndRespond(c, await commitChange(request, id, build));
 }

@@ -2,22 +2,13 @@ import { Hono } from "hono";
 import { requireRole, visiblePassport } from "../access/membership.ts";
 import { operation } from "../api/operations.ts";
 import { decodeCursor, decodeSearchCursor, encodeCursor, encodeSearchCursor } from "../api/pagination.ts";
-import { HttpProblem } from "../api/problem.ts";
 import {
-  AuthorityExpiryRequest,
-  AuthorityInput,
   BatchRequest,
-  BindingContextRequest,
-  BindingInput,
-  CreatePassportRequest,
-  EvidenceInput,
   HistoryQuery,
   ListPassportsQuery,
   MAX_BATCH_ITEMS,
   MarkDuplicateRequest,
-  StateChangeRequest,
   TransferRequest,
-  UpdatePassportRequest,
 } from "../api/requests.ts";
 import { BatchResults, HistoryPage, historyEvent, PassportPage, PassportView, passportSummary } from "../api/views.ts";
 import { commitCreation } from "../changes/apply.ts";
@@ -35,11 +26,22 @@ import {
   stateChange,
   transfer,
 } from "../changes/passport-changes.ts";
+import {
+  AuthorityExpiryRequest,
+  AuthorityInput,
+  BindingContextRequest,
+  BindingInput,
+  CreatePassportRequest,
+  EvidenceInput,
+  StateChangeRequest,
+  UpdatePassportRequest,
+} from "../changes/requests.ts";
 import type { AppEnv } from "../context.ts";
 import { membershipIn, membershipsOf } from "../db/organisations.ts";
 import { historyOf, listPassports } from "../db/passports.ts";
 import { searchPassports, searchWords } from "../db/search.ts";
 import { verifiedAttestation } from "../evidence/attestation.ts";
+import { Refusal } from "../failures.ts";
 import { runBatch } from "./batch.ts";
 import { applyChange, publishAndRespond, respondWithPassport } from "./passport-answers.ts";
 
@@ -330,7 +332,7 @@ passports.post(
   async (c) => {
     const { survivor_id, reason } = c.req.valid("json");
     const id = c.req.param("id");
-    if (survivor_id === id) throw new HttpProblem("invalid-request", { detail: "A passport cannot duplicate itself." });
+    if (survivor_id === id) throw new Refusal("invalid-request", { detail: "A passport cannot duplicate itself." });
     const { passport: survivor } = await visiblePassport(c.get("db"), c.get("principal").subject, survivor_id);
     return applyChange(c, id, (duplicate) => duplicateRetirement(c.get("db"), duplicate, survivor, reason));
   },
@@ -350,7 +352,7 @@ passports.post(
   async (c) => {
     const { organisation_id, reason } = c.req.valid("json");
     const target = await membershipIn(c.get("db"), c.get("principal").subject, organisation_id);
-    if (!target) throw new HttpProblem("route-not-found", { detail: "No such organisation." });
+    if (!target) throw new Refusal("route-not-found", { detail: "No such organisation." });
     // Owner of both: the declared role in the organisation the passport moves to as well.
     requireRole(target, c.get("declaredRole"));
     return applyChange(c, c.req.param("id"), (passport) => transfer(passport, organisation_id, reason));

@@ -1,12 +1,12 @@
 import { Hono } from "hono";
 import { operation } from "../api/operations.ts";
-import { HttpProblem } from "../api/problem.ts";
 import { byClient, limitRequests } from "../api/rate-limit.ts";
 import { isFlagged, PublicDeclarerCount } from "../api/views.ts";
 import type { AppEnv } from "../context.ts";
 import { database } from "../db/client.ts";
 import { findPassport } from "../db/passports.ts";
 import { declarerCounts } from "../db/uses.ts";
+import { Refusal } from "../failures.ts";
 
 // Public answers of the control plane, without a token (docs/reciprocal-trust.md). They say only
 // numbers about passports whose records are public anyway: never who, never anything unpublished.
@@ -32,7 +32,7 @@ publicAnswers.get(
     const db = database(c.env.DB);
     const id = c.req.param("id");
     const passport = await findPassport(db, id);
-    if (!passport) throw new HttpProblem("identity-not-found", { detail: "No passport has this id." });
+    if (!passport) throw new Refusal("identity-not-found", { detail: "No passport has this id." });
     const counts = await declarerCounts(db, id);
     c.header("cache-control", `public, max-age=${PUBLIC_MAX_AGE_SECONDS}`);
     return c.json({

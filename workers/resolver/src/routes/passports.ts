@@ -77,8 +77,8 @@ const PREFIX = "/api/p/";
 /**
  * The same route without the router, for the resolver's hottest path: Hono's dispatch costs a
  * measurable share of a request this small (docs/resolver.md, "Performance"). It takes only plain
- * `/api/p/{segment}.json` GET and HEAD requests, and plain `/api/p/{segment}/status` GETs (the
- * status route, whose floor is one Durable Object call: scripts/bench/README.md); anything else,
+ * `/api/p/{segment}.json` GET and HEAD requests, and plain `/api/p/{segment}/status` GETs (whose
+ * own work is one Durable Object call, so routing would be most of the rest); anything else,
  * including a percent-encoded segment, goes through the Hono app, whose answer is the same (tested).
  */
 export function fastResolve(request: Request, env: Env): Response | Promise<Response> | undefined {

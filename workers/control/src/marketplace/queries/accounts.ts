@@ -8,6 +8,7 @@ import {
 import { type Database, isConstraintError, UNIQUE_VIOLATION } from "../../db/client.ts";
 import { createPassportStatements } from "../../db/passports.ts";
 import { organisations, passports } from "../../db/schema.ts";
+import { Refusal } from "../../failures.ts";
 import type { ResolvedCustomer } from "../adapter.ts";
 import { randomReference } from "../crypto.ts";
 
@@ -99,7 +100,14 @@ export interface ExistingOrganisation {
 }
 
 /** The chosen organisation already holds another cloud account's subscriptions (its unique key). */
-export class OrganisationAlreadyLinked extends Error {}
+class OrganisationAlreadyLinked extends Refusal {
+  constructor() {
+    super("organisation-already-linked", {
+      detail:
+        "That organisation already holds another cloud account's marketplace subscriptions. Choose another organisation or a new one.",
+    });
+  }
+}
 
 export type AccountOutcome = "created" | "linked" | "reused";
 

@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, notInArray, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import {
   type AcquisitionStatus,
@@ -89,7 +90,11 @@ export interface StageUpdate {
  * or late delivery never makes finished progress look undone.
  */
 export async function recordStage(db: Database, acquisitionId: string, stage: Stage, update: StageUpdate) {
-  await db
+  await stageStatement(db, acquisitionId, stage, update);
+}
+
+function stageStatement(db: Database, acquisitionId: string, stage: Stage, update: StageUpdate) {
+  return db
     .insert(acquisitionStages)
     .values({
       acquisitionId,
@@ -118,12 +123,39 @@ export async function recordStage(db: Database, acquisitionId: string, stage: St
 
 const FINAL: AcquisitionStatus[] = ["completed", "failed"];
 
+type AcquisitionPatch = SQLiteUpdateSetSource<typeof acquisitions>;
+
 /** Updates an acquisition that is still in progress; a finished one is left as it is. */
-export async function updateAcquisition(db: Database, id: string, patch: SQLiteUpdateSetSource<typeof acquisitions>) {
-  await db
+function patchStatement(db: Database, id: string, patch: AcquisitionPatch) {
+  return db
     .update(acquisitions)
     .set(patch)
     .where(and(eq(acquisitions.id, id), notInArray(acquisitions.status, FINAL)));
+}
+
+/**
+ * What one stage wrote, committed as one D1 batch (one round trip, all or nothing): the rows of
+ * the stages it settled or started, in order, and the acquisition's columns it set. `patch`
+ * changes an acquisition still in progress only; `account` and `passport` are recorded whatever
+ * its status (a claim sets them up after the acquisition completed).
+ */
+export interface Progress {
+  stages: { stage: Stage; update: StageUpdate }[];
+  patch?: AcquisitionPatch;
+  account?: AccountRecord;
+  passport?: PassportRecord;
+}
+
+/** Records one stage's progress in one round trip (`Progress`). */
+export async function recordProgress(db: Database, id: string, progress: Progress) {
+  const statements: BatchItem<"sqlite">[] = progress.stages.map(({ stage, update }) =>
+    stageStatement(db, id, stage, update),
+  );
+  if (progress.patch) statements.push(patchStatement(db, id, progress.patch));
+  if (progress.account) statements.push(accountStatement(db, id, progress.account));
+  if (progress.passport) statements.push(passportStatement(db, id, progress.passport));
+  const [first, ...rest] = statements;
+  if (first) await db.batch([first, ...rest]);
 }
 
 /**
@@ -142,18 +174,16 @@ function firstTimeWins(
  * Records the account an acquisition set up (or reused); a reused account never overwrites the
  * outcome of the delivery that created or linked it.
  */
-export async function recordAccount(
-  db: Database,
-  id: string,
-  input: {
-    marketplaceCustomerId: string;
-    marketplaceAccountId: string;
-    outcome: string;
-    firstTime: string;
-    at: string;
-  },
-) {
-  await db
+interface AccountRecord {
+  marketplaceCustomerId: string;
+  marketplaceAccountId: string;
+  outcome: string;
+  firstTime: string;
+  at: string;
+}
+
+function accountStatement(db: Database, id: string, input: AccountRecord) {
+  return db
     .update(acquisitions)
     .set({
       marketplaceCustomerId: input.marketplaceCustomerId,
@@ -164,13 +194,15 @@ export async function recordAccount(
     .where(eq(acquisitions.id, id));
 }
 
+interface PassportRecord {
+  passportId: string;
+  outcome: string;
+  at: string;
+}
+
 /** Records the passport an acquisition issued or reused; `issued` wins over a racing `reused`. */
-export async function recordPassport(
-  db: Database,
-  id: string,
-  input: { passportId: string; outcome: string; at: string },
-) {
-  await db
+function passportStatement(db: Database, id: string, input: PassportRecord) {
+  return db
     .update(acquisitions)
     .set({
       passportId: input.passportId,
@@ -196,19 +228,26 @@ export async function failAcquisition(
   stage: Stage,
   failure: { code: string; message: string; attempts?: number; at: string },
 ) {
-  await recordStage(db, id, stage, {
-    status: "failed",
-    errorCode: failure.code,
-    errorMessage: failure.message,
-    attempts: failure.attempts,
-    at: failure.at,
-  });
-  await updateAcquisition(db, id, {
-    status: "failed",
-    failedStage: stage,
-    errorCode: failure.code,
-    errorMessage: failure.message,
-    updatedAt: failure.at,
+  await recordProgress(db, id, {
+    stages: [
+      {
+        stage,
+        update: {
+          status: "failed",
+          errorCode: failure.code,
+          errorMessage: failure.message,
+          attempts: failure.attempts,
+          at: failure.at,
+        },
+      },
+    ],
+    patch: {
+      status: "failed",
+      failedStage: stage,
+      errorCode: failure.code,
+      errorMessage: failure.message,
+      updatedAt: failure.at,
+    },
   });
 }
 
