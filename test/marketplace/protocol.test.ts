@@ -1,7 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { entitlementIsCurrent, errorType } from "../../workers/control/src/marketplace/adapter.ts";
-import { backoffSeconds } from "../../workers/control/src/marketplace/consumer.ts";
 import { keyedHash, openToken, sealToken } from "../../workers/control/src/marketplace/crypto.ts";
 import {
   changeKey,
@@ -9,6 +8,7 @@ import {
   parseSubscriptionChange,
 } from "../../workers/control/src/marketplace/events.ts";
 import { developmentCertOrigin, isSigningCertUrl } from "../../workers/control/src/marketplace/sns-certificates.ts";
+import { backoffSeconds } from "../../workers/control/src/marketplace/stage-runner.ts";
 
 describe("AWS JSON error types", () => {
   it("strips the namespace prefix from __type and the URI suffix from x-amzn-ErrorType", () => {

@@ -3,7 +3,6 @@ import { roleAtLeast } from "../access/roles.ts";
 import type { Database } from "../db/client.ts";
 import { membershipIn, organisationWithParent } from "../db/organisations.ts";
 import { Refusal } from "../failures.ts";
-import { customerOf, setUpAccountAndPassport } from "./claim-set-up.ts";
 import { type MarketplaceEnv, secret } from "./config.ts";
 import { keyedHash } from "./crypto.ts";
 import {
@@ -21,6 +20,7 @@ import {
   hasMembers,
   recordStage,
 } from "./queries/acquisitions.ts";
+import { setUpAtClaim } from "./stage-runner.ts";
 
 // The claim's rules (spec 4.3 step 9): who may claim an acquisition, where its subscription
 // belongs, and which passport it adopts. They raise `Refusal`s; `dashboard-routes.ts` answers.
@@ -122,27 +122,18 @@ async function setUpForClaimant(
   existing: ExistingOrganisation | undefined,
   chosenPassport: string | undefined,
 ) {
-  const customer = customerOf(row);
-  if (!customer || !row.marketplaceCustomerId || (row.family !== "api" && row.family !== "agent")) {
-    throw new Error("acquisition completed without its resolved customer");
-  }
-  let result: Awaited<ReturnType<typeof setUpAccountAndPassport>>;
+  let result: Awaited<ReturnType<typeof setUpAtClaim>>;
   try {
-    result = await setUpAccountAndPassport(env, db, row, {
-      customer,
-      marketplaceCustomerId: row.marketplaceCustomerId,
-      family: row.family,
-      existing,
-      chosenPassport,
-      attempts: 1,
-      now: () => new Date().toISOString(),
-    });
+    result = await setUpAtClaim(env, db, row, { existing, chosenPassport });
   } catch (error) {
     // Suspended, moved or retired since the claim was checked: the reference stays with this
     // claimant (an unfinished claim), so they can choose again.
     if (error instanceof PassportNotAdoptable && chosenPassport) {
       const holder = existing?.organisationId ?? (await accountOf(db, row))?.organisationId;
-      throw notAdoptable(chosenPassport, holder ? await adoptionCandidates(db, holder, row.family) : []);
+      throw notAdoptable(
+        chosenPassport,
+        holder ? await adoptionCandidates(db, holder, row.family === "agent" ? "agent" : "api") : [],
+      );
     }
     throw error;
   }

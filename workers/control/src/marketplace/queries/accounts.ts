@@ -25,7 +25,7 @@ const MARKETPLACE_ACTOR = "marketplace-acquisition";
  * @example
  * customerKey({ CustomerAWSAccountId: "111122223333", LicenseArn: "arn:…", ProductCode: "p" }); // "license:111122223333:arn:…"
  */
-export function customerKey(customer: ResolvedCustomer): string {
+function customerKey(customer: ResolvedCustomer): string {
   if (customer.CustomerAWSAccountId && customer.LicenseArn) {
     return `license:${customer.CustomerAWSAccountId}:${customer.LicenseArn}`;
   }
@@ -77,6 +77,15 @@ export async function upsertCustomer(db: Database, customer: ResolvedCustomer, a
     .returning({ id: marketplaceCustomers.id });
   if (!row) throw new Error("marketplace customer upsert returned nothing");
   return row.id;
+}
+
+/** The subscription status the marketplace last reported for a customer's agreement, and when. */
+export async function recordedSubscription(db: Database, customer: ResolvedCustomer) {
+  const [recorded] = await db
+    .select({ status: marketplaceCustomers.status, statusAt: marketplaceCustomers.statusAt })
+    .from(marketplaceCustomers)
+    .where(eq(marketplaceCustomers.customerKey, customerKey(customer)));
+  return recorded;
 }
 
 async function findAccountByKey(db: Database, key: string): Promise<MarketplaceAccount | undefined> {

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, notInArray, sql } from "drizzle-orm";
+import { and, asc, eq, gt, notInArray, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import {
@@ -6,7 +6,6 @@ import {
   acquisitionStages,
   acquisitions,
   marketplaceAccounts,
-  marketplaceCustomers,
   type StageStatus,
 } from "../../db/acquisitions-schema.ts";
 import type { Database } from "../../db/client.ts";
@@ -28,37 +27,44 @@ export interface NewAcquisition {
 /**
  * Records the handoff of one registration token, keyed on the token's hash: posting the same
  * token again finds the same acquisition (the unique index decides, not this code) and replaces
- * its claim reference with the new one. Returns the acquisition and whether this call created it.
+ * its claim reference with the new one. One D1 batch: the acquisition's upsert, then its handoff
+ * stage inserted from the row it left, which says whether this call created it.
+ * Returns the acquisition and whether this call created it.
  * @example
  * const { acquisition, created } = await recordAcquisition(db, { tokenHash, claimHash, claimExpiresAt, at });
  */
 export async function recordAcquisition(db: Database, input: NewAcquisition) {
   const proposedId = randomReference("acq_");
-  const [row] = await db
-    .insert(acquisitions)
-    .values({
-      id: proposedId,
-      tokenHash: input.tokenHash,
-      status: "received",
-      offerType: input.offerType,
-      claimHash: input.claimHash,
-      claimExpiresAt: input.claimExpiresAt,
-      createdAt: input.at,
-      updatedAt: input.at,
-    })
-    .onConflictDoUpdate({
-      target: acquisitions.tokenHash,
-      set: { claimHash: input.claimHash, claimExpiresAt: input.claimExpiresAt, updatedAt: input.at },
-    })
-    .returning();
+  const outcome = sql`CASE WHEN ${acquisitions.id} = ${proposedId} THEN 'received' ELSE 'received again (same token)' END`;
+  const [[row]] = await db.batch([
+    db
+      .insert(acquisitions)
+      .values({
+        id: proposedId,
+        tokenHash: input.tokenHash,
+        status: "received",
+        offerType: input.offerType,
+        claimHash: input.claimHash,
+        claimExpiresAt: input.claimExpiresAt,
+        createdAt: input.at,
+        updatedAt: input.at,
+      })
+      .onConflictDoUpdate({
+        target: acquisitions.tokenHash,
+        set: { claimHash: input.claimHash, claimExpiresAt: input.claimExpiresAt, updatedAt: input.at },
+      })
+      .returning(),
+    // The columns in the table's order: acquisition, stage, status, attempts, outcome, error
+    // code and message, started, updated.
+    db
+      .insert(acquisitionStages)
+      .select(
+        sql`select ${acquisitions.id}, 'registration_token_handoff', 'succeeded', 1, ${outcome}, null, null, ${input.at}, ${input.at} from ${acquisitions} where ${acquisitions.tokenHash} = ${input.tokenHash}`,
+      )
+      .onConflictDoUpdate(stageConflict({ status: "succeeded", at: input.at }, sql`excluded.outcome`)),
+  ]);
   if (!row) throw new Error("acquisition upsert returned nothing");
-  const created = row.id === proposedId;
-  await recordStage(db, row.id, "registration_token_handoff", {
-    status: "succeeded",
-    outcome: created ? "received" : "received again (same token)",
-    at: input.at,
-  });
-  return { acquisition: row, created };
+  return { acquisition: row, created: row.id === proposedId };
 }
 
 export async function findAcquisition(db: Database, id: string): Promise<AcquisitionRow | undefined> {
@@ -107,18 +113,23 @@ function stageStatement(db: Database, acquisitionId: string, stage: Stage, updat
       startedAt: update.at,
       updatedAt: update.at,
     })
-    .onConflictDoUpdate({
-      target: [acquisitionStages.acquisitionId, acquisitionStages.stage],
-      set: {
-        status: update.status,
-        attempts: sql`max(${acquisitionStages.attempts}, ${update.attempts ?? 1})`,
-        outcome: update.outcome ?? null,
-        errorCode: update.errorCode ?? null,
-        errorMessage: update.errorMessage ?? null,
-        updatedAt: update.at,
-      },
-      setWhere: sql`${acquisitionStages.status} <> 'succeeded'`,
-    });
+    .onConflictDoUpdate(stageConflict(update));
+}
+
+/** A stage row written again: a stage that already succeeded stays as it is. */
+function stageConflict(update: StageUpdate, outcome: SQL | string | null = update.outcome ?? null) {
+  return {
+    target: [acquisitionStages.acquisitionId, acquisitionStages.stage],
+    set: {
+      status: update.status,
+      attempts: sql`max(${acquisitionStages.attempts}, ${update.attempts ?? 1})`,
+      outcome,
+      errorCode: update.errorCode ?? null,
+      errorMessage: update.errorMessage ?? null,
+      updatedAt: update.at,
+    },
+    setWhere: sql`${acquisitionStages.status} <> 'succeeded'`,
+  };
 }
 
 const FINAL: AcquisitionStatus[] = ["completed", "failed"];
@@ -212,45 +223,6 @@ function passportStatement(db: Database, id: string, input: PassportRecord) {
     .where(eq(acquisitions.id, id));
 }
 
-/** The subscription status the marketplace last reported for a customer, and when. */
-export async function recordedSubscription(db: Database, customerKey: string) {
-  const [recorded] = await db
-    .select({ status: marketplaceCustomers.status, statusAt: marketplaceCustomers.statusAt })
-    .from(marketplaceCustomers)
-    .where(eq(marketplaceCustomers.customerKey, customerKey));
-  return recorded;
-}
-
-/** Marks the acquisition failed at `stage`, unless it already completed or failed. */
-export async function failAcquisition(
-  db: Database,
-  id: string,
-  stage: Stage,
-  failure: { code: string; message: string; attempts?: number; at: string },
-) {
-  await recordProgress(db, id, {
-    stages: [
-      {
-        stage,
-        update: {
-          status: "failed",
-          errorCode: failure.code,
-          errorMessage: failure.message,
-          attempts: failure.attempts,
-          at: failure.at,
-        },
-      },
-    ],
-    patch: {
-      status: "failed",
-      failedStage: stage,
-      errorCode: failure.code,
-      errorMessage: failure.message,
-      updatedAt: failure.at,
-    },
-  });
-}
-
 /**
  * Uses up the claim reference: succeeds only for the current, unexpired hash, and only once.
  * Returns whether this call was the one that used it.
@@ -301,13 +273,18 @@ export async function becomeFirstOwner(db: Database, organisationId: string, sub
   return became !== undefined;
 }
 
-/** When an earlier attempt's ResolveCustomer succeeded (the stage row is frozen once succeeded). */
-export async function resolvedAt(db: Database, acquisition: AcquisitionRow): Promise<string> {
-  const [row] = await db
-    .select({ at: acquisitionStages.updatedAt })
-    .from(acquisitionStages)
-    .where(
-      and(eq(acquisitionStages.acquisitionId, acquisition.id), eq(acquisitionStages.stage, "customer_identification")),
-    );
-  return row?.at ?? acquisition.createdAt;
+/**
+ * An acquisition as a run of its stages starts from it, in one read: with when an earlier
+ * attempt's ResolveCustomer succeeded (the stage row is frozen once it succeeded), or undefined.
+ */
+export async function acquisitionToRun(db: Database, id: string) {
+  const [found] = await db
+    .select({ acquisition: acquisitions, resolvedAt: acquisitionStages.updatedAt })
+    .from(acquisitions)
+    .leftJoin(
+      acquisitionStages,
+      and(eq(acquisitionStages.acquisitionId, acquisitions.id), eq(acquisitionStages.stage, "customer_identification")),
+    )
+    .where(eq(acquisitions.id, id));
+  return found;
 }
