@@ -1,5 +1,5 @@
+import { describeIdentityIdDefect, identityIdDefect } from "@passport/protocol";
 import { fetchWithRetry, readFailureKind, readProblem, readStrictJson } from "./http.ts";
-import { describeIdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 import type { NetworkFailureKind } from "./outcome.ts";
 import { PROBLEM_TYPE_BASE, type Verifier } from "./verifier.ts";
 
