@@ -48,10 +48,13 @@ function bundleProtocol(root, skip = () => false) {
   for (const file of outputFiles(root)) {
     if (skip(file)) continue;
     const text = readFileSync(file, "utf8");
-    if (!PROTOCOL.test(text)) continue;
+    if (!text.includes("@passport/protocol")) continue;
     let target = relative(dirname(file), join(root, "protocol", "index.js")).replaceAll("\\", "/");
     if (!target.startsWith(".")) target = `./${target}`;
-    writeFileSync(file, text.replace(PROTOCOL, (_, quote) => `${quote}${target}${quote}`));
+    writeFileSync(
+      file,
+      text.replace(PROTOCOL, (_, quote) => `${quote}${target}${quote}`),
+    );
   }
 }
 
@@ -94,7 +97,15 @@ rmSync(join(dir, "dist"), { recursive: true, force: true });
 tsc("tsconfig.build.json");
 tsc("tsconfig.cjs.json");
 tsc("tsconfig.protocol.json");
-tsc("tsconfig.protocol.json", "--outDir", "dist/cjs/protocol", "--module", "CommonJS", "--verbatimModuleSyntax", "false");
+tsc(
+  "tsconfig.protocol.json",
+  "--outDir",
+  "dist/cjs/protocol",
+  "--module",
+  "CommonJS",
+  "--verbatimModuleSyntax",
+  "false",
+);
 const dist = join(dir, "dist");
 bundleProtocol(dist, (file) => file.startsWith(join(dist, "cjs")));
 bundleProtocol(join(dist, "cjs"));
