@@ -1,4 +1,5 @@
 import * as domain from "@passport/domain";
+import { ENVELOPE_ASSURANCES, ENVELOPE_TYPE, ENVELOPE_VERSION } from "@passport/protocol";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -196,8 +197,8 @@ describe("reading a record", () => {
 
 describe("agent action envelope shape", () => {
   const valid = {
-    type: "svc.agent_action_envelope",
-    version: "2026-10",
+    type: ENVELOPE_TYPE,
+    version: ENVELOPE_VERSION,
     subject: { target: "https://agents.example/card.json", target_type: "agent_manifest" },
     posture: "current",
     result: "verified",
@@ -205,12 +206,7 @@ describe("agent action envelope shape", () => {
     recommended_path: "view_resolver_proof",
     actions: [{ label: "View proof", kind: "route", url: null }],
     authority_boundary: "Grants nothing.",
-    local_policy_decides: true,
-    recheck_before_reliance: true,
-    no_safety_or_approval_inference: true,
-    verifier_writes_truth: false,
-    verifier_activates_proof: false,
-    verifier_marks_bound: false,
+    ...ENVELOPE_ASSURANCES,
     extra_member: "allowed",
   };
 
