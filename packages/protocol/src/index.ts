@@ -3,7 +3,6 @@
 // transparency log's format (./log/index.ts), and the outcome, decision, receipt and envelope
 // vocabularies. docs/packages.md says what belongs here and what does not.
 export {
-  type CanonicalMember,
   canonicalBytes,
   canonicalJson,
   canonicalMembers,

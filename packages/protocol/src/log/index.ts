@@ -4,8 +4,6 @@
 // verifier's LogClient); nothing here does I/O.
 export { advanceCheckpoint, type CheckpointAdvance, type RememberedCheckpoint } from "./checkpoint-state.ts";
 export {
-  type CosignatureCheck,
-  type CosignatureKey,
   parseWitnessKey,
   verifyCosignatures,
   type WitnessKey,
@@ -20,13 +18,10 @@ export {
   startsWith,
 } from "./entry.ts";
 export {
-  consistencyProof,
   emptyRoot,
   type Hash,
-  inclusionProof,
   leafHash,
   leafHashSync,
-  nodeHashSync,
   rootFromLeafHashes,
   rootFromLeafHashesSync,
   sameHash,
