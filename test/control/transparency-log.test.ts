@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { mintIdentityId, type SnapshotMetadata, snapshotKey } from "@passport/domain";
 import { describe, expect, it } from "vitest";
-import { decodeBundle, decodeEntry, type LogEntry } from "../../packages/verifier/src/log/entry.ts";
+import { decodeBundle, decodeEntry, type LogEntry } from "../../packages/protocol/src/log/entry.ts";
 import {
   consistencyProof,
   inclusionProof,
@@ -11,14 +11,14 @@ import {
   sameHash,
   verifyConsistency,
   verifyInclusion,
-} from "../../packages/verifier/src/log/merkle.ts";
+} from "../../packages/protocol/src/log/merkle.ts";
 import {
   meetsWitnessQuorum,
   parseCheckpoint,
   parseVerifierKey,
   verifyNote,
-} from "../../packages/verifier/src/log/note.ts";
-import { entryTilePath, hashTilePath, hashTiles, leafHashesFromTiles } from "../../packages/verifier/src/log/tiles.ts";
+} from "../../packages/protocol/src/log/note.ts";
+import { entryTilePath, hashTilePath, hashTiles, leafHashesFromTiles } from "../../packages/protocol/src/log/tiles.ts";
 import { logBackfill } from "../../scripts/deploy/log-backfill.ts";
 import { type RepublishContext, republishAll } from "../../scripts/deploy/republish.ts";
 import { logKeyPair } from "../../scripts/dev-keys.mjs";

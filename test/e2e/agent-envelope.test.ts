@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import { manifestIndexPrefix, mintIdentityId, snapshotKey } from "@passport/domain";
+import { ENVELOPE_ACTION_KINDS, ENVELOPE_ASSURANCES, ENVELOPE_TYPE, RECOMMENDED_PATHS } from "@passport/protocol";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Body, Caller } from "../support/api.ts";
 import { attested, TRUSTED_AUDITOR } from "../support/attestation.ts";
@@ -73,7 +74,7 @@ describe("agent action envelope", () => {
       const { status, headers, body } = await envelopeFor(target);
       expect(status).toBe(200);
       expect(body).toMatchObject({
-        type: "svc.agent_action_envelope",
+        type: ENVELOPE_TYPE,
         subject: { target, target_type: "agent_manifest" },
         posture: "current",
         result: "proof_current",
@@ -82,12 +83,7 @@ describe("agent action envelope", () => {
         resolver_url: `${RESOLVER}/p/${id}`,
         machine_json_url: `${RESOLVER}/api/p/${id}.json`,
         identity_id: id,
-        local_policy_decides: true,
-        recheck_before_reliance: true,
-        no_safety_or_approval_inference: true,
-        verifier_writes_truth: false,
-        verifier_activates_proof: false,
-        verifier_marks_bound: false,
+        ...ENVELOPE_ASSURANCES,
       });
       expect(body.authority_boundary).toMatch(/grants no authority/);
       expect(body.actions).toContainEqual({
@@ -426,7 +422,24 @@ describe("the served envelope schema, checked against spec table 2.4", () => {
   it("requires exactly the spec's required fields, with their types and constants", () => {
     expect([...schema.required].sort()).toEqual([...required].sort());
     const p = schema.properties;
-    expect(p.type).toMatchObject({ type: "string", const: "svc.agent_action_envelope" });
+    // The protocol's constants are the spec's values; the schema and the served envelopes take them from there.
+    expect(ENVELOPE_TYPE).toBe("svc.agent_action_envelope");
+    expect([...RECOMMENDED_PATHS]).toEqual([
+      "view_resolver_proof",
+      "improve_resolver_posture",
+      "repair_resolver_posture",
+      "view_developer_guidance",
+    ]);
+    expect([...ENVELOPE_ACTION_KINDS]).toEqual(["route", "recheck"]);
+    expect(ENVELOPE_ASSURANCES).toEqual({
+      local_policy_decides: true,
+      recheck_before_reliance: true,
+      no_safety_or_approval_inference: true,
+      verifier_writes_truth: false,
+      verifier_activates_proof: false,
+      verifier_marks_bound: false,
+    });
+    expect(p.type).toMatchObject({ type: "string", const: ENVELOPE_TYPE });
     expect(p.version.type).toBe("string");
     expect(p.subject.required.sort()).toEqual(["target", "target_type"]);
     expect(p.subject.properties.target.type).toBe("string");
@@ -434,16 +447,11 @@ describe("the served envelope schema, checked against spec table 2.4", () => {
     expect(p.posture.type).toBe("string");
     expect(p.result.type).toBe("string");
     expect(p.missing_evidence).toMatchObject({ type: "array", items: { type: "string" } });
-    expect(p.recommended_path.enum).toEqual([
-      "view_resolver_proof",
-      "improve_resolver_posture",
-      "repair_resolver_posture",
-      "view_developer_guidance",
-    ]);
+    expect(p.recommended_path.enum).toEqual([...RECOMMENDED_PATHS]);
     const action = p.actions.items;
     expect(action.required.sort()).toEqual(["kind", "label"]);
     expect(action.properties.label.type).toBe("string");
-    expect(action.properties.kind.enum).toEqual(["route", "recheck"]);
+    expect(action.properties.kind.enum).toEqual([...ENVELOPE_ACTION_KINDS]);
     expect(action.required).not.toContain("url");
     for (const nullableString of [action.properties.url, p.resolver_url, p.machine_json_url]) {
       expect([...nullableString.type].sort()).toEqual(["null", "string"]);
@@ -454,11 +462,8 @@ describe("the served envelope schema, checked against spec table 2.4", () => {
     expect(p.ops_action_url.type).toBe("string");
     expect(p.developer_guidance_url.type).toBe("string");
     expect(p.authority_boundary.type).toBe("string");
-    for (const constant of ["local_policy_decides", "recheck_before_reliance", "no_safety_or_approval_inference"]) {
-      expect(p[constant]).toMatchObject({ type: "boolean", const: true });
-    }
-    for (const constant of ["verifier_writes_truth", "verifier_activates_proof", "verifier_marks_bound"]) {
-      expect(p[constant]).toMatchObject({ type: "boolean", const: false });
+    for (const [constant, value] of Object.entries(ENVELOPE_ASSURANCES)) {
+      expect(p[constant]).toMatchObject({ type: "boolean", const: value });
     }
     expect(schema.additionalProperties).not.toBe(false);
   });

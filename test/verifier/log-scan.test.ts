@@ -1,9 +1,9 @@
 // The newest-version scan compares each entry's first bytes with the passport's tag and identity
-// lines before decoding it (packages/verifier/src/log/entry.ts): that must select exactly the
+// lines before decoding it (packages/protocol/src/log/entry.ts): that must select exactly the
 // entries that decode to the passport, so the scan can never skip a newer version.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeEntry, encodeEntry, entryPrefix, startsWith } from "../../packages/verifier/src/log/entry.ts";
+import { decodeEntry, encodeEntry, entryPrefix, startsWith } from "../../packages/protocol/src/log/entry.ts";
 
 const line = fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }).filter((s) => !/[\r\n]/.test(s));
 

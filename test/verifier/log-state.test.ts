@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { advanceCheckpoint } from "../../packages/verifier/src/log/checkpoint-state.ts";
+import { advanceCheckpoint } from "../../packages/protocol/src/log/checkpoint-state.ts";
 import {
   decodeBundle,
   decodeEntry,
   encodeBundle,
   encodeEntry,
   type LogEntry,
-} from "../../packages/verifier/src/log/entry.ts";
+} from "../../packages/protocol/src/log/entry.ts";
 import {
   consistencyProof,
   type Hash,
@@ -14,7 +14,7 @@ import {
   leafHash,
   rootFromLeafHashes,
   verifyInclusion,
-} from "../../packages/verifier/src/log/merkle.ts";
+} from "../../packages/protocol/src/log/merkle.ts";
 
 /** Three passports, interleaved publications of several versions each, in publication order. */
 function publications(): LogEntry[] {

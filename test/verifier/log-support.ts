@@ -1,3 +1,7 @@
+import { encodeBundle, encodeEntry, type LogEntry } from "../../packages/protocol/src/log/entry.ts";
+import { type Hash, leafHash, rootFromLeafHashes } from "../../packages/protocol/src/log/merkle.ts";
+import { formatCheckpoint, formatVerifierKey, signatureLine } from "../../packages/protocol/src/log/note.ts";
+import { entryTilePath, hashTiles } from "../../packages/protocol/src/log/tiles.ts";
 import {
   canonicalDigest,
   type FetchLike,
@@ -5,10 +9,6 @@ import {
   Verifier,
   type VerifierOptions,
 } from "../../packages/verifier/src/index.ts";
-import { encodeBundle, encodeEntry, type LogEntry } from "../../packages/verifier/src/log/entry.ts";
-import { type Hash, leafHash, rootFromLeafHashes } from "../../packages/verifier/src/log/merkle.ts";
-import { formatCheckpoint, formatVerifierKey, signatureLine } from "../../packages/verifier/src/log/note.ts";
-import { entryTilePath, hashTiles } from "../../packages/verifier/src/log/tiles.ts";
 import { type ContractRecord, contractRecord, NOW, RecordServer } from "./support.ts";
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { encodeEntry } from "../../packages/protocol/src/log/entry.ts";
 import {
   type FetchLike,
   LogClient,
@@ -7,7 +8,6 @@ import {
   TileCache,
   type VerifyOutcome,
 } from "../../packages/verifier/src/index.ts";
-import { encodeEntry } from "../../packages/verifier/src/log/entry.ts";
 import { cosigner, LOG_ORIGIN, LOG_RESOLVER, LogResolver, noteSigner } from "./log-support.ts";
 import { NOW, RecordServer } from "./support.ts";
 

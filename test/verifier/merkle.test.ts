@@ -9,14 +9,14 @@ import {
   rootFromLeafHashes,
   verifyConsistency,
   verifyInclusion,
-} from "../../packages/verifier/src/log/merkle.ts";
+} from "../../packages/protocol/src/log/merkle.ts";
 import {
   entryTilePath,
   hashTilePath,
   hashTiles,
   leafHashesFromTiles,
   tileIndexPath,
-} from "../../packages/verifier/src/log/tiles.ts";
+} from "../../packages/protocol/src/log/tiles.ts";
 import { CONSISTENCY_PROOFS, EMPTY_ROOT, INCLUSION_PROOFS, LEAVES, ROOTS } from "./vectors/rfc6962-merkle.ts";
 
 const fromHex = (hex: string): Uint8Array =>

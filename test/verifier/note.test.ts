@@ -7,7 +7,7 @@ import {
   parseVerifierKey,
   signatureLine,
   verifyNote,
-} from "../../packages/verifier/src/log/note.ts";
+} from "../../packages/protocol/src/log/note.ts";
 import { SIGNED_NOTE, VERIFIER_KEY } from "./vectors/signed-note.ts";
 
 async function logKey(name: string): Promise<{ verifierKey: string; privateKey: CryptoKey }> {

@@ -1,17 +1,17 @@
 // The verifier hashes with its own synchronous SHA-256 where WebCrypto's asynchronous digest cost
-// most of a log check (packages/verifier/src/sha256.ts). It must give WebCrypto's bytes for any
+// most of a log check (packages/protocol/src/sha256.ts). It must give WebCrypto's bytes for any
 // input, however split into parts, and the Merkle hashes built on it must equal the asynchronous ones.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, canonicalMembers, withMember } from "../../packages/verifier/src/canonical.ts";
+import { canonicalJson, canonicalMembers, withMember } from "../../packages/protocol/src/canonical.ts";
 import {
   leafHash,
   leafHashSync,
   nodeHashSync,
   rootFromLeafHashes,
   rootFromLeafHashesSync,
-} from "../../packages/verifier/src/log/merkle.ts";
-import { sha256 } from "../../packages/verifier/src/sha256.ts";
+} from "../../packages/protocol/src/log/merkle.ts";
+import { sha256 } from "../../packages/protocol/src/sha256.ts";
 
 const hex = (bytes: ArrayBuffer | Uint8Array) =>
   [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");

@@ -6,15 +6,15 @@ import {
   leafHash,
   rootFromLeafHashes,
   verifyConsistency,
-} from "../../packages/verifier/src/log/merkle.ts";
+} from "../../packages/protocol/src/log/merkle.ts";
 import {
   chunkInclusionPath,
   consistencyPath,
   type TileReader,
   tileWidth,
   verifyChunk,
-} from "../../packages/verifier/src/log/tile-proofs.ts";
-import { hashTilePath, hashTiles } from "../../packages/verifier/src/log/tiles.ts";
+} from "../../packages/protocol/src/log/tile-proofs.ts";
+import { hashTilePath, hashTiles } from "../../packages/protocol/src/log/tiles.ts";
 
 const leavesOf = (count: number): Promise<Hash[]> =>
   Promise.all(Array.from({ length: count }, (_, i) => leafHash(new TextEncoder().encode(`entry ${i}`))));

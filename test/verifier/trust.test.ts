@@ -2,10 +2,10 @@
 // (docs/record-format.md), signed with a key of the test's own, exercise every binding state and
 // evidence basis; the real resolver's records are covered by the other files.
 import { describe, expect, it } from "vitest";
+import { strictJsonParse } from "../../packages/protocol/src/strict-json.ts";
 import { EXIT } from "../../packages/verifier/src/cli/args.ts";
 import { run } from "../../packages/verifier/src/cli/main.ts";
 import { type FetchLike, Verifier } from "../../packages/verifier/src/index.ts";
-import { strictJsonParse } from "../../packages/verifier/src/strict-json.ts";
 import {
   ATTESTED,
   asserted,

@@ -1,4 +1,5 @@
 import * as domain from "@passport/domain";
+import { ENVELOPE_ASSURANCES, ENVELOPE_TYPE, ENVELOPE_VERSION } from "@passport/protocol";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -18,8 +19,28 @@ import { Owner, recording, verifierFor } from "./support.ts";
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 
+/**
+ * docs/identity-id.md's rules, derived here a second way: the check character is validated the
+ * textbook Luhn mod N way (from the right, the check character weighted 1, then 2, 1, ...; the
+ * base-32 digits of each product summed; a valid id sums to a multiple of 32), not generated.
+ */
+function referenceDefect(id: string): string | undefined {
+  const lower = id.toLowerCase();
+  if (!lower.startsWith("psp_")) return "prefix";
+  if (id.length !== 30) return "length";
+  const body = lower.slice(4);
+  if ([...body].some((c) => !ALPHABET.includes(c))) return "alphabet";
+  if (id !== lower) return "case";
+  let sum = 0;
+  for (let i = body.length - 1, weight = 1; i >= 0; i--, weight = 3 - weight) {
+    const product = ALPHABET.indexOf(body.charAt(i)) * weight;
+    sum += Math.floor(product / 32) + (product % 32);
+  }
+  return sum % 32 === 0 ? undefined : "check_character";
+}
+
 describe("identity id check", () => {
-  it("classifies every candidate exactly as the service's own check does", () => {
+  it("classifies every candidate exactly as the service's own check does, and as the documented rules say", () => {
     const candidate = fc.oneof(
       fc.string(),
       fc.stringMatching(/^psp_[0-9a-zA-Z]{24,28}$/),
@@ -30,6 +51,7 @@ describe("identity id check", () => {
     fc.assert(
       fc.property(candidate, (id) => {
         expect(identityIdDefect(id)).toBe(domain.identityIdDefect(id));
+        expect(identityIdDefect(id)).toBe(referenceDefect(id));
       }),
       { numRuns: 5000 },
     );
@@ -196,8 +218,8 @@ describe("reading a record", () => {
 
 describe("agent action envelope shape", () => {
   const valid = {
-    type: "svc.agent_action_envelope",
-    version: "2026-10",
+    type: ENVELOPE_TYPE,
+    version: ENVELOPE_VERSION,
     subject: { target: "https://agents.example/card.json", target_type: "agent_manifest" },
     posture: "current",
     result: "verified",
@@ -205,12 +227,7 @@ describe("agent action envelope shape", () => {
     recommended_path: "view_resolver_proof",
     actions: [{ label: "View proof", kind: "route", url: null }],
     authority_boundary: "Grants nothing.",
-    local_policy_decides: true,
-    recheck_before_reliance: true,
-    no_safety_or_approval_inference: true,
-    verifier_writes_truth: false,
-    verifier_activates_proof: false,
-    verifier_marks_bound: false,
+    ...ENVELOPE_ASSURANCES,
     extra_member: "allowed",
   };
 

@@ -3,6 +3,7 @@
 import { canonicalBytes } from "@passport/domain";
 import { CompactSign, importJWK } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { KeyLookup } from "../../packages/protocol/src/jws.ts";
 import {
   canonicalDigest,
   checkRecordProof,
@@ -10,7 +11,6 @@ import {
   KeyRing,
   parseRecord,
 } from "../../packages/verifier/src/index.ts";
-import type { KeyLookup } from "../../packages/verifier/src/jws.ts";
 import { signingKeyPair } from "../../scripts/dev-keys.mjs";
 import { contractRecord } from "./support.ts";
 

@@ -1,12 +1,5 @@
+import { ENVELOPE_ACTION_KINDS, ENVELOPE_ASSURANCES, ENVELOPE_TYPE, RECOMMENDED_PATHS } from "@passport/protocol";
 import { z } from "zod";
-import { ENVELOPE_TYPE } from "./envelope-version.ts";
-
-const RECOMMENDED_PATHS = [
-  "view_resolver_proof",
-  "improve_resolver_posture",
-  "repair_resolver_posture",
-  "view_developer_guidance",
-] as const;
 
 /** The agent action envelope of spec 2.4. Extra members are allowed by the spec; ours are documented. */
 export const AgentActionEnvelope = z
@@ -35,7 +28,7 @@ export const AgentActionEnvelope = z
     recommended_path: z.enum(RECOMMENDED_PATHS),
     actions: z.array(
       z
-        .object({ label: z.string(), kind: z.enum(["route", "recheck"]), url: z.string().nullable().optional() })
+        .object({ label: z.string(), kind: z.enum(ENVELOPE_ACTION_KINDS), url: z.string().nullable().optional() })
         .loose(),
     ),
     resolver_url: z.string().nullable().optional(),
@@ -43,12 +36,12 @@ export const AgentActionEnvelope = z
     ops_action_url: z.string().optional(),
     developer_guidance_url: z.string().optional(),
     authority_boundary: z.string(),
-    local_policy_decides: z.literal(true),
-    recheck_before_reliance: z.literal(true),
-    no_safety_or_approval_inference: z.literal(true),
-    verifier_writes_truth: z.literal(false),
-    verifier_activates_proof: z.literal(false),
-    verifier_marks_bound: z.literal(false),
+    local_policy_decides: z.literal(ENVELOPE_ASSURANCES.local_policy_decides),
+    recheck_before_reliance: z.literal(ENVELOPE_ASSURANCES.recheck_before_reliance),
+    no_safety_or_approval_inference: z.literal(ENVELOPE_ASSURANCES.no_safety_or_approval_inference),
+    verifier_writes_truth: z.literal(ENVELOPE_ASSURANCES.verifier_writes_truth),
+    verifier_activates_proof: z.literal(ENVELOPE_ASSURANCES.verifier_activates_proof),
+    verifier_marks_bound: z.literal(ENVELOPE_ASSURANCES.verifier_marks_bound),
     identity_id: z.string().nullable().optional().describe("The agent passport the target resolved to, if any."),
     organisation: z
       .object({ id: z.string(), name: z.string() })

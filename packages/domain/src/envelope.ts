@@ -1,7 +1,6 @@
+import { ENVELOPE_ASSURANCES, ENVELOPE_TYPE, ENVELOPE_VERSION, isIdentityId } from "@passport/protocol";
 import { canonicalOf, canonicalUrl } from "./canonical-url.ts";
 import type { AgentActionEnvelope } from "./envelope-schema.ts";
-import { ENVELOPE_TYPE, ENVELOPE_VERSION } from "./envelope-version.ts";
-import { isIdentityId } from "./identity-id.ts";
 import type { PassportRecord } from "./record.ts";
 
 const AUTHORITY_BOUNDARY =
@@ -190,12 +189,7 @@ export function deriveEnvelope(input: EnvelopeInput): AgentActionEnvelope {
     ...(record ? { organisation: { id: record.organisation.id, name: record.organisation.name } } : {}),
     developer_guidance_url: input.developerGuidanceUrl,
     authority_boundary: AUTHORITY_BOUNDARY,
-    local_policy_decides: true,
-    recheck_before_reliance: true,
-    no_safety_or_approval_inference: true,
-    verifier_writes_truth: false,
-    verifier_activates_proof: false,
-    verifier_marks_bound: false,
+    ...ENVELOPE_ASSURANCES,
     identity_id: record?.identity_id ?? null,
     ...(record ? { record_version: record.record_version } : {}),
     ...(outcome.stale_evidence?.length ? { stale_evidence: outcome.stale_evidence } : {}),

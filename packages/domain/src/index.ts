@@ -1,3 +1,18 @@
+// The protocol's identity ids, signature encodings and status token type, for the Workers, which
+// take their shared vocabulary from the domain (@passport/protocol defines them).
+export {
+  canonicalBytes,
+  canonicalDigest,
+  describeIdentityIdDefect,
+  IDENTITY_ID_ALPHABET,
+  IDENTITY_ID_LENGTH,
+  type IdentityIdDefect,
+  identityIdDefect,
+  isIdentityId,
+  mintIdentityId,
+  SIGNATURE_TYPE,
+  STATUS_TOKEN_TYPE,
+} from "@passport/protocol";
 export * from "./canonical-url.ts";
 export * from "./credentials.ts";
 export * from "./development.js";
@@ -5,12 +20,9 @@ export * from "./display-text.ts";
 export * from "./encoding.ts";
 export * from "./envelope.ts";
 export * from "./envelope-schema.ts";
-export * from "./envelope-version.ts";
 export * from "./evidence-attestation.ts";
 export * from "./history.ts";
-export * from "./identity-id.ts";
 export * from "./json-schema.ts";
-export * from "./jws.ts";
 export * from "./labels.ts";
 export * from "./lifecycle.ts";
 export * from "./lookalike-host.ts";

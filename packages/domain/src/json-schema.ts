@@ -1,10 +1,10 @@
+import { ENVELOPE_VERSION, POLICY_VERSION, STATUS_TOKEN_TYPE } from "@passport/protocol";
 import { z } from "zod";
 import { AgentActionEnvelope } from "./envelope-schema.ts";
-import { ENVELOPE_VERSION } from "./envelope-version.ts";
-import { PassportPolicy, POLICY_VERSION } from "./policy.ts";
+import { PassportPolicy } from "./policy.ts";
 import { DecisionReceipt } from "./receipt.ts";
 import { IdentityId, PassportRecord, RECORD_FORMAT_VERSION } from "./record.ts";
-import { PassportStatus, STATUS_TOKEN_TYPE } from "./status.ts";
+import { PassportStatus } from "./status.ts";
 
 /** The shape `identityIdDefect` accepts; the check character itself is beyond JSON Schema. */
 const IDENTITY_ID_PATTERN = "^psp_[0-9a-hjkmnp-tv-z]{26}$";

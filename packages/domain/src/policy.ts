@@ -4,19 +4,19 @@ import {
   POLICY_LIMITS as LIMITS,
   OUTCOME_CLASSES,
   POLICY_FORMAT,
+  POLICY_VERSION,
   VERSIONS_PATTERN,
-} from "@passport/verifier";
+} from "@passport/protocol";
 import { z } from "zod";
 
 /**
  * The consumer's policy document (docs/policy.md): the one source of truth for its shape. Its
  * JSON Schema is generated from this and served at `/schemas/passport-policy.json`; the verifier
  * package reads the same shape by hand (`loadPolicy`, no runtime dependencies) and a property
- * test keeps the two in agreement. The format name, outcome classes, decisions, limits and the
- * `versions` grammar are the verifier's own constants (it cannot depend on this package; this
- * one depends on it). Every object is strict: a misspelt member is refused, never silently ignored.
+ * test keeps the two in agreement. The format name and version, outcome classes, decisions,
+ * limits and the `versions` grammar are @passport/protocol's, which both read. Every object is
+ * strict: a misspelt member is refused, never silently ignored.
  */
-export const POLICY_VERSION = 1;
 
 /** The outcome classes a policy may map to a decision: the verifier's, then the authority outcomes. */
 export const POLICY_OUTCOME_CLASSES = [...OUTCOME_CLASSES, ...AUTHORITY_OUTCOMES];

@@ -1,4 +1,4 @@
-import { DECISIONS, OUTCOME_CLASSES, RECEIPT_CHECKS, RECEIPT_FORMAT } from "@passport/verifier";
+import { DECISIONS, OUTCOME_CLASSES, RECEIPT_CHECKS, RECEIPT_FORMAT, RECEIPT_VERSION } from "@passport/protocol";
 import { z } from "zod";
 
 /**
@@ -38,7 +38,7 @@ const ReceiptSide = z
 
 export const DecisionReceipt = z.strictObject({
   receipt_format: z.literal(RECEIPT_FORMAT),
-  version: z.literal(1),
+  version: z.literal(RECEIPT_VERSION),
   decided_at: Timestamp,
   action: z.string().describe("The policy action decided"),
   policy_digest: Digest.describe("The digest of the policy document (policyDigest)"),

@@ -1,5 +1,5 @@
+import { isIdentityId } from "@passport/protocol";
 import { z } from "zod";
-import { isIdentityId } from "./identity-id.ts";
 
 /** The record format's name and revision, carried by every published record. */
 export const RECORD_FORMAT = "svc.passport_record";

@@ -1,9 +1,6 @@
 import { z } from "zod";
 import { Availability, Family, IdentityId, LifecycleStatus } from "./record.ts";
 
-/** `typ` of a status token's protected header (the verifier's, which refuses any other). */
-export { STATUS_TOKEN_TYPE } from "@passport/verifier";
-
 /** How long a status token is valid after it was issued (docs/freshness.md, Status token). */
 export const STATUS_TOKEN_LIFETIME_SECONDS = 60;
 

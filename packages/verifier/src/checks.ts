@@ -1,3 +1,4 @@
+import { type NextStep, versionSatisfies } from "@passport/protocol";
 import {
   type DecisionExpectation,
   type EvidenceRequirement,
@@ -7,7 +8,6 @@ import {
 import {
   type ContextMismatch,
   type Finding,
-  type NextStep,
   type OrganisationExpectation,
   outcome,
   type ProofSource,
@@ -19,7 +19,6 @@ import {
   type VerifyOutcome,
 } from "./outcome.ts";
 import type { PassportRecordView, RecordBinding, RecordEvidence, RecordOrganisation, RecordState } from "./record.ts";
-import { versionSatisfies } from "./semver.ts";
 import { coveredBy, isAddressScope, redactUrl, sameBindingValue, scopeCovers } from "./url-match.ts";
 
 interface Check {

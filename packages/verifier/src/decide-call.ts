@@ -3,6 +3,7 @@
 // have signed the request with a key the service proved for it, pass the action's `caller` policy
 // (state, status token at higher, organisation, authority), and, when asked, declare the API in
 // its `uses` links. One decision, one outcome, one receipt with the findings of each side.
+import type { Decision } from "@passport/protocol";
 import {
   type CallerSignatureCheck,
   type CallerSignatures,
@@ -12,7 +13,7 @@ import {
 import type { DecideRequest, DecisionResult } from "./decide.ts";
 import { requireDuration, type SuppliedRecord } from "./expectation.ts";
 import type { VerifyOutcome } from "./outcome.ts";
-import { type ActionPolicy, actionPolicyFor, type CallerPolicy, type Decision, type PolicyDocument } from "./policy.ts";
+import { type ActionPolicy, actionPolicyFor, type CallerPolicy, type PolicyDocument } from "./policy.ts";
 import type { DecisionReceipt, ReceiptSide } from "./receipt.ts";
 import type { PassportRecordView } from "./record.ts";
 import { STATUS_HEADER } from "./status.ts";

@@ -2,17 +2,11 @@
  * `Verifier.decide`: today's pre-call check with the expectation a policy gives for an action,
  * structured authority, and a decision receipt (docs/policy.md).
  */
+import type { AuthorityOutcome, Decision } from "@passport/protocol";
 import { evaluateAuthority } from "./authority.ts";
 import type { DecisionExpectation, PolicyChecks, SuppliedRecord } from "./expectation.ts";
 import type { SeenVersion, VerifyOutcome } from "./outcome.ts";
-import {
-  type ActionPolicy,
-  type AuthorityOutcome,
-  DEFAULT_AUTHORITY_DECISION,
-  type Decision,
-  defaultDecision,
-  type PolicyDocument,
-} from "./policy.ts";
+import { type ActionPolicy, DEFAULT_AUTHORITY_DECISION, defaultDecision, type PolicyDocument } from "./policy.ts";
 import { buildReceipt, type DecisionReceipt } from "./receipt.ts";
 import type { PassportRecordView } from "./record.ts";
 

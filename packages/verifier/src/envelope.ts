@@ -1,22 +1,31 @@
+import {
+  describeIdentityIdDefect,
+  ENVELOPE_ACTION_KINDS,
+  ENVELOPE_ASSURANCES,
+  ENVELOPE_TYPE,
+  identityIdDefect,
+  RECOMMENDED_PATHS,
+  type RecommendedPath,
+} from "@passport/protocol";
 import { fetchWithRetry, readFailureKind, readProblem, readStrictJson } from "./http.ts";
-import { describeIdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 import type { NetworkFailureKind } from "./outcome.ts";
 import { PROBLEM_TYPE_BASE, type Verifier } from "./verifier.ts";
 
 /** Spec 2.4. Additional members are allowed and kept. */
 export interface AgentActionEnvelope {
-  type: "svc.agent_action_envelope";
+  type: typeof ENVELOPE_TYPE;
   version: string;
   subject: { target: string; target_type: "agent_manifest"; [extra: string]: unknown };
   posture: string;
   result: string;
   missing_evidence: string[];
-  recommended_path:
-    | "view_resolver_proof"
-    | "improve_resolver_posture"
-    | "repair_resolver_posture"
-    | "view_developer_guidance";
-  actions: { label: string; kind: "route" | "recheck"; url?: string | null; [extra: string]: unknown }[];
+  recommended_path: RecommendedPath;
+  actions: {
+    label: string;
+    kind: (typeof ENVELOPE_ACTION_KINDS)[number];
+    url?: string | null;
+    [extra: string]: unknown;
+  }[];
   resolver_url?: string | null;
   machine_json_url?: string | null;
   ops_action_url?: string;
@@ -46,15 +55,8 @@ export type EnvelopeResult =
       detail: string;
     };
 
-const PATHS = ["view_resolver_proof", "improve_resolver_posture", "repair_resolver_posture", "view_developer_guidance"];
-const CONSTANTS: Record<string, boolean> = {
-  local_policy_decides: true,
-  recheck_before_reliance: true,
-  no_safety_or_approval_inference: true,
-  verifier_writes_truth: false,
-  verifier_activates_proof: false,
-  verifier_marks_bound: false,
-};
+const PATHS: readonly string[] = RECOMMENDED_PATHS;
+const KINDS: readonly unknown[] = ENVELOPE_ACTION_KINDS;
 
 /**
  * Why a value is not an agent action envelope (spec 2.4), or `undefined` when it is one.
@@ -66,7 +68,7 @@ export function envelopeProblem(value: unknown): string | undefined {
   const e = value as Record<string, unknown>;
   const subject = e.subject as Record<string, unknown> | undefined;
   const optionalText = (v: unknown) => v === undefined || v === null || typeof v === "string";
-  if (e.type !== "svc.agent_action_envelope") return "type is not svc.agent_action_envelope";
+  if (e.type !== ENVELOPE_TYPE) return `type is not ${ENVELOPE_TYPE}`;
   for (const name of ["version", "posture", "result", "authority_boundary"]) {
     if (typeof e[name] !== "string") return `${name} is missing or not a string`;
   }
@@ -79,11 +81,7 @@ export function envelopeProblem(value: unknown): string | undefined {
   if (!PATHS.includes(e.recommended_path as string)) return "recommended_path is not one of the allowed values";
   if (!Array.isArray(e.actions)) return "actions is not an array";
   for (const action of e.actions as Record<string, unknown>[]) {
-    if (
-      typeof action?.label !== "string" ||
-      (action.kind !== "route" && action.kind !== "recheck") ||
-      !optionalText(action.url)
-    ) {
+    if (typeof action?.label !== "string" || !KINDS.includes(action.kind) || !optionalText(action.url)) {
       return "an action lacks a label, a kind of route or recheck, or has a url that is not a string";
     }
   }
@@ -92,7 +90,7 @@ export function envelopeProblem(value: unknown): string | undefined {
   for (const name of ["ops_action_url", "developer_guidance_url"]) {
     if (e[name] !== undefined && typeof e[name] !== "string") return `${name} is not a string`;
   }
-  for (const [name, constant] of Object.entries(CONSTANTS)) {
+  for (const [name, constant] of Object.entries(ENVELOPE_ASSURANCES)) {
     if (e[name] !== constant) return `${name} is not ${constant}`;
   }
   return undefined;

@@ -4,11 +4,12 @@
 // its current status token rides along. A check that does not pass never sends the request: the
 // call fails with the outcome instead. Redirects are never followed: the passport checked is the
 // first URL's, so a 3xx is returned as it is (call its Location again to have that one checked).
+
+import { identityIdDefect } from "@passport/protocol";
 import type { RequestSigner } from "./call/web-bot-auth.ts";
 import type { Expectation } from "./expectation.ts";
 import type { StatusStapler } from "./hono.ts";
 import { insecureAddress, readStrictJson } from "./http.ts";
-import { identityIdDefect } from "./identity-id.ts";
 import type { VerifyOutcome } from "./outcome.ts";
 import { STATUS_HEADER } from "./status.ts";
 import { coveredBy } from "./url-match.ts";

@@ -1,6 +1,6 @@
+import { identityIdDefect } from "@passport/protocol";
 import type { MiddlewareHandler } from "hono";
 import { DEFAULT_MAX_BYTES, type FetchLike, insecureAddress, platformFetch } from "./http.ts";
-import { identityIdDefect } from "./identity-id.ts";
 import { checkStatusToken, fetchStatusToken, STATUS_HEADER } from "./status.ts";
 
 export interface StaplingOptions {

@@ -1,5 +1,5 @@
+import { type StrictJsonProblem, strictJsonParse } from "@passport/protocol";
 import type { NetworkFailureKind } from "./outcome.ts";
-import { type StrictJsonProblem, strictJsonParse } from "./strict-json.ts";
 
 /** The subset of `fetch` this package calls; pass a service binding's `fetch`, a mock or a proxy. */
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;

@@ -1,3 +1,32 @@
+export {
+  AUTHORITY_OUTCOMES,
+  type AuthorityOutcome,
+  base64urlDecode,
+  base64urlEncode,
+  canonicalDigest,
+  canonicalJson,
+  DECISIONS,
+  type Decision,
+  describeIdentityIdDefect,
+  type IdentityIdDefect,
+  identityIdDefect,
+  type NextStep,
+  OUTCOME_CLASSES,
+  OUTCOME_KINDS,
+  type OutcomeClass,
+  type OutcomeKind,
+  POLICY_FORMAT,
+  POLICY_LIMITS,
+  type PolicyOutcome,
+  RECEIPT_CHECKS,
+  RECEIPT_FORMAT,
+  type ReceiptCheckName,
+  type SignatureCheck,
+  STATUS_TOKEN_TYPE,
+  VERSIONS_PATTERN,
+  verifyDetachedJws,
+  versionSatisfies,
+} from "@passport/protocol";
 export { evaluateAuthority } from "./authority.ts";
 export { copyAge, isFresh, RecordCache } from "./cache.ts";
 export {
@@ -11,7 +40,6 @@ export {
   provenKeys,
   SIGNING_KEYS_CLASS,
 } from "./caller.ts";
-export { canonicalJson } from "./canonical.ts";
 export { evaluate, formatAge } from "./checks.ts";
 export type { AuthorityCheck, AuthorityResult, DecideRequest, DecisionResult } from "./decide.ts";
 export type { CallDecisionResult, CallerOutcome, DecideCallRequest } from "./decide-call.ts";
@@ -27,8 +55,6 @@ export {
 } from "./expectation.ts";
 export { fetchHistory, type HistoryAnswer } from "./history.ts";
 export { cacheDirectives, type FetchLike, readCappedBytes } from "./http.ts";
-export { describeIdentityIdDefect, type IdentityIdDefect, identityIdDefect } from "./identity-id.ts";
-export { base64urlDecode, base64urlEncode, canonicalDigest, type SignatureCheck, verifyDetachedJws } from "./jws.ts";
 export { type JwkSet, KeyRing, type PublicJwk } from "./keys.ts";
 export { LogClient, TileCache } from "./log/client.ts";
 export { type AuditMismatch, type AuditReport, auditLog } from "./log-audit.ts";
@@ -37,20 +63,13 @@ export { type CheckpointStore, MemoryCheckpointStore, type StoredCheckpoint } fr
 export * from "./outcome.ts";
 export {
   type ActionPolicy,
-  AUTHORITY_OUTCOMES,
-  type AuthorityOutcome,
   actionPolicyFor,
   type CallerPolicy,
   type ClaimRequirement,
-  DECISIONS,
-  type Decision,
   type GrantRelationship,
   loadPolicy,
-  POLICY_FORMAT,
-  POLICY_LIMITS,
   type PolicyDocument,
   PolicyError,
-  type PolicyOutcome,
   policyDigest,
   type RequiredAuthority,
 } from "./policy.ts";
@@ -65,10 +84,7 @@ export {
 export { PROPAGATION_WINDOW_SECONDS } from "./propagation.ts";
 export {
   type DecisionReceipt,
-  RECEIPT_CHECKS,
-  RECEIPT_FORMAT,
   type ReceiptCheck,
-  type ReceiptCheckName,
   type ReceiptCheckResult,
   type ReceiptSide,
   receiptSide,
@@ -77,11 +93,9 @@ export {
 } from "./receipt.ts";
 export type * from "./record.ts";
 export { isStructuredAuthority, type PassportRecordView, parseRecord } from "./record.ts";
-export { VERSIONS_PATTERN, versionSatisfies } from "./semver.ts";
 export {
   checkStatusToken,
   STATUS_HEADER,
-  STATUS_TOKEN_TYPE,
   type StatusCheck,
   type StatusClaims,
   type StatusProblem,

@@ -1,4 +1,4 @@
-import type { KeyLookup } from "./jws.ts";
+import type { KeyLookup } from "@passport/protocol";
 
 /** A public signing key as a JWK; only EC P-256 keys with a `kid` are used. */
 export interface PublicJwk {

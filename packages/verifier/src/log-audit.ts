@@ -1,8 +1,7 @@
+import { decodeBundle, decodeEntry, type Hash, type LogEntry, leafHash, sameHash } from "@passport/protocol";
 import { fetchHistory } from "./history.ts";
 import type { HttpPolicy } from "./http.ts";
 import { type LogClient, LogFetchError } from "./log/client.ts";
-import { decodeBundle, decodeEntry, type LogEntry } from "./log/entry.ts";
-import { type Hash, leafHash, sameHash } from "./log/merkle.ts";
 import { Tampered, TileAudit } from "./log/tile-audit.ts";
 import { acceptCheckpoint, type CheckpointStore } from "./log-checkpoint.ts";
 import type { CheckpointView, LogFinding, NetworkFailureKind } from "./outcome.ts";

@@ -1,7 +1,7 @@
+import { decodeEntry, encodeEntry, entryPrefix, startsWith } from "@passport/protocol";
 import { type Duration, requireDuration } from "./expectation.ts";
 import type { HttpPolicy } from "./http.ts";
 import { LogClient, LogFetchError, type LogFetchFailure, type TileCache } from "./log/client.ts";
-import { decodeEntry, encodeEntry, entryPrefix, startsWith } from "./log/entry.ts";
 import { findTamperedTile } from "./log/tile-audit.ts";
 import { acceptCheckpoint, type CheckpointStore, type WithoutContext } from "./log-checkpoint.ts";
 import type { LogFinding, LogProof, ReliedOn, StaleFinding } from "./outcome.ts";

@@ -2,7 +2,7 @@
  * The checkpoint side of the verifier's log check: verify the checkpoint under the pinned keys,
  * and replace the remembered one only with a consistent extension (docs/transparency-log.md).
  */
-import type { RememberedCheckpoint } from "./log/checkpoint-state.ts";
+import type { RememberedCheckpoint } from "@passport/protocol";
 import { type LogClient, toBase64, type VerifiedCheckpoint } from "./log/client.ts";
 import { findTamperedTile } from "./log/tile-audit.ts";
 import type { CheckpointView, LogFinding, LogProof } from "./outcome.ts";

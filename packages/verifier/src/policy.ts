@@ -6,31 +6,26 @@
  * both in agreement).
  */
 
-import { canonicalJson } from "./canonical.ts";
+import {
+  AUTHORITY_OUTCOMES,
+  type AuthorityOutcome,
+  canonicalJson,
+  DECISIONS,
+  type Decision,
+  digestOfCanonical,
+  type NextStep,
+  OUTCOME_CLASSES,
+  POLICY_FORMAT,
+  POLICY_LIMITS,
+  POLICY_VERSION,
+  type PolicyOutcome,
+  strictJsonParse,
+  validVersions,
+} from "@passport/protocol";
 import type { Consequence } from "./expectation.ts";
 import { type Duration, durationSeconds } from "./expectation.ts";
-import { digestOfCanonical } from "./jws.ts";
-import {
-  type NextStep,
-  type OrganisationExpectation,
-  OUTCOME_CLASSES,
-  type OutcomeClass,
-  type RequiredBinding,
-} from "./outcome.ts";
+import type { OrganisationExpectation, RequiredBinding } from "./outcome.ts";
 import type { AvailabilitySignal, Lifecycle } from "./record.ts";
-import { validVersions } from "./semver.ts";
-import { strictJsonParse } from "./strict-json.ts";
-
-export const POLICY_FORMAT = "svc.passport_policy";
-const POLICY_VERSION = 1;
-
-export type Decision = "allow" | "challenge" | "deny" | "delay" | "re-resolve";
-export const DECISIONS: readonly Decision[] = ["allow", "challenge", "deny", "delay", "re-resolve"];
-
-/** The authority results that are not `held`, as keys of an `outcomes` table (`not_established` maps as `authority_not_held`). */
-export const AUTHORITY_OUTCOMES = ["authority_not_held", "authority_expired", "authority_not_entitled"] as const;
-export type AuthorityOutcome = (typeof AUTHORITY_OUTCOMES)[number];
-export type PolicyOutcome = OutcomeClass | AuthorityOutcome;
 
 /** Who may grant an authority, relative to the passport (CONTRACT 1b): its responsible organisation, that organisation's parent, or a passport of the responsible organisation. */
 export type GrantRelationship = "responsible" | "parent" | "passport";
@@ -115,8 +110,6 @@ export const DEFAULT_AUTHORITY_DECISION: Record<AuthorityOutcome, Decision> = {
   authority_not_entitled: "deny",
 };
 
-// Limits shared with the domain's zod schema (packages/domain/src/policy.ts).
-export const POLICY_LIMITS = { name: 200, text: 1000, list: 64, actions: 256 } as const;
 const AMOUNT_VALUE = /^(0|[1-9]\d{0,17})(\.\d{1,8})?$/;
 const CURRENCY = /^[A-Z]{3}$/;
 

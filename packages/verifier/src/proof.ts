@@ -1,5 +1,11 @@
-import { canonicalMembers, joinMembers, withMember } from "./canonical.ts";
-import { digestOfCanonical, verifyDetachedJws, verifyDetachedJwsOver } from "./jws.ts";
+import {
+  canonicalMembers,
+  digestOfCanonical,
+  joinMembers,
+  verifyDetachedJws,
+  verifyDetachedJwsOver,
+  withMember,
+} from "@passport/protocol";
 import type { KeyRing } from "./keys.ts";
 import type {
   HistoryBrokenFinding,

@@ -2,38 +2,26 @@
  * The decision receipt (docs/verifier.md, Receipt): what one decision relied on, small enough to
  * log per call, and re-checkable later against the transparency log.
  */
+
+import {
+  base64urlEncode,
+  type Decision,
+  decodeEntry,
+  OUTCOME_KINDS,
+  type OutcomeClass,
+  RECEIPT_CHECKS,
+  RECEIPT_FORMAT,
+  RECEIPT_VERSION,
+  type ReceiptCheckName,
+  sha256,
+} from "@passport/protocol";
 import type { AuthorityCheck } from "./decide.ts";
 import type { DecisionExpectation } from "./expectation.ts";
-import { base64urlEncode } from "./jws.ts";
 import { type CheckpointCheck, type LogClient, LogFetchError } from "./log/client.ts";
-import { decodeEntry } from "./log/entry.ts";
-import { OUTCOME_KINDS, type OutcomeClass, type VerifyOutcome } from "./outcome.ts";
-import { type Decision, type PolicyDocument, policyDigest } from "./policy.ts";
+import type { VerifyOutcome } from "./outcome.ts";
+import { type PolicyDocument, policyDigest } from "./policy.ts";
 import type { PassportRecordView } from "./record.ts";
-import { sha256 } from "./sha256.ts";
 import type { Verifier } from "./verifier.ts";
-
-export const RECEIPT_FORMAT = "svc.passport_decision";
-const RECEIPT_VERSION = 1;
-
-/** The checks a receipt lists, in this order. */
-export const RECEIPT_CHECKS = [
-  "record",
-  "signature",
-  "history",
-  "log",
-  "status",
-  "family",
-  "organisation",
-  "state",
-  "environment",
-  "version",
-  "bindings",
-  "evidence",
-  "freshness",
-  "authority",
-] as const;
-export type ReceiptCheckName = (typeof RECEIPT_CHECKS)[number];
 
 export interface ReceiptCheck {
   check: ReceiptCheckName | (string & {});

@@ -1,14 +1,11 @@
+import { base64urlDecode, type KeyLookup, STATUS_TOKEN_TYPE, strictJsonParse } from "@passport/protocol";
 import { fetchWithRetry, type HttpPolicy, readProblem, readStrictJson } from "./http.ts";
-import { base64urlDecode, type KeyLookup } from "./jws.ts";
 import type { NetworkFailureKind, StaleItem, StatusProblem } from "./outcome.ts";
 import type { AvailabilitySignal, Lifecycle, PassportRecordView } from "./record.ts";
-import { strictJsonParse } from "./strict-json.ts";
 import { VerifiedMemo } from "./verified-memo.ts";
 
 /** The response header an API provider staples its passport's status token in (docs/verifier.md, Current proof). */
 export const STATUS_HEADER = "Passport-Status";
-/** `typ` of a status token's protected header; a record signature (`passport+jws`) is never accepted as one. */
-export const STATUS_TOKEN_TYPE = "passport-status+jwt";
 /** The resolver route that answers a passport's current status token. */
 export const statusPath = (identityId: string): string => `/api/p/${encodeURIComponent(identityId)}/status`;
 /** Largest status route answer read: a token is well under 2 KB. */

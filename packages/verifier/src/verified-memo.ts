@@ -1,4 +1,4 @@
-import type { KeyLookup } from "./jws.ts";
+import type { KeyLookup } from "@passport/protocol";
 
 /**
  * Signatures that verified, per set of trusted keys. Checking an ES256 signature is a pure function

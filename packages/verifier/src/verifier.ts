@@ -1,3 +1,4 @@
+import { describeIdentityIdDefect, identityIdDefect } from "@passport/protocol";
 import { type CacheEntry, copyAge, isFresh, RecordCache } from "./cache.ts";
 import type { CallerSignatures } from "./caller.ts";
 import { evaluate } from "./checks.ts";
@@ -26,7 +27,6 @@ import {
   readProblem,
   readStrictJson,
 } from "./http.ts";
-import { describeIdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 import { type JwkSet, KeyRing } from "./keys.ts";
 import type { LogClient } from "./log/client.ts";
 import {

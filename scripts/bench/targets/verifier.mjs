@@ -4,6 +4,13 @@
 // compared with parsing the record; then the transparency-log check (inclusion and newest version
 // from cached tiles) compared with the same resolution without it, and the computed proof sizes at
 // 10,000 and 1,000,000 entries. Answers come from memory, so only the verifier's work counts.
+
+import { verifyDetachedJwsOver } from "../../../packages/protocol/src/jws.ts";
+import { encodeBundle, encodeEntry } from "../../../packages/protocol/src/log/entry.ts";
+import { leafHash, rootFromLeafHashes } from "../../../packages/protocol/src/log/merkle.ts";
+import { formatCheckpoint, formatVerifierKey, signatureLine } from "../../../packages/protocol/src/log/note.ts";
+import { chunkInclusionPath, consistencyPath, tileWidth } from "../../../packages/protocol/src/log/tile-proofs.ts";
+import { entryTilePath, hashTilePath, hashTiles } from "../../../packages/protocol/src/log/tiles.ts";
 import {
   canonicalJson,
   checkRecordProof,
@@ -13,12 +20,6 @@ import {
   TileCache,
   Verifier,
 } from "../../../packages/verifier/src/index.ts";
-import { verifyDetachedJwsOver } from "../../../packages/verifier/src/jws.ts";
-import { encodeBundle, encodeEntry } from "../../../packages/verifier/src/log/entry.ts";
-import { leafHash, rootFromLeafHashes } from "../../../packages/verifier/src/log/merkle.ts";
-import { formatCheckpoint, formatVerifierKey, signatureLine } from "../../../packages/verifier/src/log/note.ts";
-import { chunkInclusionPath, consistencyPath, tileWidth } from "../../../packages/verifier/src/log/tile-proofs.ts";
-import { entryTilePath, hashTilePath, hashTiles } from "../../../packages/verifier/src/log/tiles.ts";
 import { comparePaired, signRecords, statusToken } from "../lib/in-process.mjs";
 import { sampleRecord } from "../lib/records.mjs";
 import { policyCheck, policyPair } from "./verifier-policy.mjs";

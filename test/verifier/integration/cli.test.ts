@@ -7,9 +7,9 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Hono } from "hono";
 import { describe, expect, inject, it } from "vitest";
-import { mintIdentityId } from "../../../packages/domain/src/identity-id.ts";
+import { mintIdentityId } from "../../../packages/protocol/src/identity-id.ts";
+import { formatVerifierKey } from "../../../packages/protocol/src/log/note.ts";
 import { passportStatus } from "../../../packages/verifier/src/hono.ts";
-import { formatVerifierKey } from "../../../packages/verifier/src/log/note.ts";
 
 import { freePort, root } from "../../local-service.ts";
 

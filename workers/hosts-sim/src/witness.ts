@@ -9,7 +9,7 @@ import {
   signatureLine,
   verifyConsistency,
   verifyNote,
-} from "@passport/verifier/log";
+} from "@passport/protocol";
 
 /** What `PUT /witness/{host}` takes: the witness's name and private Ed25519 JWK, and the log it witnesses. */
 export interface WitnessFixture {

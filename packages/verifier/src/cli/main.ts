@@ -1,3 +1,4 @@
+import { OUTCOME_KINDS, type OutcomeClass, type OutcomeKind } from "@passport/protocol";
 import { fetchEnvelope } from "../envelope.ts";
 import type { Expectation } from "../expectation.ts";
 import { DEFAULT_MAX_BYTES, type FetchLike, type HttpPolicy, insecureAddress, platformFetch } from "../http.ts";
@@ -6,7 +7,6 @@ import { LogClient } from "../log/client.ts";
 import { type AuditReport, auditLog } from "../log-audit.ts";
 import type { LogOptions } from "../log-check.ts";
 import type { CheckpointStore, StoredCheckpoint } from "../log-checkpoint.ts";
-import { OUTCOME_KINDS, type OutcomeClass, type OutcomeKind } from "../outcome.ts";
 import { actionPolicyFor, loadPolicy, type PolicyDocument, PolicyError } from "../policy.ts";
 import { Verifier } from "../verifier.ts";
 import { EXIT, type LogFlags, type PolicyFlags, parseCommand, type Supplied, USAGE, UsageError } from "./args.ts";

@@ -8,29 +8,36 @@
  * verifying (one retry with fresh tiles otherwise), and a cached bundle is proved against every
  * new root.
  */
-import { fetchWithRetry, type HttpPolicy, readCappedBytes, readFailureKind, readStrictJson } from "../http.ts";
-import type { CheckpointProblem, NetworkFailureKind } from "../outcome.ts";
-import { advanceCheckpoint, type CheckpointAdvance, type RememberedCheckpoint } from "./checkpoint-state.ts";
-import { parseWitnessKey, verifyCosignatures, type WitnessKey } from "./cosignature.ts";
-import { decodeBundle } from "./entry.ts";
-import { type Hash, leafHashSync, rootFromLeafHashesSync, verifyInclusion } from "./merkle.ts";
+
 import {
+  advanceCheckpoint,
   type Checkpoint,
+  type CheckpointAdvance,
+  chunkInclusionPath,
+  consistencyPath,
+  decodeBundle,
+  entryTilePath,
+  type Hash,
+  hashTilePath,
+  leafHashSync,
   meetsWitnessQuorum,
   type NoteVerifierKey,
   parseCheckpoint,
   parseVerifierKey,
-  verifyNote,
-} from "./note.ts";
-import {
-  chunkInclusionPath,
-  consistencyPath,
+  parseWitnessKey,
+  type RememberedCheckpoint,
+  rootFromLeafHashesSync,
   type TileReader,
   TileShapeError,
   tileWidth,
   verifyChunk,
-} from "./tile-proofs.ts";
-import { entryTilePath, hashTilePath } from "./tiles.ts";
+  verifyCosignatures,
+  verifyInclusion,
+  verifyNote,
+  type WitnessKey,
+} from "@passport/protocol";
+import { fetchWithRetry, type HttpPolicy, readCappedBytes, readFailureKind, readStrictJson } from "../http.ts";
+import type { CheckpointProblem, NetworkFailureKind } from "../outcome.ts";
 
 const BUNDLE_HEIGHT = 8;
 const BUNDLE_WIDTH = 256;

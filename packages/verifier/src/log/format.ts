@@ -1,16 +1,26 @@
-// The transparency log's format, for the log's writer and witnesses (`@passport/verifier/log`):
-// entries and bundles, RFC 6962 Merkle hashing and proofs, signed notes and checkpoints, tile paths.
-export { decodeBundle, decodeEntry, encodeBundle, encodeEntry, type LogEntry } from "./entry.ts";
-export { type Hash, leafHash, rootFromLeafHashes, verifyConsistency, verifyInclusion } from "./merkle.ts";
+// `@passport/verifier/log`: the transparency log's format, for a log's witnesses and for consumers
+// that read a log key or a checkpoint themselves. The format is @passport/protocol's (bundled into
+// the published package, docs/verifier-package.md); this entry point names the part consumers use.
 export {
   type Checkpoint,
+  decodeBundle,
+  decodeEntry,
+  encodeBundle,
+  encodeEntry,
+  entryTilePath,
   formatCheckpoint,
   formatVerifierKey,
+  type Hash,
+  hashTilePath,
+  type LogEntry,
+  leafHash,
   type NoteCheck,
   type NoteVerifierKey,
   parseCheckpoint,
   parseVerifierKey,
+  rootFromLeafHashes,
   signatureLine,
+  verifyConsistency,
+  verifyInclusion,
   verifyNote,
-} from "./note.ts";
-export { entryTilePath, hashTilePath } from "./tiles.ts";
+} from "@passport/protocol";

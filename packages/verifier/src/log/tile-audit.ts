@@ -2,10 +2,18 @@
  * Checks hash tiles against a signed root, naming the first one that is not the signed tree's
  * (used by `passport log` and to explain a failed inclusion proof).
  */
+
+import {
+  emptyRoot,
+  type Hash,
+  hashTilePath,
+  rootFromLeafHashes,
+  sameHash,
+  subtreeHash,
+  TileShapeError,
+  tileWidth,
+} from "@passport/protocol";
 import type { TreeTiles } from "./client.ts";
-import { emptyRoot, type Hash, rootFromLeafHashes, sameHash } from "./merkle.ts";
-import { subtreeHash, TileShapeError, tileWidth } from "./tile-proofs.ts";
-import { hashTilePath } from "./tiles.ts";
 
 const WIDTH = 256;
 const HASH_SIZE = 32;

@@ -1,4 +1,4 @@
-import { formatVerifierKey } from "@passport/verifier/log";
+import { formatVerifierKey } from "@passport/protocol";
 
 export interface LogKey {
   privateKey: CryptoKey;

@@ -7,7 +7,7 @@ import {
   formatCheckpoint,
   hashTilePath,
   signatureLine,
-} from "@passport/verifier/log";
+} from "@passport/protocol";
 import { outboundFor } from "../../outbound/config.ts";
 import { logKey } from "./log-key.ts";
 import {

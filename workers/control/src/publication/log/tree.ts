@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 /**
  * The writer's side of RFC 9162 hashing, synchronous (node:crypto) so that an append runs as one
  * synchronous block inside the TransparencyLog object: nothing can interleave with it. The
- * verifier's WebCrypto implementation (packages/verifier/src/log/merkle.ts) is the reference; the
+ * verifier's WebCrypto implementation (packages/protocol/src/log/merkle.ts) is the reference; the
  * tests check every served root and proof against it.
  */
 

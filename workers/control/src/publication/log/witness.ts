@@ -1,4 +1,4 @@
-import { parseVerifierKey, verifyNote } from "@passport/verifier/log";
+import { parseVerifierKey, verifyNote } from "@passport/protocol";
 import { type OutboundPolicy, postText, type Transport } from "../../outbound/fetch.ts";
 
 /** One witness of LOG_WITNESSES: its key name, its note verifier key and its tlog-witness base URL. */

@@ -1,28 +1,25 @@
 /**
- * Identity ids: `psp_` followed by 25 random characters and one check character, all from the
- * lowercase Crockford base32 alphabet. 125 random bits make collisions and guessing
- * impractical; the Luhn mod 32 check character catches every single mistyped character and
- * almost every swap of two neighbours, so a resolver can tell a damaged id (400) from a
- * well-formed id that was never issued (404). See docs/identity-id.md.
+ * Identity ids (docs/identity-id.md): `psp_` followed by 25 random characters and one check
+ * character, all from the lowercase Crockford base32 alphabet. 125 random bits make collisions and
+ * guessing impractical; the Luhn mod 32 check character catches every single mistyped character
+ * and almost every swap of two neighbours, so a damaged id (a resolver's 400, the verifier's
+ * `malformed_id`, without a round trip) is told apart from a well-formed id never issued (404).
  */
-const IDENTITY_ID_PREFIX = "psp_";
+const PREFIX = "psp_";
 export const IDENTITY_ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 const BODY_LENGTH = 25;
-export const IDENTITY_ID_LENGTH = IDENTITY_ID_PREFIX.length + BODY_LENGTH + 1;
+export const IDENTITY_ID_LENGTH = PREFIX.length + BODY_LENGTH + 1;
 const SHAPE = /^psp_[0-9a-hjkmnp-tv-z]{26}$/;
 
-/** Why an id is not a valid identity id; `undefined` when it is valid. */
+/** Why a candidate is not a valid identity id. */
 export type IdentityIdDefect = "prefix" | "length" | "alphabet" | "case" | "check_character";
 
 function checkCharacter(body: string): string {
   const n = IDENTITY_ID_ALPHABET.length;
-  let factor = 2;
   let sum = 0;
-  for (let i = body.length - 1; i >= 0; i--) {
-    let addend = factor * IDENTITY_ID_ALPHABET.indexOf(body.charAt(i));
-    factor = factor === 2 ? 1 : 2;
-    addend = Math.floor(addend / n) + (addend % n);
-    sum += addend;
+  for (let i = body.length - 1, double = true; i >= 0; i--, double = !double) {
+    const addend = (double ? 2 : 1) * IDENTITY_ID_ALPHABET.indexOf(body.charAt(i));
+    sum += Math.floor(addend / n) + (addend % n);
   }
   return IDENTITY_ID_ALPHABET.charAt((n - (sum % n)) % n);
 }
@@ -37,21 +34,21 @@ export function mintIdentityId(): string {
   let body = "";
   // 256 is a multiple of 32, so masking keeps every character equally likely.
   for (const byte of bytes) body += IDENTITY_ID_ALPHABET.charAt(byte & 31);
-  return IDENTITY_ID_PREFIX + body + checkCharacter(body);
+  return PREFIX + body + checkCharacter(body);
 }
 
 /**
- * Explains what is wrong with a candidate identity id.
+ * What is wrong with a candidate identity id, or `undefined` when it is well-formed (which says
+ * nothing about whether it was ever issued).
  * @example
  * identityIdDefect("psp_123"); // "length"
  */
 export function identityIdDefect(candidate: string): IdentityIdDefect | undefined {
   if (SHAPE.test(candidate)) {
-    const body = candidate.slice(IDENTITY_ID_PREFIX.length, -1);
-    return checkCharacter(body) === candidate.slice(-1) ? undefined : "check_character";
+    return checkCharacter(candidate.slice(PREFIX.length, -1)) === candidate.slice(-1) ? undefined : "check_character";
   }
   const lower = candidate.toLowerCase();
-  if (!lower.startsWith(IDENTITY_ID_PREFIX)) return "prefix";
+  if (!lower.startsWith(PREFIX)) return "prefix";
   if (candidate.length !== IDENTITY_ID_LENGTH) return "length";
   if (SHAPE.test(lower)) return "case";
   return "alphabet";
@@ -62,14 +59,19 @@ export function isIdentityId(candidate: string): boolean {
   return identityIdDefect(candidate) === undefined;
 }
 
-const DEFECT_MESSAGES: Record<IdentityIdDefect, string> = {
-  prefix: `identity ids start with "${IDENTITY_ID_PREFIX}"`,
+const DEFECTS: Record<IdentityIdDefect, string> = {
+  prefix: `identity ids start with "${PREFIX}"`,
   length: `identity ids are exactly ${IDENTITY_ID_LENGTH} characters long; this one may be truncated or have extra characters`,
   alphabet: "identity ids use only the digits and lowercase letters other than i, l, o and u",
   case: "identity ids are lowercase",
   check_character: "the check character does not match; a character was probably mistyped or two were swapped",
 };
 
+/**
+ * A sentence for a person fixing a copied id.
+ * @example
+ * describeIdentityIdDefect("case"); // "identity ids are lowercase"
+ */
 export function describeIdentityIdDefect(defect: IdentityIdDefect): string {
-  return DEFECT_MESSAGES[defect];
+  return DEFECTS[defect];
 }

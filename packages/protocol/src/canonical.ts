@@ -2,9 +2,11 @@
  * RFC 8785 (JSON Canonicalization Scheme) for the values `JSON.parse` produces: null, booleans,
  * finite numbers, strings, arrays and plain objects. JCS defines its number and string forms as
  * ECMAScript's `JSON.stringify` output and sorts members by UTF-16 code units, which is what
- * `Array.prototype.sort` does with strings, so the platform does the hard parts. Written here
- * rather than imported so the package keeps no runtime dependencies; a property test checks that
- * it equals the `canonicalize` package (by the RFC's author) that the publisher signs with.
+ * `Array.prototype.sort` does with strings, so the platform does the hard parts. The one
+ * implementation: the control plane signs with it and the verifier checks with it. Written here
+ * rather than imported so the package keeps no runtime dependencies; test/verifier/canonical.test.ts
+ * holds it to the RFC's examples and, over arbitrary values, to the `canonicalize` package by the
+ * RFC's author.
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value === "boolean" || typeof value === "string") return JSON.stringify(value);
@@ -48,4 +50,13 @@ export function withMember(members: readonly CanonicalMember[], name: string, va
   while (at < members.length && (members[at] as CanonicalMember)[0] < name) at++;
   const member: CanonicalMember = [name, `${JSON.stringify(name)}:${canonicalJson(value)}`];
   return joinMembers([...members.slice(0, at), member, ...members.slice(at)]);
+}
+
+/**
+ * The bytes a signature covers: the canonical JSON of `value`, UTF-8 encoded.
+ * @example
+ * await crypto.subtle.sign(algorithm, key, canonicalBytes(record));
+ */
+export function canonicalBytes(value: unknown): Uint8Array {
+  return new TextEncoder().encode(canonicalJson(value));
 }

@@ -3,6 +3,11 @@ import { sha256 } from "./sha256.ts";
 
 const encoder = new TextEncoder();
 
+/** Media type in the `typ` header of every signature the control plane makes over a record or page. */
+export const SIGNATURE_TYPE = "passport+jws";
+/** `typ` of a status token's protected header; a record signature (`passport+jws`) is never accepted as one. */
+export const STATUS_TOKEN_TYPE = "passport-status+jwt";
+
 /** base64url without padding (RFC 4648 section 5). */
 export function base64urlEncode(bytes: ArrayBuffer | Uint8Array): string {
   let binary = "";
