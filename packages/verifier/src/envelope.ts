@@ -1,7 +1,7 @@
-import { fetchWithRetry, readFailureKind, readProblem, readStrictJson } from "./http.ts";
+import { fetchWithRetry, PROBLEM_TYPE_BASE, readFailureKind, readProblem, readStrictJson } from "./http.ts";
 import { describeIdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 import type { NetworkFailureKind } from "./outcome.ts";
-import { PROBLEM_TYPE_BASE, type Verifier } from "./verifier.ts";
+import type { Verifier } from "./verifier.ts";
 
 /** Spec 2.4. Additional members are allowed and kept. */
 export interface AgentActionEnvelope {

@@ -1,5 +1,5 @@
-export { evaluateAuthority } from "./authority.ts";
-export { copyAge, isFresh, RecordCache } from "./cache.ts";
+export { type AuthorityCheck, type AuthorityResult, evaluateAuthority } from "./authority.ts";
+export { type CacheEntry, copyAge, isFresh, RecordCache, type RecordCacheStore } from "./cache.ts";
 export {
   type CallerSignatureCheck,
   type CallerSignatureProblem,
@@ -13,7 +13,7 @@ export {
 } from "./caller.ts";
 export { canonicalJson } from "./canonical.ts";
 export { evaluate, formatAge } from "./checks.ts";
-export type { AuthorityCheck, AuthorityResult, DecideRequest, DecisionResult } from "./decide.ts";
+export type { DecideRequest, DecisionResult } from "./decide.ts";
 export type { CallDecisionResult, CallerOutcome, DecideCallRequest } from "./decide-call.ts";
 export { type AgentActionEnvelope, type EnvelopeResult, envelopeProblem, fetchEnvelope } from "./envelope.ts";
 export {
@@ -30,10 +30,10 @@ export { cacheDirectives, type FetchLike, readCappedBytes } from "./http.ts";
 export { describeIdentityIdDefect, type IdentityIdDefect, identityIdDefect } from "./identity-id.ts";
 export { base64urlDecode, base64urlEncode, canonicalDigest, type SignatureCheck, verifyDetachedJws } from "./jws.ts";
 export { type JwkSet, KeyRing, type PublicJwk } from "./keys.ts";
+export { type AuditMismatch, type AuditReport, auditLog } from "./log/audit.ts";
+export { DEFAULT_MAX_BUNDLES, type LogOptions } from "./log/check.ts";
+export { type CheckpointStore, MemoryCheckpointStore, type StoredCheckpoint } from "./log/checkpoint.ts";
 export { LogClient, TileCache } from "./log/client.ts";
-export { type AuditMismatch, type AuditReport, auditLog } from "./log-audit.ts";
-export { DEFAULT_MAX_BUNDLES, type LogOptions } from "./log-check.ts";
-export { type CheckpointStore, MemoryCheckpointStore, type StoredCheckpoint } from "./log-checkpoint.ts";
 export * from "./outcome.ts";
 export {
   type ActionPolicy,

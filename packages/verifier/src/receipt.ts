@@ -2,7 +2,7 @@
  * The decision receipt (docs/verifier.md, Receipt): what one decision relied on, small enough to
  * log per call, and re-checkable later against the transparency log.
  */
-import type { AuthorityCheck } from "./decide.ts";
+import type { AuthorityCheck } from "./authority.ts";
 import type { DecisionExpectation } from "./expectation.ts";
 import { base64urlEncode } from "./jws.ts";
 import { type CheckpointCheck, type LogClient, LogFetchError } from "./log/client.ts";
@@ -11,7 +11,6 @@ import { OUTCOME_KINDS, type OutcomeClass, type VerifyOutcome } from "./outcome.
 import { type Decision, type PolicyDocument, policyDigest } from "./policy.ts";
 import type { PassportRecordView } from "./record.ts";
 import { sha256 } from "./sha256.ts";
-import type { Verifier } from "./verifier.ts";
 
 export const RECEIPT_FORMAT = "svc.passport_decision";
 const RECEIPT_VERSION = 1;
@@ -220,8 +219,11 @@ export async function buildReceipt(input: ReceiptInput): Promise<DecisionReceipt
 }
 
 export interface VerifyReceiptOptions {
-  /** A verifier configured with the transparency log (`log`) the receipt's entries are in. */
-  verifier: Verifier;
+  /**
+   * A `Verifier` configured with the transparency log (`log`) the receipt's entries are in; only
+   * its log is used.
+   */
+  verifier: { transparencyLog(): Promise<LogClient | undefined> };
   /** The policy the decision was made under: its digest must equal the receipt's. */
   policy?: PolicyDocument;
   /** The status token kept with the receipt: its digest must equal the receipt's. */
@@ -235,10 +237,9 @@ const BUNDLE_WIDTH = 256;
 async function checkSide(
   side: ReceiptSide,
   name: string,
-  client: LogClient | undefined,
-  current: () => Promise<CheckpointCheck>,
-  signal?: AbortSignal,
+  against: { client: LogClient | undefined; current: () => Promise<CheckpointCheck>; signal: AbortSignal | undefined },
 ): Promise<string[]> {
+  const { client, current, signal } = against;
   const log = side.log;
   if (!log) return [`the ${name} names no log entry, so it cannot be checked against the log`];
   if (!client) return ["the verifier has no transparency log configured (its log option)"];
@@ -318,8 +319,9 @@ export async function verifyReceipt(
     return checkpoint;
   };
   try {
-    problems.push(...(await checkSide(receipt.subject, "subject", client, current, options.signal)));
-    if (receipt.caller) problems.push(...(await checkSide(receipt.caller, "caller", client, current, options.signal)));
+    const against = { client, current, signal: options.signal };
+    problems.push(...(await checkSide(receipt.subject, "subject", against)));
+    if (receipt.caller) problems.push(...(await checkSide(receipt.caller, "caller", against)));
   } catch (error) {
     // The log could not be read: the receipt is not shown to be published, which is a problem, not a crash.
     if (!(error instanceof LogFetchError)) throw error;

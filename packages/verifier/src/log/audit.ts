@@ -1,11 +1,11 @@
-import { fetchHistory } from "./history.ts";
-import type { HttpPolicy } from "./http.ts";
-import { type LogClient, LogFetchError } from "./log/client.ts";
-import { decodeBundle, decodeEntry, type LogEntry } from "./log/entry.ts";
-import { type Hash, leafHash, sameHash } from "./log/merkle.ts";
-import { Tampered, TileAudit } from "./log/tile-audit.ts";
-import { acceptCheckpoint, type CheckpointStore } from "./log-checkpoint.ts";
-import type { CheckpointView, LogFinding, NetworkFailureKind } from "./outcome.ts";
+import { fetchHistory } from "../history.ts";
+import type { HttpPolicy } from "../http.ts";
+import type { CheckpointView, LogFinding, NetworkFailureKind } from "../outcome.ts";
+import { acceptCheckpoint, type CheckpointStore } from "./checkpoint.ts";
+import { type LogClient, LogFetchError } from "./client.ts";
+import { decodeBundle, decodeEntry, type LogEntry } from "./entry.ts";
+import { type Hash, leafHash, sameHash } from "./merkle.ts";
+import { Tampered, TileAudit } from "./tile-audit.ts";
 
 const WIDTH = 256;
 
