@@ -6,7 +6,7 @@ import type { PassportRecordView } from "./record.ts";
  * the next answer a 304) and still counts as a version seen before, so an older record served
  * later is caught as a rollback.
  */
-export const STALE_COPY_KEPT_MS = 7 * 24 * 60 * 60 * 1000;
+const STALE_COPY_KEPT_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** One cached resolver answer. Times are milliseconds since the epoch. */
 export interface CacheEntry {

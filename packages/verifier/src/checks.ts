@@ -1,31 +1,20 @@
-import {
-  type DecisionExpectation,
-  type EvidenceRequirement,
-  type Expectation,
-  requireDuration,
-} from "./expectation.ts";
+import { bindings } from "./checks/bindings.ts";
+import type { Check } from "./checks/check.ts";
+import { evidence } from "./checks/evidence.ts";
+import { type DecisionExpectation, type Expectation, requireDuration } from "./expectation.ts";
 import {
   type ContextMismatch,
-  type Finding,
   type NextStep,
   type OrganisationExpectation,
   outcome,
   type ProofSource,
   type ReliedOn,
-  type RequiredBinding,
   type StaleItem,
-  type UncountedEvidence,
-  type UnverifiedBinding,
   type VerifyOutcome,
 } from "./outcome.ts";
-import type { PassportRecordView, RecordBinding, RecordEvidence, RecordOrganisation, RecordState } from "./record.ts";
+import type { PassportRecordView, RecordBinding, RecordOrganisation, RecordState } from "./record.ts";
 import { versionSatisfies } from "./semver.ts";
-import { coveredBy, isAddressScope, redactUrl, sameBindingValue, scopeCovers } from "./url-match.ts";
-
-interface Check {
-  relied_on: ReliedOn;
-  finding?: Finding;
-}
+import { redactUrl } from "./url-match.ts";
 
 function family(record: PassportRecordView, expected: string | undefined): Check {
   const relied_on = { family: record.family };
@@ -190,236 +179,6 @@ function context(record: PassportRecordView, expectation: DecisionExpectation, m
       mismatches,
     },
   };
-}
-
-function isPast(timestamp: string | undefined, now: number): boolean {
-  return !(timestamp !== undefined && Date.parse(timestamp) > now);
-}
-
-/**
- * Why a binding does not count as proven at `now`, or undefined when it does: it must be
- * `verified`, within its `fresh_until`, and name an observed evidence item, itself current, whose
- * scope covers the bound value (URL values; other values are proven by a provider's statement).
- */
-function unproven(binding: RecordBinding, record: PassportRecordView, now: number): UnverifiedBinding | undefined {
-  const v = binding.verification;
-  const base = { class: binding.class, value: binding.value };
-  if (!v) return { ...base, state: "claimed", problem: "the record publishes no verification for it (claimed)" };
-  const facts = {
-    ...(v.method ? { method: v.method } : {}),
-    ...(v.fresh_until ? { fresh_until: v.fresh_until } : {}),
-    ...(v.lapsed_at ? { lapsed_at: v.lapsed_at } : {}),
-  };
-  if (v.state === "lapsed") {
-    return { ...base, ...facts, state: "lapsed", problem: `its proof lapsed${v.reason ? `: ${v.reason}` : ""}` };
-  }
-  if (v.state !== "verified") return { ...base, ...facts, state: v.state, problem: "control of it is not proven" };
-  if (isPast(v.fresh_until, now)) {
-    return {
-      ...base,
-      ...facts,
-      state: "lapsed",
-      problem: `its verification was fresh only until ${v.fresh_until ?? "(not stated)"}`,
-    };
-  }
-  const proof = record.evidence.find((e) => e.id !== undefined && e.id === v.evidence);
-  const unsupported = (problem: string) => ({ ...base, ...facts, state: v.state, problem });
-  if (!proof) return unsupported(`the evidence it names (${v.evidence ?? "none"}) is not in the record`);
-  if (proof.basis !== "observed") return unsupported(`its evidence ${proof.id} was not observed by the service`);
-  if (isPast(proof.fresh_until, now)) {
-    return {
-      ...base,
-      ...facts,
-      state: "lapsed",
-      problem: `its evidence ${proof.id} was fresh only until ${proof.fresh_until ?? "(not stated)"}`,
-    };
-  }
-  if (isUrl(binding.value) && (proof.scope === undefined || !scopeCovers(proof.scope, binding.value))) {
-    return unsupported(
-      `its evidence ${proof.id} was observed for ${proof.scope ?? "no stated scope"}, not for the bound value`,
-    );
-  }
-  return undefined;
-}
-
-function isUrl(value: string): boolean {
-  return /^https?:\/\//i.test(value) && URL.canParse(value);
-}
-
-/**
- * The target must be bound, and bound with proof: a binding that only matches (claimed, lapsed,
- * or verified without current observed evidence) is `binding_unverified`, never a match.
- */
-function bindings(
-  record: PassportRecordView,
-  expectation: Expectation,
-  now: number,
-): { checks: Check[]; matched: RecordBinding[] } {
-  const required: (RequiredBinding & { under?: string })[] = [...(expectation.bindings ?? [])];
-  if (expectation.baseUrl !== undefined) required.push({ class: "endpoint", under: expectation.baseUrl });
-  if (required.length === 0) return { checks: [{ relied_on: {} }], matched: [] };
-  const matched = new Set<RecordBinding>();
-  const missing: RequiredBinding[] = [];
-  const unverified: UnverifiedBinding[] = [];
-  const unverifiedBindings = new Set<RecordBinding>();
-  for (const need of required) {
-    const hits = record.bindings.filter(
-      (b) =>
-        b.class === need.class &&
-        (need.under !== undefined
-          ? coveredBy(need.under, b.value)
-          : need.value === undefined || sameBindingValue(b.value, need.value)),
-    );
-    const proven = hits.find((b) => unproven(b, record, now) === undefined);
-    if (proven) {
-      matched.add(proven);
-      continue;
-    }
-    const [first] = hits;
-    if (first) {
-      unverifiedBindings.add(first);
-      unverified.push(unproven(first, record, now) as UnverifiedBinding);
-      continue;
-    }
-    missing.push({
-      class: need.class,
-      ...((need.under ?? need.value) ? { value: redactUrl(need.under ?? need.value ?? "") } : {}),
-    });
-  }
-  const checks: Check[] = [];
-  if (missing.length > 0) {
-    const classes = new Set(missing.map((m) => m.class));
-    const bound = record.bindings.filter((b) => classes.has(b.class));
-    const relied_on: ReliedOn = { bindings: [...new Set([...matched, ...bound])] };
-    checks.push({
-      relied_on,
-      finding: {
-        outcome: "binding_mismatch",
-        next_step: "deny",
-        reason: `The record does not bind ${missing
-          .map((m) => (m.value ? `${m.class} ${m.value}` : `any ${m.class}`))
-          .join(", ")}${bound.length > 0 ? `; it binds ${bound.map((b) => `${b.class} ${b.value}`).join(", ")}` : ""}.`,
-        relied_on,
-        missing,
-        bound,
-      },
-    });
-  }
-  if (unverified.length > 0) {
-    const relied_on: ReliedOn = { bindings: [...new Set([...matched, ...unverifiedBindings])] };
-    checks.push({
-      relied_on,
-      finding: {
-        outcome: "binding_unverified",
-        next_step: "challenge",
-        reason: `The record binds ${unverified
-          .map((u) => `${u.class} ${redactUrl(u.value)} (${u.state}: ${u.problem})`)
-          .join(
-            ", ",
-          )}, but the service has no current proof that the passport's holder controls it. Do not call it as this passport until the holder proves control.`,
-        relied_on,
-        unverified,
-      },
-    });
-  }
-  return { checks: checks.length > 0 ? checks : [{ relied_on: { bindings: [...matched] } }], matched: [...matched] };
-}
-
-function ageOf(timestamp: string | undefined, now: number): number | undefined {
-  const at = timestamp === undefined ? Number.NaN : Date.parse(timestamp);
-  return Number.isNaN(at) ? undefined : Math.max(0, (now - at) / 1000);
-}
-
-interface EvidenceResult {
-  relied_on: ReliedOn;
-  missing?: Finding;
-  stale: StaleItem[];
-}
-
-function evidence(record: PassportRecordView, expectation: Expectation, now: number): EvidenceResult {
-  const requirements: EvidenceRequirement[] = (expectation.evidence ?? []).map((r) =>
-    typeof r === "string" ? { claim: r } : r,
-  );
-  const used: RecordEvidence[] = [];
-  const missingClaims: string[] = [];
-  const notCounted: UncountedEvidence[] = [];
-  const stale: StaleItem[] = [];
-  const targets = [expectation.baseUrl, ...(expectation.bindings ?? []).map((b) => b.value)].filter(
-    (t): t is string => t !== undefined,
-  );
-  for (const requirement of requirements) {
-    const maxAge =
-      requirement.maxAge === undefined ? undefined : requireDuration(requirement.maxAge, requirement.claim);
-    const counted: RecordEvidence[] = [];
-    for (const e of record.evidence.filter((item) => item.claim === requirement.claim)) {
-      const why = uncounted(e, targets);
-      if (why === undefined) counted.push(e);
-      else
-        notCounted.push({
-          claim: e.claim,
-          ...(e.id ? { evidence_id: e.id } : {}),
-          ...(e.basis ? { basis: e.basis } : {}),
-          ...(e.source ? { source: e.source } : {}),
-          ...(e.scope ? { scope: e.scope } : {}),
-          why,
-        });
-    }
-    const candidates = counted
-      .map((e) => ({
-        e,
-        age: ageOf(e.observed_at, now),
-        expired: e.fresh_until !== undefined && !(Date.parse(e.fresh_until) > now),
-      }))
-      .sort((a, b) => (a.age ?? Number.POSITIVE_INFINITY) - (b.age ?? Number.POSITIVE_INFINITY));
-    if (candidates.length === 0) {
-      missingClaims.push(requirement.claim);
-      continue;
-    }
-    const isCurrent = (c: (typeof candidates)[number]) =>
-      !c.expired && (maxAge === undefined || (c.age !== undefined && c.age <= maxAge));
-    const best = candidates.find(isCurrent) ?? candidates[0];
-    if (!best) continue;
-    used.push(best.e);
-    if (isCurrent(best)) continue;
-    stale.push({
-      what: "evidence",
-      claim: requirement.claim,
-      ...(best.e.id ? { evidence_id: best.e.id } : {}),
-      ...(best.age !== undefined ? { age_seconds: Math.round(best.age) } : {}),
-      ...(maxAge !== undefined ? { max_age_seconds: maxAge } : {}),
-      ...(best.expired && best.e.fresh_until ? { fresh_until: best.e.fresh_until } : {}),
-    });
-  }
-  const relied_on: ReliedOn = requirements.length > 0 ? { evidence: used } : {};
-  if (missingClaims.length === 0) return { relied_on, stale };
-  const ignored = notCounted.filter((n) => missingClaims.includes(n.claim));
-  return {
-    relied_on,
-    stale,
-    missing: {
-      outcome: "missing_evidence",
-      next_step: "challenge",
-      reason: `No evidence that counts supports ${missingClaims.join(", ")}; a required claim is established only by evidence the service observed, or asserted from a source its operator trusts, covering the target${ignored.length > 0 ? ` (${ignored.length} item(s) present do not count: ${ignored.map((n) => `${n.evidence_id ?? n.claim} ${n.why === "out_of_scope" ? `is scoped to ${n.scope}` : `is ${n.basis ?? "of unstated basis"}${n.source ? ` from ${n.source}` : ""}`}`).join("; ")})` : ""}.`,
-      relied_on,
-      missing_claims: missingClaims,
-      not_counted: ignored,
-    },
-  };
-}
-
-/**
- * Why an evidence item cannot establish a required claim, or undefined when it can: it must be
- * observed by the service, or asserted and attested by a source the operator trusts
- * (`trusted_source` with `attested_by`; trust without an attester was a typed name, and records
- * published before attestation still carry it); and when its scope names an address and the
- * decision names targets, the scope must cover one of them.
- */
-function uncounted(e: RecordEvidence, targets: string[]): UncountedEvidence["why"] | undefined {
-  const trusted =
-    e.basis === "observed" || (e.basis === "asserted" && e.trusted_source === true && e.attested_by !== undefined);
-  if (!trusted) return "not_observed";
-  if (targets.length === 0 || e.scope === undefined || !isAddressScope(e.scope)) return undefined;
-  return targets.some((t) => scopeCovers(e.scope as string, t)) ? undefined : "out_of_scope";
 }
 
 const CURRENT_PROOF: Record<string, string> = {

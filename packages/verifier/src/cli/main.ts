@@ -9,9 +9,10 @@ import { LogClient } from "../log/client.ts";
 import { OUTCOME_KINDS, type OutcomeClass, type OutcomeKind } from "../outcome.ts";
 import { actionPolicyFor, loadPolicy, type PolicyDocument, PolicyError } from "../policy.ts";
 import { Verifier } from "../verifier.ts";
-import { EXIT, type LogFlags, type PolicyFlags, parseCommand, type Supplied, USAGE, UsageError } from "./args.ts";
+import { EXIT, type LogFlags, type PolicyFlags, parseCommand, type Supplied, UsageError } from "./args.ts";
 import { formatAudit, formatDecision, formatEnvelope, formatResolve, formatVerify } from "./format.ts";
 import { escapeStrings, terminalJson } from "./terminal.ts";
+import { USAGE } from "./usage.ts";
 
 export interface Io {
   stdout: (text: string) => void;
