@@ -6,35 +6,11 @@ import { packageImports } from "./package-imports.ts";
 
 const packages = join(import.meta.dirname, "..", "..", "packages");
 
-/**
- * Import circles known today, to be emptied, never added to. The verifier's five files import each
- * other only because types sit in the wrong files (`AuthorityCheck` in decide.ts, produced by
- * authority.ts; receipt.ts reaches the log through `Verifier`); the change that splits
- * verifier.ts moves them and breaks this circle, and must then delete the entry (the test below
- * fails while an entry names a file that is no longer in a circle).
- */
-const KNOWN_CIRCLES: readonly (readonly string[])[] = [
-  [
-    "verifier/src/authority.ts",
-    "verifier/src/decide-call.ts",
-    "verifier/src/decide.ts",
-    "verifier/src/receipt.ts",
-    "verifier/src/verifier.ts",
-  ],
-];
-
 describe("the shared packages' imports (packages/)", () => {
   const graph = packageImports(packages);
-  const known = new Set(KNOWN_CIRCLES.flat());
 
   it("no files import each other, directly or around a loop, across all packages", () => {
-    const unknown = graph.cycles.filter((cycle) => cycle.some((file) => !known.has(file)));
-    expect(unknown).toEqual([]);
-  });
-
-  it("every file of the known circles is still in one (an entry is deleted once its circle is gone)", () => {
-    const inCircles = new Set(graph.cycles.flat());
-    expect([...known].filter((file) => !inCircles.has(file))).toEqual([]);
+    expect(graph.cycles).toEqual([]);
   });
 
   it("follows imports between packages by name, and the protocol imports no other package", () => {

@@ -1,7 +1,8 @@
 import { deriveEnvelope, mintIdentityId, type PassportRecord, parseEnvelopeTarget } from "@passport/domain";
 import { describe, expect, it } from "vitest";
-import { EXIT, USAGE } from "../../packages/verifier/src/cli/args.ts";
+import { EXIT } from "../../packages/verifier/src/cli/args.ts";
 import { run } from "../../packages/verifier/src/cli/main.ts";
+import { USAGE } from "../../packages/verifier/src/cli/usage.ts";
 import { type FetchLike, OUTCOME_KINDS } from "../../packages/verifier/src/index.ts";
 import { Owner, pinnedKeys, RESOLVER, resolverFetch } from "./support.ts";
 

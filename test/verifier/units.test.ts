@@ -129,7 +129,7 @@ describe("durations and cache directives", () => {
 
   it("bounds the cache, evicting the least recently used entry", () => {
     const cache = new RecordCache(2);
-    const entry = { record: {} as never, confirmedAt: 0, ageAtConfirmation: 0, noCache: false };
+    const entry = { record: {} as never, confirmedAt: 0, ageAtConfirmation: 0, noCache: false, stale: 0, expired: 0 };
     cache.set("a", entry);
     cache.set("b", entry);
     cache.get("a");

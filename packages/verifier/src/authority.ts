@@ -3,9 +3,24 @@
  * Authority). Identity never stands in for authority (spec 4.6): only a structured grant, by a
  * grantor the policy accepts, covering the action, resource and amount, and not expired, holds.
  */
-import type { AuthorityCheck } from "./decide.ts";
 import type { GrantRelationship, RequiredAuthority } from "./policy.ts";
 import { isStructuredAuthority, type PassportRecordView, type StructuredAuthority } from "./record.ts";
+
+/**
+ * How the record's structured authority answers the policy's required authority: `held`;
+ * `not_held` (no grant covers the action, resource or amount); `expired`; `not_entitled` (granted
+ * by someone the policy does not accept); `not_established` (only legacy free-text entries).
+ */
+export type AuthorityResult = "held" | "not_held" | "expired" | "not_entitled" | "not_established";
+
+export interface AuthorityCheck {
+  result: AuthorityResult;
+  /** The action asked for (the policy's `authority.action`, else the action's name). */
+  action: string;
+  /** The grant relied on (held) or the closest one that failed, by its position in `authority[]`. */
+  grant?: number;
+  detail: string;
+}
 
 const DEFAULT_GRANTORS: readonly GrantRelationship[] = ["responsible", "parent"];
 const DECIMAL = /^(0|[1-9]\d*)(?:\.(\d+))?$/;
@@ -32,12 +47,15 @@ function compareDecimal(a: string, b: string): number | undefined {
 /** Why a grant that covers the action does not hold, or undefined when it holds. */
 function grantProblem(
   grant: StructuredAuthority,
-  record: PassportRecordView,
-  entitled: readonly GrantRelationship[],
-  resource: string | undefined,
-  amount: { value: string; currency: string } | undefined,
-  now: number,
+  asked: {
+    record: PassportRecordView;
+    entitled: readonly GrantRelationship[];
+    resource: string | undefined;
+    amount: { value: string; currency: string } | undefined;
+    now: number;
+  },
 ): { result: "not_held" | "expired" | "not_entitled"; detail: string } | undefined {
+  const { record, entitled, resource, amount, now } = asked;
   const by = grant.granted_by;
   const organisation = record.organisation;
   const matchesRelationship =
@@ -114,7 +132,7 @@ export function evaluateAuthority(
       legacy ??= index;
       continue;
     }
-    const problem = grantProblem(entry, record, entitled, resource, amount, now);
+    const problem = grantProblem(entry, { record, entitled, resource, amount, now });
     if (!problem) {
       return {
         result: "held",

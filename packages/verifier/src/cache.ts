@@ -1,6 +1,13 @@
 import type { Proof } from "./outcome.ts";
 import type { PassportRecordView } from "./record.ts";
 
+/**
+ * How long a copy past its freshness lifetime is kept: it still saves a full read (its ETag makes
+ * the next answer a 304) and still counts as a version seen before, so an older record served
+ * later is caught as a rollback.
+ */
+const STALE_COPY_KEPT_MS = 7 * 24 * 60 * 60 * 1000;
+
 /** One cached resolver answer. Times are milliseconds since the epoch. */
 export interface CacheEntry {
   record: PassportRecordView;
@@ -20,6 +27,30 @@ export interface CacheEntry {
   /** Freshness lifetime from `Cache-Control: max-age`; absent means revalidate every time. */
   maxAge?: number;
   noCache: boolean;
+  /**
+   * Until this time the copy may be reused without asking the resolver (at `lower` consequence);
+   * from it on, the resolver is asked again, with the copy's ETag. Set from the resolver's
+   * `Cache-Control`; a cache may bring it forward, never later.
+   */
+  stale: number;
+  /**
+   * From this time on the copy is not used at all: not reused, not revalidated, not compared
+   * with. A cache may drop the entry then (a KV `expiration`, a Cache API `max-age`).
+   */
+  expired: number;
+}
+
+/**
+ * Where a verifier keeps the records it read, by URL. The in-memory {@link RecordCache} is the
+ * default; a Worker can keep them in KV or the Cache API instead, so that a copy outlives one
+ * isolate (packages/verifier/examples/kv-record-cache.ts). Entries are plain JSON. A cache may
+ * drop any entry at any time, and answer one the verifier did not write only if it came from a
+ * verifier with the same trusted keys (a copy checked with other keys is not reused anyway).
+ */
+export interface RecordCacheStore {
+  get(url: string): CacheEntry | undefined | Promise<CacheEntry | undefined>;
+  set(url: string, entry: CacheEntry): void | Promise<void>;
+  delete(url: string): void | Promise<void>;
 }
 
 /**
@@ -31,16 +62,31 @@ export function copyAge(entry: Pick<CacheEntry, "confirmedAt" | "ageAtConfirmati
   return entry.ageAtConfirmation + Math.max(0, now - entry.confirmedAt) / 1000;
 }
 
-/** True while the resolver's own freshness lifetime allows reuse without asking it. */
-export function isFresh(entry: CacheEntry, now: number): boolean {
-  return !entry.noCache && entry.maxAge !== undefined && copyAge(entry, now) < entry.maxAge;
+/** True while the copy may be reused without asking the resolver (before its `stale` time). */
+export function isFresh(entry: Pick<CacheEntry, "stale">, now: number): boolean {
+  return now < entry.stale;
+}
+
+/**
+ * The `stale` and `expired` times of a copy the resolver answered at `confirmedAt`: fresh while
+ * its age is below `max-age` (never with `no-cache` or without `max-age`), then kept for
+ * {@link STALE_COPY_KEPT_MS}.
+ */
+export function lifetime(
+  freshness: Pick<CacheEntry, "confirmedAt" | "ageAtConfirmation" | "maxAge" | "noCache">,
+): Pick<CacheEntry, "stale" | "expired"> {
+  const { confirmedAt, ageAtConfirmation, maxAge, noCache } = freshness;
+  const fresh = !noCache && maxAge !== undefined && ageAtConfirmation < maxAge;
+  // 0: stale from the start, whatever the clock says later.
+  const stale = fresh ? confirmedAt + (maxAge - ageAtConfirmation) * 1000 : 0;
+  return { stale, expired: Math.max(stale, confirmedAt) + STALE_COPY_KEPT_MS };
 }
 
 /**
  * A bounded in-memory map of resolver answers by URL; the least recently used entry goes first.
  * Per isolate/process only: it never outlives the verifier that owns it.
  */
-export class RecordCache {
+export class RecordCache implements RecordCacheStore {
   readonly #entries = new Map<string, CacheEntry>();
   readonly maxEntries: number;
 

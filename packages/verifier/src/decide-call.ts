@@ -10,12 +10,12 @@ import {
   DEFAULT_SIGNATURE_WINDOW_SECONDS,
   PASSPORT_AGENT_HEADER,
 } from "./caller.ts";
-import type { DecideRequest, DecisionResult } from "./decide.ts";
+import type { VerifierContext } from "./context.ts";
+import { type DecisionResult, decide } from "./decide.ts";
 import { requireDuration, type SuppliedRecord } from "./expectation.ts";
 import type { VerifyOutcome } from "./outcome.ts";
 import { type ActionPolicy, actionPolicyFor, type CallerPolicy, type PolicyDocument } from "./policy.ts";
 import type { DecisionReceipt, ReceiptSide } from "./receipt.ts";
-import type { PassportRecordView } from "./record.ts";
 import { STATUS_HEADER } from "./status.ts";
 
 export interface DecideCallRequest {
@@ -85,18 +85,12 @@ function prefixed(checks: Check[], side: string): Check[] {
 
 /**
  * Decides a call over both sides (see {@link DecideCallRequest}); the `Verifier.decideCall` method.
+ * `configured`: the verifier's `callerSignatures`, used unless the request names its own.
  */
 export async function decideCall(
+  context: VerifierContext,
   request: DecideCallRequest,
-  defaults: {
-    signatures?: CallerSignatures;
-    now: () => number;
-    /** `Verifier.decide`, also answering the record it decided on. */
-    decide: (
-      identityId: string,
-      request: DecideRequest,
-    ) => Promise<{ result: DecisionResult; record?: PassportRecordView }>;
-  },
+  configured: CallerSignatures | undefined,
 ): Promise<CallDecisionResult> {
   const outer = actionPolicyFor(request.policy, request.action);
   const callerPolicy = outer.caller;
@@ -109,7 +103,7 @@ export async function decideCall(
     ...(request.resource ? { resource: request.resource } : {}),
     ...(request.signal ? { signal: request.signal } : {}),
   };
-  const { result: api } = await defaults.decide(request.api.identityId, {
+  const { result: api } = await decide(context, request.api.identityId, {
     policy: request.policy,
     action: request.action,
     ...(request.api.baseUrl ? { baseUrl: request.api.baseUrl } : {}),
@@ -128,7 +122,7 @@ export async function decideCall(
     outcome,
     receipt: {
       ...api.receipt,
-      decided_at: new Date(defaults.now()).toISOString(),
+      decided_at: new Date(context.now()).toISOString(),
       decision,
       outcome: outcome.outcome,
       ...(caller ? { caller: caller.side } : {}),
@@ -163,7 +157,7 @@ export async function decideCall(
       "challenge",
     );
   }
-  const signatures = request.signatures ?? defaults.signatures;
+  const signatures = request.signatures ?? configured;
   if (!signatures) {
     throw new TypeError(
       "caller signatures: no checker configured (pass `signatures`, e.g. webBotAuth() from @passport/verifier/provider)",
@@ -172,13 +166,13 @@ export async function decideCall(
 
   // What the signature headers alone refuse is refused before the calling passport is looked up,
   // so a request that could never be accepted costs no resolver read.
-  const screened = signatures.screen?.(incoming, { windowSeconds, now: defaults.now() });
+  const screened = signatures.screen?.(incoming, { windowSeconds, now: context.now() });
   if (screened) {
     return refuse("caller.signature", screened.problem, screened.detail, SIGNATURE_DECISION[screened.problem]);
   }
 
   // The caller's passport under the caller policy; then its signature, against the record decided on.
-  const decided = await defaults.decide(callerId, {
+  const decided = await decide(context, callerId, {
     policy: callerPolicyDocument(request.action, outer, callerPolicy),
     action: request.action,
     ...((request.caller?.statusToken ?? incoming.headers.get(STATUS_HEADER))
@@ -208,7 +202,7 @@ export async function decideCall(
   }
   const signature = await signatures.check(incoming, record, {
     windowSeconds,
-    now: defaults.now(),
+    now: context.now(),
     ...(common.signal ? { signal: common.signal } : {}),
   });
   if (!signature.ok) {

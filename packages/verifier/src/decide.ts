@@ -3,12 +3,20 @@
  * structured authority, and a decision receipt (docs/policy.md).
  */
 import type { AuthorityOutcome, Decision } from "@passport/protocol";
-import { evaluateAuthority } from "./authority.ts";
+import { type AuthorityCheck, type AuthorityResult, evaluateAuthority } from "./authority.ts";
+import type { VerifierContext } from "./context.ts";
 import type { DecisionExpectation, PolicyChecks, SuppliedRecord } from "./expectation.ts";
 import type { SeenVersion, VerifyOutcome } from "./outcome.ts";
-import { type ActionPolicy, DEFAULT_AUTHORITY_DECISION, defaultDecision, type PolicyDocument } from "./policy.ts";
+import {
+  type ActionPolicy,
+  actionPolicyFor,
+  DEFAULT_AUTHORITY_DECISION,
+  defaultDecision,
+  type PolicyDocument,
+} from "./policy.ts";
 import { buildReceipt, type DecisionReceipt } from "./receipt.ts";
 import type { PassportRecordView } from "./record.ts";
+import { type Verified, verifyRecord } from "./verify.ts";
 
 export interface DecideRequest {
   policy: PolicyDocument;
@@ -25,22 +33,6 @@ export interface DecideRequest {
   resource?: string;
 }
 
-/**
- * How the record's structured authority answers the policy's required authority: `held`;
- * `not_held` (no grant covers the action, resource or amount); `expired`; `not_entitled` (granted
- * by someone the policy does not accept); `not_established` (only legacy free-text entries).
- */
-export type AuthorityResult = "held" | "not_held" | "expired" | "not_entitled" | "not_established";
-
-export interface AuthorityCheck {
-  result: AuthorityResult;
-  /** The action asked for (the policy's `authority.action`, else the action's name). */
-  action: string;
-  /** The grant relied on (held) or the closest one that failed, by its position in `authority[]`. */
-  grant?: number;
-  detail: string;
-}
-
 export interface DecisionResult {
   decision: Decision;
   /** Today's outcome, unchanged in meaning. */
@@ -50,15 +42,8 @@ export interface DecisionResult {
   authority?: AuthorityCheck;
 }
 
-/** What the verifier's check returns to `decide`: the outcome, and the record and status token it rested on. */
-export interface Verified {
-  outcome: VerifyOutcome;
-  record?: PassportRecordView;
-  statusToken?: string;
-}
-
 /** The expectation a policy gives for an action, with the call's own target and proof. */
-export function expectationFor(action: ActionPolicy, request: DecideRequest): DecisionExpectation {
+function expectationFor(action: ActionPolicy, request: DecideRequest): DecisionExpectation {
   const policy: PolicyChecks = {
     ...(action.organisations ? { organisations: action.organisations } : {}),
     ...(action.environments ? { environments: action.environments } : {}),
@@ -95,32 +80,49 @@ const AUTHORITY_OUTCOME: Record<Exclude<AuthorityResult, "held">, AuthorityOutco
 };
 
 /**
+ * Decides `request.action` on a passport (`Verifier.decide`), also answering the record decided
+ * on (`decideCall` reads the caller's keys from it).
+ */
+export async function decide(
+  context: VerifierContext,
+  identityId: string,
+  request: DecideRequest,
+): Promise<{ result: DecisionResult; record?: PassportRecordView }> {
+  const action = actionPolicyFor(request.policy, request.action);
+  const expectation = expectationFor(action, request);
+  const verified = await verifyRecord(context, identityId, expectation);
+  const result = await decision({ identityId, request, action, expectation, verified, now: context.now() });
+  return { result, ...(verified.record ? { record: verified.record } : {}) };
+}
+
+/**
  * Maps the outcome to a decision by the action's `outcomes` (default: today's next step, `proceed`
  * as `allow`). Authority is evaluated whenever the policy requires it and the record was read; a
  * failure changes the decision only when the identity check would allow (an identity failure is
  * cleared first), by `outcomes.authority_*` (default `deny`).
  */
-export async function decision(
-  identityId: string,
-  request: DecideRequest,
-  action: ActionPolicy,
-  expectation: DecisionExpectation,
-  verified: Verified,
-  now: number,
-): Promise<DecisionResult> {
+async function decision(decided: {
+  identityId: string;
+  request: DecideRequest;
+  action: ActionPolicy;
+  expectation: DecisionExpectation;
+  verified: Verified;
+  now: number;
+}): Promise<DecisionResult> {
+  const { identityId, request, action, expectation, verified, now } = decided;
   const { outcome, record } = verified;
-  let decided: Decision = action.outcomes?.[outcome.outcome] ?? defaultDecision(outcome.next_step);
+  let chosen: Decision = action.outcomes?.[outcome.outcome] ?? defaultDecision(outcome.next_step);
   const authority =
     action.authority && record ? evaluateAuthority(record, action.authority, request.action, request, now) : undefined;
-  if (authority && authority.result !== "held" && decided === "allow") {
+  if (authority && authority.result !== "held" && chosen === "allow") {
     const key = AUTHORITY_OUTCOME[authority.result];
-    decided = action.outcomes?.[key] ?? DEFAULT_AUTHORITY_DECISION[key];
+    chosen = action.outcomes?.[key] ?? DEFAULT_AUTHORITY_DECISION[key];
   }
   const receipt = await buildReceipt({
     identityId,
     action: request.action,
     policy: request.policy,
-    decision: decided,
+    decision: chosen,
     outcome,
     expectation,
     ...(record ? { record } : {}),
@@ -128,5 +130,5 @@ export async function decision(
     ...(action.authority ? { authority: authority ?? "not_checked" } : {}),
     now,
   });
-  return { decision: decided, outcome, receipt, ...(authority ? { authority } : {}) };
+  return { decision: chosen, outcome, receipt, ...(authority ? { authority } : {}) };
 }

@@ -7,9 +7,9 @@ import {
   RECOMMENDED_PATHS,
   type RecommendedPath,
 } from "@passport/protocol";
-import { fetchWithRetry, readFailureKind, readProblem, readStrictJson } from "./http.ts";
+import { fetchWithRetry, PROBLEM_TYPE_BASE, readFailureKind, readProblem, readStrictJson } from "./http.ts";
 import type { NetworkFailureKind } from "./outcome.ts";
-import { PROBLEM_TYPE_BASE, type Verifier } from "./verifier.ts";
+import type { Verifier } from "./verifier.ts";
 
 /** Spec 2.4. Additional members are allowed and kept. */
 export interface AgentActionEnvelope {

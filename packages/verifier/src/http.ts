@@ -91,6 +91,9 @@ class Deadline {
 /** The deadline of the attempt that produced each answer returned, cleared when its body is read. */
 const deadlines = new WeakMap<Response, Deadline>();
 
+/** The service's RFC 9457 problem types start with this; the rest names the problem. */
+export const PROBLEM_TYPE_BASE = "urn:svc:passport:problem:";
+
 /** Reads `type` and `detail` from a problem+json body, without trusting it to be one. */
 export async function readProblem(response: Response): Promise<{ type?: string; detail?: string }> {
   const contentType = response.headers.get("content-type") ?? "";

@@ -27,8 +27,8 @@ export {
   verifyDetachedJws,
   versionSatisfies,
 } from "@passport/protocol";
-export { evaluateAuthority } from "./authority.ts";
-export { copyAge, isFresh, RecordCache } from "./cache.ts";
+export { type AuthorityCheck, type AuthorityResult, evaluateAuthority } from "./authority.ts";
+export { type CacheEntry, copyAge, isFresh, RecordCache, type RecordCacheStore } from "./cache.ts";
 export {
   type CallerSignatureCheck,
   type CallerSignatureProblem,
@@ -41,7 +41,7 @@ export {
   SIGNING_KEYS_CLASS,
 } from "./caller.ts";
 export { evaluate, formatAge } from "./checks.ts";
-export type { AuthorityCheck, AuthorityResult, DecideRequest, DecisionResult } from "./decide.ts";
+export type { DecideRequest, DecisionResult } from "./decide.ts";
 export type { CallDecisionResult, CallerOutcome, DecideCallRequest } from "./decide-call.ts";
 export { type AgentActionEnvelope, type EnvelopeResult, envelopeProblem, fetchEnvelope } from "./envelope.ts";
 export {
@@ -56,10 +56,10 @@ export {
 export { fetchHistory, type HistoryAnswer } from "./history.ts";
 export { cacheDirectives, type FetchLike, readCappedBytes } from "./http.ts";
 export { type JwkSet, KeyRing, type PublicJwk } from "./keys.ts";
+export { type AuditMismatch, type AuditReport, auditLog } from "./log/audit.ts";
+export { DEFAULT_MAX_BUNDLES, type LogOptions } from "./log/check.ts";
+export { type CheckpointStore, MemoryCheckpointStore, type StoredCheckpoint } from "./log/checkpoint.ts";
 export { LogClient, TileCache } from "./log/client.ts";
-export { type AuditMismatch, type AuditReport, auditLog } from "./log-audit.ts";
-export { DEFAULT_MAX_BUNDLES, type LogOptions } from "./log-check.ts";
-export { type CheckpointStore, MemoryCheckpointStore, type StoredCheckpoint } from "./log-checkpoint.ts";
 export * from "./outcome.ts";
 export {
   type ActionPolicy,

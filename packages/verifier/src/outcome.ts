@@ -1,3 +1,5 @@
+// Long on purpose: this is the one table of what a check can answer, every outcome's shape beside
+// the others, so a consumer (and `OUTCOME_KINDS`) reads the whole vocabulary in one place.
 import type { IdentityIdDefect, NextStep, OutcomeClass } from "@passport/protocol";
 import type { PassportRecordView, RecordBinding, RecordOrganisation, RecordState } from "./record.ts";
 

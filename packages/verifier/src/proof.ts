@@ -80,11 +80,9 @@ function signatureInvalid(
 
 function unknownKey(
   record: PassportRecordView,
-  kid: string,
-  keys: KeyRing,
-  signed: UnknownKeyFinding["signed"],
-  version?: number,
+  found: { kid: string; keys: KeyRing; signed: UnknownKeyFinding["signed"]; version?: number },
 ): ProofFinding {
+  const { kid, keys, signed, version } = found;
   const what = signed === "record" ? "The record" : `The history entry for version ${version}`;
   return {
     outcome: "unknown_key",
@@ -108,12 +106,15 @@ const HISTORY_STEPS: Record<HistoryProblem, HistoryBrokenFinding["next_step"]> =
 
 function historyBroken(
   record: PassportRecordView,
-  kind: HistoryProblem,
-  at: number,
-  against: HistoryBrokenFinding["against"],
-  detail: string,
-  digests: { expected?: string; actual?: string } = {},
+  found: {
+    kind: HistoryProblem;
+    at: number;
+    against: HistoryBrokenFinding["against"];
+    detail: string;
+    digests?: { expected?: string; actual?: string };
+  },
 ): ProofFinding {
+  const { kind, at, against, detail, digests = {} } = found;
   const advice =
     HISTORY_STEPS[kind] === "re-resolve"
       ? "Re-resolve from the official resolver (a cache may briefly serve an older copy); if it persists, do not rely on it."
@@ -133,11 +134,9 @@ function historyBroken(
 
 function lagging(
   record: PassportRecordView,
-  behind: "record" | "history",
-  newer: number,
-  publishedAt: string | undefined,
-  what: string,
+  found: { behind: "record" | "history"; newer: number; publishedAt: string | undefined; what: string },
 ): ProofFinding {
+  const { behind, newer, publishedAt, what } = found;
   return propagating(
     proofReliedOn(record),
     { lagging: behind, newer_version: newer, ...(publishedAt ? { published_at: publishedAt } : {}) },
@@ -192,7 +191,7 @@ export async function checkRecordProof(
     return { ok: true, proof: { digest: "verified", signature: "verified", kid: check.kid, history: "not_checked" } };
   }
   if (check.reason === "unknown_key")
-    return { ok: false, finding: unknownKey(record, check.kid ?? "", keys, "record") };
+    return { ok: false, finding: unknownKey(record, { kid: check.kid ?? "", keys, signed: "record" }) };
   return { ok: false, finding: signatureInvalid(record, check.reason, check.kid ? { kid: check.kid } : {}) };
 }
 
@@ -208,33 +207,30 @@ export function compareWithSeen(record: PassportRecordView, seen: SeenVersion, n
   const version = record.record_version;
   if (version === undefined) return undefined;
   if (version < seen.record_version && withinPropagation(seen.published_at, now)) {
-    return lagging(
-      record,
-      "record",
-      seen.record_version,
-      seen.published_at,
-      `version ${seen.record_version} was seen, and this copy still shows version ${version}`,
-    );
+    return lagging(record, {
+      behind: "record",
+      newer: seen.record_version,
+      publishedAt: seen.published_at,
+      what: `version ${seen.record_version} was seen, and this copy still shows version ${version}`,
+    });
   }
   if (version < seen.record_version) {
-    return historyBroken(
-      record,
-      "rollback",
-      version,
-      "seen_version",
-      `version ${version} was served as current after version ${seen.record_version} had been seen`,
-      { expected: seen.digest, actual: record.digest ?? "" },
-    );
+    return historyBroken(record, {
+      kind: "rollback",
+      at: version,
+      against: "seen_version",
+      detail: `version ${version} was served as current after version ${seen.record_version} had been seen`,
+      digests: { expected: seen.digest, actual: record.digest ?? "" },
+    });
   }
   if (version === seen.record_version && record.digest !== seen.digest) {
-    return historyBroken(
-      record,
-      "fork",
-      version,
-      "seen_version",
-      `version ${version} was seen before with a different digest`,
-      { expected: seen.digest, actual: record.digest ?? "" },
-    );
+    return historyBroken(record, {
+      kind: "fork",
+      at: version,
+      against: "seen_version",
+      detail: `version ${version} was seen before with a different digest`,
+      digests: { expected: seen.digest, actual: record.digest ?? "" },
+    });
   }
   return undefined;
 }
@@ -257,119 +253,119 @@ export async function checkHistory(
       const check = await verifyDetachedJws(signature, entry, keys);
       if (check.valid) continue;
       if (check.reason === "unknown_key") {
-        return unknownKey(record, check.kid ?? "", keys, "history_entry", entry.record_version);
+        return unknownKey(record, {
+          kid: check.kid ?? "",
+          keys,
+          signed: "history_entry",
+          version: entry.record_version,
+        });
       }
-      return historyBroken(
-        record,
-        "entry_signature_invalid",
-        entry.record_version,
-        "published_history",
-        `the history entry for version ${entry.record_version} fails its signature`,
-      );
+      return historyBroken(record, {
+        kind: "entry_signature_invalid",
+        at: entry.record_version,
+        against: "published_history",
+        detail: `the history entry for version ${entry.record_version} fails its signature`,
+      });
     }
   }
   let previous: HistoryEntryView | undefined;
   for (const entry of entries) {
     if (previous && entry.record_version <= previous.record_version) {
-      return historyBroken(
-        record,
-        "fork",
-        entry.record_version,
-        "published_history",
-        `the history lists version ${entry.record_version} after version ${previous.record_version}`,
-      );
+      return historyBroken(record, {
+        kind: "fork",
+        at: entry.record_version,
+        against: "published_history",
+        detail: `the history lists version ${entry.record_version} after version ${previous.record_version}`,
+      });
     }
     if (entry.previous_digest !== previous?.digest && withinPropagation(entry.published_at, now)) {
       // The entries between were written before this one, and may reach this location after it.
-      return lagging(
-        record,
-        "history",
-        entry.record_version,
-        entry.published_at,
-        `the history lists version ${entry.record_version} but not yet every version before it`,
-      );
+      return lagging(record, {
+        behind: "history",
+        newer: entry.record_version,
+        publishedAt: entry.published_at,
+        what: `the history lists version ${entry.record_version} but not yet every version before it`,
+      });
     }
     if (entry.previous_digest !== previous?.digest) {
-      return historyBroken(
-        record,
-        "gap",
-        entry.record_version,
-        "published_history",
-        previous
+      return historyBroken(record, {
+        kind: "gap",
+        at: entry.record_version,
+        against: "published_history",
+        detail: previous
           ? `version ${entry.record_version} follows a version with digest ${entry.previous_digest ?? "(none)"}, but the history lists version ${previous.record_version} (${previous.digest}) before it`
           : `the history starts at version ${entry.record_version}, which follows a version the history does not list`,
-        { expected: previous?.digest ?? "(none)", actual: entry.previous_digest ?? "(none)" },
-      );
+        digests: { expected: previous?.digest ?? "(none)", actual: entry.previous_digest ?? "(none)" },
+      });
     }
     previous = entry;
   }
   for (const version of seen) {
     const listed = entries.find((e) => e.record_version === version.record_version);
     if (!listed && withinPropagation(version.published_at, now)) {
-      return lagging(
-        record,
-        "history",
-        version.record_version,
-        version.published_at,
-        `version ${version.record_version} was seen, and the history does not list it yet`,
-      );
+      return lagging(record, {
+        behind: "history",
+        newer: version.record_version,
+        publishedAt: version.published_at,
+        what: `version ${version.record_version} was seen, and the history does not list it yet`,
+      });
     }
     if (!listed || listed.digest !== version.digest) {
-      return historyBroken(
-        record,
-        listed ? "fork" : "gap",
-        version.record_version,
-        "seen_version",
-        listed
+      return historyBroken(record, {
+        kind: listed ? "fork" : "gap",
+        at: version.record_version,
+        against: "seen_version",
+        detail: listed
           ? `the history lists version ${version.record_version} with a different digest from the one seen before`
           : `version ${version.record_version}, seen before, is missing from the history`,
-        { expected: version.digest, actual: listed?.digest ?? "(none)" },
-      );
+        digests: { expected: version.digest, actual: listed?.digest ?? "(none)" },
+      });
     }
   }
   const version = record.record_version ?? 0;
   const mine = entries.find((e) => e.record_version === version);
   const last = entries.at(-1);
   if (!mine && withinPropagation(record.published_at, now)) {
-    return lagging(record, "history", version, record.published_at, `the history does not list version ${version} yet`);
+    return lagging(record, {
+      behind: "history",
+      newer: version,
+      publishedAt: record.published_at,
+      what: `the history does not list version ${version} yet`,
+    });
   }
   if (!mine) {
-    return historyBroken(
-      record,
-      "not_in_history",
-      version,
-      "published_history",
-      `version ${version} is not in the published history${last ? ` (its newest entry is version ${last.record_version})` : ""}`,
-    );
+    return historyBroken(record, {
+      kind: "not_in_history",
+      at: version,
+      against: "published_history",
+      detail: `version ${version} is not in the published history${last ? ` (its newest entry is version ${last.record_version})` : ""}`,
+    });
   }
   if (mine.digest !== record.digest || mine.previous_digest !== record.previous_digest) {
-    return historyBroken(
-      record,
-      "fork",
-      version,
-      "published_history",
-      `the history lists a different record for version ${version}`,
-      { expected: mine.digest, actual: record.digest ?? "" },
-    );
+    return historyBroken(record, {
+      kind: "fork",
+      at: version,
+      against: "published_history",
+      detail: `the history lists a different record for version ${version}`,
+      digests: { expected: mine.digest, actual: record.digest ?? "" },
+    });
   }
   if (last && last !== mine && withinPropagation(last.published_at, now)) {
-    return lagging(
-      record,
-      "record",
-      last.record_version,
-      last.published_at,
-      `the history lists version ${last.record_version}, and this copy still shows version ${version}`,
-    );
+    return lagging(record, {
+      behind: "record",
+      newer: last.record_version,
+      publishedAt: last.published_at,
+      what: `the history lists version ${last.record_version}, and this copy still shows version ${version}`,
+    });
   }
   if (last && last !== mine) {
-    return historyBroken(
-      record,
-      "rollback",
-      version,
-      "published_history",
-      `version ${version} was served as current, but the history lists version ${last.record_version} after it`,
-      { expected: last.digest, actual: record.digest ?? "" },
-    );
+    return historyBroken(record, {
+      kind: "rollback",
+      at: version,
+      against: "published_history",
+      detail: `version ${version} was served as current, but the history lists version ${last.record_version} after it`,
+      digests: { expected: last.digest, actual: record.digest ?? "" },
+    });
   }
   return undefined;
 }

@@ -15,13 +15,12 @@ import {
   type ReceiptCheckName,
   sha256,
 } from "@passport/protocol";
-import type { AuthorityCheck } from "./decide.ts";
+import type { AuthorityCheck } from "./authority.ts";
 import type { DecisionExpectation } from "./expectation.ts";
 import { type CheckpointCheck, type LogClient, LogFetchError } from "./log/client.ts";
 import type { VerifyOutcome } from "./outcome.ts";
 import { type PolicyDocument, policyDigest } from "./policy.ts";
 import type { PassportRecordView } from "./record.ts";
-import type { Verifier } from "./verifier.ts";
 
 export interface ReceiptCheck {
   check: ReceiptCheckName | (string & {});
@@ -208,8 +207,11 @@ export async function buildReceipt(input: ReceiptInput): Promise<DecisionReceipt
 }
 
 export interface VerifyReceiptOptions {
-  /** A verifier configured with the transparency log (`log`) the receipt's entries are in. */
-  verifier: Verifier;
+  /**
+   * A `Verifier` configured with the transparency log (`log`) the receipt's entries are in; only
+   * its log is used.
+   */
+  verifier: { transparencyLog(): Promise<LogClient | undefined> };
   /** The policy the decision was made under: its digest must equal the receipt's. */
   policy?: PolicyDocument;
   /** The status token kept with the receipt: its digest must equal the receipt's. */
@@ -223,10 +225,9 @@ const BUNDLE_WIDTH = 256;
 async function checkSide(
   side: ReceiptSide,
   name: string,
-  client: LogClient | undefined,
-  current: () => Promise<CheckpointCheck>,
-  signal?: AbortSignal,
+  against: { client: LogClient | undefined; current: () => Promise<CheckpointCheck>; signal: AbortSignal | undefined },
 ): Promise<string[]> {
+  const { client, current, signal } = against;
   const log = side.log;
   if (!log) return [`the ${name} names no log entry, so it cannot be checked against the log`];
   if (!client) return ["the verifier has no transparency log configured (its log option)"];
@@ -306,8 +307,9 @@ export async function verifyReceipt(
     return checkpoint;
   };
   try {
-    problems.push(...(await checkSide(receipt.subject, "subject", client, current, options.signal)));
-    if (receipt.caller) problems.push(...(await checkSide(receipt.caller, "caller", client, current, options.signal)));
+    const against = { client, current, signal: options.signal };
+    problems.push(...(await checkSide(receipt.subject, "subject", against)));
+    if (receipt.caller) problems.push(...(await checkSide(receipt.caller, "caller", against)));
   } catch (error) {
     // The log could not be read: the receipt is not shown to be published, which is a problem, not a crash.
     if (!(error instanceof LogFetchError)) throw error;

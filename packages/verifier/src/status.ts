@@ -138,7 +138,7 @@ export async function checkStatusToken(
   maxAgeSeconds: number,
 ): Promise<StatusCheck> {
   const known = keys ? verifiedTokens.get(keys, token) : undefined;
-  if (known) return checkClaims(known.claims, known.kid, true, identityId, now, maxAgeSeconds);
+  if (known) return checkClaims({ claims: known.claims, kid: known.kid, signed: true, identityId, now, maxAgeSeconds });
   const parts = token.trim().split(".");
   const header = readPart(parts[0]);
   const payload = readPart(parts[1]);
@@ -163,18 +163,19 @@ export async function checkStatusToken(
     if (!valid) return { ok: false, problem: "signature_invalid", kid, detail: "the signature does not verify" };
     verifiedTokens.remember(keys, token, { claims, kid });
   }
-  return checkClaims(claims, kid, keys !== undefined, identityId, now, maxAgeSeconds);
+  return checkClaims({ claims, kid, signed: keys !== undefined, identityId, now, maxAgeSeconds });
 }
 
 /** The checks of a token's claims that depend on the call: identity and times (`signed`: its signature was checked). */
-function checkClaims(
-  claims: StatusClaims,
-  kid: string,
-  signed: boolean,
-  identityId: string,
-  now: number,
-  maxAgeSeconds: number,
-): StatusCheck {
+function checkClaims(checked: {
+  claims: StatusClaims;
+  kid: string;
+  signed: boolean;
+  identityId: string;
+  now: number;
+  maxAgeSeconds: number;
+}): StatusCheck {
+  const { claims, kid, signed, identityId, now, maxAgeSeconds } = checked;
   if (claims.identity_id !== identityId) {
     return { ok: false, problem: "other_identity", kid, detail: `the token is about ${claims.identity_id}` };
   }

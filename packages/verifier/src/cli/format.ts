@@ -1,7 +1,7 @@
 import { formatAge } from "../checks.ts";
 import type { DecisionResult } from "../decide.ts";
 import type { EnvelopeResult } from "../envelope.ts";
-import type { AuditReport } from "../log-audit.ts";
+import type { AuditReport } from "../log/audit.ts";
 import type { CheckpointView, Proof, ProofSource, ReliedOn, VerifyOutcome } from "../outcome.ts";
 import type { PassportRecordView, RecordBinding } from "../record.ts";
 import type { ResolveResult } from "../verifier.ts";

@@ -3,15 +3,16 @@ import { fetchEnvelope } from "../envelope.ts";
 import type { Expectation } from "../expectation.ts";
 import { DEFAULT_MAX_BYTES, type FetchLike, type HttpPolicy, insecureAddress, platformFetch } from "../http.ts";
 import { type JwkSet, KeyRing } from "../keys.ts";
+import { type AuditReport, auditLog } from "../log/audit.ts";
+import type { LogOptions } from "../log/check.ts";
+import type { CheckpointStore, StoredCheckpoint } from "../log/checkpoint.ts";
 import { LogClient } from "../log/client.ts";
-import { type AuditReport, auditLog } from "../log-audit.ts";
-import type { LogOptions } from "../log-check.ts";
-import type { CheckpointStore, StoredCheckpoint } from "../log-checkpoint.ts";
 import { actionPolicyFor, loadPolicy, type PolicyDocument, PolicyError } from "../policy.ts";
 import { Verifier } from "../verifier.ts";
-import { EXIT, type LogFlags, type PolicyFlags, parseCommand, type Supplied, USAGE, UsageError } from "./args.ts";
+import { EXIT, type LogFlags, type PolicyFlags, parseCommand, type Supplied, UsageError } from "./args.ts";
 import { formatAudit, formatDecision, formatEnvelope, formatResolve, formatVerify } from "./format.ts";
 import { escapeStrings, terminalJson } from "./terminal.ts";
+import { USAGE } from "./usage.ts";
 
 export interface Io {
   stdout: (text: string) => void;

@@ -6,7 +6,8 @@
  * signed root. A tile path names fixed content (a partial tile's width is in its path), so tiles
  * and bundles are cached by path; a cached tile is reused only while proofs built with it keep
  * verifying (one retry with fresh tiles otherwise), and a cached bundle is proved against every
- * new root.
+ * new root. Over 400 lines because the client is one thing: each read and the proof that makes
+ * it trusted are written together, with the tile cache they share.
  */
 
 import {

@@ -1,10 +1,10 @@
 import { decodeBundle, decodeEntry, type Hash, type LogEntry, leafHash, sameHash } from "@passport/protocol";
-import { fetchHistory } from "./history.ts";
-import type { HttpPolicy } from "./http.ts";
-import { type LogClient, LogFetchError } from "./log/client.ts";
-import { Tampered, TileAudit } from "./log/tile-audit.ts";
-import { acceptCheckpoint, type CheckpointStore } from "./log-checkpoint.ts";
-import type { CheckpointView, LogFinding, NetworkFailureKind } from "./outcome.ts";
+import { fetchHistory } from "../history.ts";
+import type { HttpPolicy } from "../http.ts";
+import type { CheckpointView, LogFinding, NetworkFailureKind } from "../outcome.ts";
+import { acceptCheckpoint, type CheckpointStore } from "./checkpoint.ts";
+import { type LogClient, LogFetchError } from "./client.ts";
+import { Tampered, TileAudit } from "./tile-audit.ts";
 
 const WIDTH = 256;
 

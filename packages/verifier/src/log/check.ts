@@ -1,12 +1,12 @@
 import { decodeEntry, encodeEntry, entryPrefix, startsWith } from "@passport/protocol";
-import { type Duration, requireDuration } from "./expectation.ts";
-import type { HttpPolicy } from "./http.ts";
-import { LogClient, LogFetchError, type LogFetchFailure, type TileCache } from "./log/client.ts";
-import { findTamperedTile } from "./log/tile-audit.ts";
-import { acceptCheckpoint, type CheckpointStore, type WithoutContext } from "./log-checkpoint.ts";
-import type { LogFinding, LogProof, ReliedOn, StaleFinding } from "./outcome.ts";
-import { propagating, withinPropagation } from "./propagation.ts";
-import type { PassportRecordView } from "./record.ts";
+import { type Duration, requireDuration } from "../expectation.ts";
+import type { HttpPolicy } from "../http.ts";
+import type { LogFinding, LogProof, ReliedOn, StaleFinding } from "../outcome.ts";
+import { propagating, withinPropagation } from "../propagation.ts";
+import type { PassportRecordView } from "../record.ts";
+import { acceptCheckpoint, type CheckpointStore, type WithoutContext } from "./checkpoint.ts";
+import { LogClient, LogFetchError, type LogFetchFailure, type TileCache } from "./client.ts";
+import { findTamperedTile } from "./tile-audit.ts";
 
 /** Default bound on the entry bundles read after a record's entry (256 entries each). */
 export const DEFAULT_MAX_BUNDLES = 256;
@@ -81,6 +81,19 @@ export type LogCheck =
       };
     };
 
+/** What {@link checkLog} checks: a record against the log, as of `now`. */
+export interface LogCheckRequest {
+  client: LogClient;
+  settings: LogSettings;
+  record: PassportRecordView;
+  /** The `Passport-Log-Index` served with the record; undefined when it was not. */
+  index: number | undefined;
+  now: number;
+  signal?: AbortSignal;
+  /** The version a checked status token names as current, when there is one. */
+  current?: CurrentVersion;
+}
+
 /** The `Passport-Log-Index` header, or undefined when absent or not a whole number. */
 export function parseLogIndex(header: string | null): number | undefined {
   if (!header || !/^(0|[1-9][0-9]*)$/.test(header.trim())) return undefined;
@@ -95,32 +108,16 @@ export function parseLogIndex(header: string | null): number | undefined {
  * that checkpoint. Order: checkpoint signature, witnesses, remembered checkpoint, age, inclusion,
  * newest (the resolver's hint, then the bundles after the entry).
  */
-export async function checkLog(
-  client: LogClient,
-  settings: LogSettings,
-  record: PassportRecordView,
-  index: number | undefined,
-  now: number,
-  signal?: AbortSignal,
-  current?: CurrentVersion,
-): Promise<LogCheck> {
+export async function checkLog(request: LogCheckRequest): Promise<LogCheck> {
   try {
-    return await check(client, settings, record, index, now, signal, current);
+    return await check(request);
   } catch (error) {
     if (error instanceof LogFetchError) return { ok: false, network: { url: error.url, failure: error.failure } };
     throw error;
   }
 }
 
-async function check(
-  client: LogClient,
-  settings: LogSettings,
-  record: PassportRecordView,
-  index: number | undefined,
-  now: number,
-  signal?: AbortSignal,
-  current?: CurrentVersion,
-): Promise<LogCheck> {
+async function check({ client, settings, record, index, now, signal, current }: LogCheckRequest): Promise<LogCheck> {
   const log = client.origin;
   const relied_on: ReliedOn = {
     identity_id: record.identity_id,

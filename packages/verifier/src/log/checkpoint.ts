@@ -3,10 +3,10 @@
  * and replace the remembered one only with a consistent extension (docs/transparency-log.md).
  */
 import type { RememberedCheckpoint } from "@passport/protocol";
-import { type LogClient, toBase64, type VerifiedCheckpoint } from "./log/client.ts";
-import { findTamperedTile } from "./log/tile-audit.ts";
-import type { CheckpointView, LogFinding, LogProof } from "./outcome.ts";
-import { withinPropagation } from "./propagation.ts";
+import type { CheckpointView, LogFinding, LogProof } from "../outcome.ts";
+import { withinPropagation } from "../propagation.ts";
+import { type LogClient, toBase64, type VerifiedCheckpoint } from "./client.ts";
+import { findTamperedTile } from "./tile-audit.ts";
 
 /** How far ahead of the verifier's clock a checkpoint's time may be (clock skew). */
 const MAX_CLOCK_SKEW_MS = 300_000;
