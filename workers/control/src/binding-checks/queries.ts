@@ -88,6 +88,54 @@ export function verifiedStatement(
     .where(eq(bindings.id, bindingId));
 }
 
+/**
+ * Records a successful check that renews a proof the record still states truthfully (a held
+ * renewal, docs/bindings.md "Renewals"): the check's log and time, failures reset, the claim
+ * released and the next check due before the *published* proof's re-check window. Nothing
+ * published changes, so no record version, event, evidence or publication row is written.
+ *
+ * One conditional statement: it writes only while the binding is still verified by the proof read
+ * (`freshUntil`, `method`), its evidence item is current, the passport awaits no re-evaluation and
+ * is not retired, and (for a scheduled check) `claim` is still the binding's. Returns whether it
+ * wrote; when it did not, the caller publishes the renewal as a new version instead.
+ */
+export async function holdRenewal(
+  db: Database,
+  bindingId: string,
+  held: {
+    at: string;
+    method: NonNullable<BindingRow["verificationMethod"]>;
+    freshUntil: string;
+    nextCheckAt: string;
+    claim?: string;
+  },
+): Promise<boolean> {
+  const written = await db
+    .update(bindings)
+    .set({
+      lastCheckedAt: held.at,
+      lastCheckResult: `verified by ${held.method}`,
+      nextCheckAt: held.nextCheckAt,
+      checkClaim: null,
+      checkFailures: 0,
+      checkLog: appendedLog({ at: held.at, outcome: "verified", reason: null }),
+    })
+    .where(
+      and(
+        eq(bindings.id, bindingId),
+        eq(bindings.verificationState, "verified"),
+        eq(bindings.verificationMethod, held.method),
+        eq(bindings.verificationFreshUntil, held.freshUntil),
+        held.claim === undefined ? undefined : eq(bindings.checkClaim, held.claim),
+        sql`EXISTS (SELECT 1 FROM evidence e WHERE e.id = ${bindings.verificationEvidenceId} AND e.withdrawn_at IS NULL)`,
+        sql`EXISTS (SELECT 1 FROM passports p WHERE p.id = ${bindings.passportId}
+          AND p.recheck_since IS NULL AND p.lifecycle != 'retired')`,
+      ),
+    )
+    .returning({ id: bindings.id });
+  return written.length > 0;
+}
+
 /** The statement that lapses a verified binding, keeping why, and schedules its slower re-check. */
 export function lapsedStatement(
   db: Database,

@@ -10,6 +10,7 @@ import {
   type BindingRow,
   commitCheck,
   ensureChallenge,
+  holdRenewal,
   lapsedStatement,
   noteCheck,
   otherVerifiedHolders,
@@ -25,6 +26,7 @@ import {
   type CheckOutcome as LoggedOutcome,
   type Observation,
   renewalCheckAt,
+  renewalMustPublish,
 } from "./schedule.ts";
 
 /** The source every observed evidence item names: the service's own check. */
@@ -214,7 +216,48 @@ async function observe(env: Env, db: Database, passport: PassportRow, binding: B
   return { target, result };
 }
 
-/** Commits `change` as the passport's next version, publishes it, and records conflicts a proof revealed. */
+/** The same public keys, in the same order (a signing_keys directory's thumbprints, kid and alg). */
+function sameKeys(published: BindingRow["observedKeys"], observed: (CheckResult & { ok: true })["keys"]): boolean {
+  return JSON.stringify(published ?? []) === JSON.stringify(observed ?? []);
+}
+
+/**
+ * Holds a renewal in D1 when the record can stay as it is (docs/bindings.md, "Renewals"): the
+ * binding is verified by the same method (and, for a key directory, the same keys), its published
+ * proof is not yet due for renewal, and no re-evaluation waits for it. Returns whether it did.
+ */
+async function heldRenewal(
+  db: Database,
+  binding: BindingRow,
+  proof: CheckResult & { ok: true },
+  now: Date,
+  random: number,
+  claim: string | undefined,
+): Promise<boolean> {
+  const freshUntil = binding.verificationFreshUntil;
+  if (
+    binding.verificationState !== "verified" ||
+    binding.verificationMethod !== proof.method ||
+    !freshUntil ||
+    renewalMustPublish(freshUntil, now) ||
+    !sameKeys(binding.observedKeys, proof.keys)
+  ) {
+    return false;
+  }
+  return holdRenewal(db, binding.id, {
+    at: now.toISOString(),
+    method: proof.method,
+    freshUntil,
+    nextCheckAt: renewalCheckAt(freshUntil, random),
+    ...(claim === undefined ? {} : { claim }),
+  });
+}
+
+/**
+ * Records a successful check: held in D1 when nothing a consumer relies on would change
+ * (`heldRenewal`), otherwise committed as the passport's next version and published, with the
+ * conflicts a proof revealed recorded. `claim` is the scheduler's, for a scheduled check.
+ */
 async function commitVerified(
   env: Env,
   db: Database,
@@ -224,7 +267,9 @@ async function commitVerified(
   actor: string,
   now: Date,
   commit: (statements: ReturnType<typeof commitChangeStatements>) => Promise<void>,
+  claim?: string,
 ) {
+  if (!passport.recheckSince && (await heldRenewal(db, binding, proof, now, Math.random(), claim))) return;
   // Another organisation proving control of the same value is a genuine conflict (docs/bindings.md),
   // recorded in both histories.
   const rivals = await otherVerifiedHolders(db, passport.organisationId, binding);
@@ -255,7 +300,8 @@ async function settleAfterCheck(env: Env, db: Database, passportId: string, now:
 
 /**
  * Checks one binding now, for a member, and records the outcome by the re-check rules: a success
- * verifies it (a new record version with observed evidence); an answer that contradicts a verified
+ * verifies it (a new record version with observed evidence, or a held renewal when the record
+ * already states the proof truthfully); an answer that contradicts a verified
  * binding's proof lapses it; no answer (unreachable) keeps a fresh proof. Otherwise only the check
  * is noted (nothing published changes). Publishes when the record changed.
  */
@@ -342,8 +388,16 @@ export async function runScheduledCheck(
         if (!current || current.binding.checkClaim !== message.claim) return "skipped";
         try {
           if (decision.action === "verify" && result.ok) {
-            await commitVerified(env, db, current.passport, current.binding, result, SERVICE_SOURCE, now, (s) =>
-              commitCheck(db, s),
+            await commitVerified(
+              env,
+              db,
+              current.passport,
+              current.binding,
+              result,
+              SERVICE_SOURCE,
+              now,
+              (s) => commitCheck(db, s),
+              message.claim,
             );
           } else if (decision.action === "lapse") {
             const change = lapsedChange(db, current.binding, decision, now);
