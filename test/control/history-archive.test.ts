@@ -81,7 +81,7 @@ describe("history archive", () => {
     expect(await parts(id)).toEqual([]);
 
     // Past it: the first run writes a part to KV, and D1 still holds every row until the part is sealed.
-    const later = new Date(Date.now() + 31 * DAY);
+    const later = new Date(Date.now() + HISTORY_ARCHIVE.windowMs + DAY);
     await archiveHistory(env, database(env.DB), later, LIMITS);
     expect(await parts(id)).toMatchObject([{ sealed_at: null }]);
     expect(await count("events", id)).toBe(13);
@@ -114,7 +114,7 @@ describe("history archive", () => {
       .bind(id)
       .run();
     const before = await history(caller, id);
-    await archiveUntilDone(new Date(Date.now() + 31 * DAY));
+    await archiveUntilDone(new Date(Date.now() + HISTORY_ARCHIVE.windowMs + DAY));
     // Versions 1 and 2 left; the events of versions 3 and 4 and their publications stay.
     expect(await count("events", id)).toBe(2);
     expect(await count("publications", id)).toBe(2);
@@ -125,7 +125,7 @@ describe("history archive", () => {
     const caller = await Caller.create("editor");
     const id = await changedPassport(caller, 9);
     const before = await history(caller, id);
-    const later = new Date(Date.now() + 31 * DAY);
+    const later = new Date(Date.now() + HISTORY_ARCHIVE.windowMs + DAY);
 
     // Interrupted after the part is in KV and before it is recorded: nothing is recorded, D1 keeps it all.
     const interrupted = {

@@ -1,8 +1,6 @@
-import { and, asc, eq, gt, isNotNull } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
-import { historyOf } from "../db/passports.ts";
-import { historyArchives } from "../db/schema.ts";
-import type { ArchivedPart, EventRow } from "./archive.ts";
+import { type EventRow, historyPageReads } from "../db/history-archive.ts";
+import type { ArchivedPart } from "./archive.ts";
 
 /** `a` and `b`, each in `seq` order, merged in `seq` order. */
 function merged(a: EventRow[], b: EventRow[]): EventRow[] {
@@ -23,21 +21,7 @@ export async function historyEvents(
   afterSeq: number,
   count: number,
 ): Promise<EventRow[]> {
-  const [parts, recent] = await db.batch([
-    db
-      .select({ key: historyArchives.key, firstSeq: historyArchives.firstSeq })
-      .from(historyArchives)
-      .where(
-        and(
-          eq(historyArchives.passportId, passportId),
-          isNotNull(historyArchives.sealedAt),
-          gt(historyArchives.lastSeq, afterSeq),
-        ),
-      )
-      .orderBy(asc(historyArchives.firstSeq))
-      .limit(count),
-    historyOf(db, passportId, afterSeq, count),
-  ]);
+  const { parts, recent } = await historyPageReads(db, passportId, afterSeq, count);
   let rows = recent;
   for (const part of parts) {
     const last = rows[count - 1];
