@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { verifiedManifest } from "../support/control-fixtures.ts";
-import { json, serve } from "../support/hosts.ts";
+import { json, serve, uniqueHost } from "../support/hosts.ts";
 import { recheckAt } from "../support/rechecks.ts";
 
 // Renewals (docs/bindings.md, "Renewals"): a successful check that changes nothing a consumer relies
@@ -26,6 +26,19 @@ async function rowsOf(id: string) {
     publications: await count("publications"),
     evidence: await count("evidence"),
   };
+}
+
+/** Adds an MCP surface bound at a host of its own to the passport and proves it; returns its binding id. */
+async function provenSurface(caller: Caller, id: string): Promise<string> {
+  const host = uniqueHost("mcp");
+  await serve(host, { "/server.json": json({ name: "Agent", passport: id }) });
+  const added = await caller.json("POST", `/v1/passports/${id}/bindings`, {
+    class: "mcp_surface",
+    value: `https://${host}/server.json`,
+  });
+  const bindingId = added.bindings.find((b: Body) => b.class === "mcp_surface").id as string;
+  expect((await caller.json("POST", `/v1/passports/${id}/bindings/${bindingId}/verify`)).result).toBe("verified");
+  return bindingId;
 }
 
 async function bindingView(caller: Caller, id: string, bindingId: string): Promise<Body> {
@@ -121,5 +134,60 @@ describe("renewals", () => {
     const verification = record.bindings[0].verification;
     expect(verification.evidence).not.toBe(proof.verification.evidence);
     expect(record.evidence.map((e: Body) => e.id)).toEqual([verification.evidence]);
+  });
+
+  it("a scheduled run renews a passport's proofs due together in one version, and from then on at one time", async () => {
+    const caller = await Caller.create("editor");
+    const { id, bindingId, proof } = await verifiedManifest(caller);
+    const surfaceId = await provenSurface(caller, id);
+    const before = await rowsOf(id);
+
+    // Both proofs come due within the same six hours; one run takes both.
+    const dues = [proof.next_check_at, (await bindingView(caller, id, surfaceId)).next_check_at].map(Date.parse);
+    const at = new Date(Math.max(...dues));
+    const outcomes = await recheckAt(at);
+    expect([outcomes.get(bindingId), outcomes.get(surfaceId)]).toEqual(["verified", "verified"]);
+    expect(await rowsOf(id)).toEqual({
+      version: (before.version ?? 0) + 1,
+      events: (before.events ?? 0) + 1,
+      publications: (before.publications ?? 0) + 1,
+      evidence: (before.evidence ?? 0) + 2,
+    });
+    const manifest = await bindingView(caller, id, bindingId);
+    const mcp = await bindingView(caller, id, surfaceId);
+    expect(manifest.verification.verified_at).toBe(at.toISOString());
+    expect(mcp.verification.verified_at).toBe(at.toISOString());
+    expect(mcp.next_check_at).toBe(manifest.next_check_at);
+    const { record } = await resolve(id);
+    expect(record.bindings.map((b: Body) => b.verification.fresh_until)).toEqual([
+      new Date(at.getTime() + 7 * DAY).toISOString(),
+      new Date(at.getTime() + 7 * DAY).toISOString(),
+    ]);
+
+    // From then on they come due together: one version per renewal for the passport.
+    const next = new Date(Date.parse(manifest.next_check_at));
+    const again = await recheckAt(next);
+    expect([again.get(bindingId), again.get(surfaceId)]).toEqual(["verified", "verified"]);
+    expect((await rowsOf(id)).version).toBe((before.version ?? 0) + 2);
+  });
+
+  it("a proof that fails in the same run is not renewed with the others; its own check lapses it, published", async () => {
+    const caller = await Caller.create("editor");
+    const { id, bindingId, proof } = await verifiedManifest(caller);
+    const surfaceId = await provenSurface(caller, id);
+    const surface = await bindingView(caller, id, surfaceId);
+    await serve(new URL(surface.value).host, { "/server.json": json({ name: "Agent", passport: "someone else" }) });
+    const before = await rowsOf(id);
+
+    const at = new Date(Math.max(Date.parse(proof.next_check_at), Date.parse(surface.next_check_at)));
+    const outcomes = await recheckAt(at);
+    expect([outcomes.get(bindingId), outcomes.get(surfaceId)].sort()).toEqual(["mismatch", "verified"]);
+    // The renewal and the lapse: two versions, the lapse published.
+    expect((await rowsOf(id)).version).toBe((before.version ?? 0) + 2);
+    const { record } = await resolve(id);
+    expect(record.bindings.map((b: Body) => [b.class, b.verification.state])).toEqual([
+      ["manifest", "verified"],
+      ["mcp_surface", "lapsed"],
+    ]);
   });
 });

@@ -65,6 +65,8 @@ export function verifiedStatement(
     nextCheckAt: string;
     /** signing_keys: the public keys the directory held now; they replace those of the last check. */
     keys?: BindingRow["observedKeys"];
+    /** Leaves the scheduler's claim in place: the binding's own claimed check still runs (a renewal's companion). */
+    keepClaim?: boolean;
   },
 ) {
   return db
@@ -81,7 +83,7 @@ export function verifiedStatement(
       lastCheckedAt: proof.at,
       lastCheckResult: `verified by ${proof.method}`,
       nextCheckAt: proof.nextCheckAt,
-      checkClaim: null,
+      ...(proof.keepClaim ? {} : { checkClaim: null }),
       checkFailures: 0,
       checkLog: appendedLog({ at: proof.at, outcome: "verified", reason: null }),
     })
@@ -106,7 +108,9 @@ export async function holdRenewal(
     at: string;
     method: NonNullable<BindingRow["verificationMethod"]>;
     freshUntil: string;
+    /** The next check, unless one is already set inside the published proof's renewal `window`. */
     nextCheckAt: string;
+    window: { opens: string; closes: string };
     claim?: string;
   },
 ): Promise<boolean> {
@@ -115,7 +119,10 @@ export async function holdRenewal(
     .set({
       lastCheckedAt: held.at,
       lastCheckResult: `verified by ${held.method}`,
-      nextCheckAt: held.nextCheckAt,
+      // A next check already inside the published proof's renewal window (one a renewal set for
+      // the passport's bindings together) is kept; the claim's lease is not.
+      nextCheckAt: sql`CASE WHEN ${bindings.nextCheckAt} BETWEEN ${held.window.opens} AND ${held.window.closes}
+        THEN ${bindings.nextCheckAt} ELSE ${held.nextCheckAt} END`,
       checkClaim: null,
       checkFailures: 0,
       checkLog: appendedLog({ at: held.at, outcome: "verified", reason: null }),
@@ -201,6 +208,32 @@ export async function retryLater(
     .where(and(eq(bindings.id, bindingId), eq(bindings.checkClaim, claim)))
     .returning({ id: bindings.id });
   return written.length > 0;
+}
+
+/**
+ * The passport's other verified bindings, besides `bindingId`, that the same scheduler claim took:
+ * due in the same run, they are renewed in one record version (docs/bindings.md, "Renewals").
+ */
+export function renewalCompanions(
+  db: Database,
+  passportId: string,
+  bindingId: string,
+  claim: string,
+  limit: number,
+): Promise<BindingRow[]> {
+  return db
+    .select()
+    .from(bindings)
+    .where(
+      and(
+        eq(bindings.passportId, passportId),
+        ne(bindings.id, bindingId),
+        eq(bindings.verificationState, "verified"),
+        eq(bindings.checkClaim, claim),
+      ),
+    )
+    .orderBy(bindings.nextCheckAt)
+    .limit(limit);
 }
 
 /** Takes a binding off the schedule (claimed again, or its passport retired), under `claim`. */

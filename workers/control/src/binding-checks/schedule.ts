@@ -76,7 +76,16 @@ export function renewalCheckAt(freshUntil: string, random: number): string {
  * than the check but still true, and stays true until its own `fresh_until`.
  */
 export function renewalMustPublish(freshUntil: string, now: Date): boolean {
-  return now.getTime() >= Date.parse(freshUntil) - RECHECK_WINDOW_MS - RENEWAL_SPREAD_MS;
+  return now.getTime() >= Date.parse(renewalWindow(freshUntil).opens);
+}
+
+/** When the schedule renews a proof ending at `freshUntil`: from the window less its spread, to the window. */
+export function renewalWindow(freshUntil: string): { opens: string; closes: string } {
+  const end = Date.parse(freshUntil);
+  return {
+    opens: new Date(end - RECHECK_WINDOW_MS - RENEWAL_SPREAD_MS).toISOString(),
+    closes: new Date(end - RECHECK_WINDOW_MS).toISOString(),
+  };
 }
 
 /** When a binding that has just lapsed (its `failures`-th failure since) is tried again. */

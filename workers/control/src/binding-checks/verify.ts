@@ -14,6 +14,7 @@ import {
   lapsedStatement,
   noteCheck,
   otherVerifiedHolders,
+  renewalCompanions,
   retryLater,
   scheduledCheckOf,
   unschedule,
@@ -27,6 +28,7 @@ import {
   type Observation,
   renewalCheckAt,
   renewalMustPublish,
+  renewalWindow,
 } from "./schedule.ts";
 
 /** The source every observed evidence item names: the service's own check. */
@@ -99,6 +101,7 @@ function verifiedChange(
   proof: CheckResult & { ok: true },
   now: Date,
   random: number,
+  keepClaim = false,
 ): PassportChange {
   const at = now.toISOString();
   const freshUntil = new Date(now.getTime() + PROOF_LIFETIME_MS).toISOString();
@@ -133,6 +136,7 @@ function verifiedChange(
         freshUntil,
         nextCheckAt: renewalCheckAt(freshUntil, random),
         keys: proof.keys,
+        keepClaim,
       }),
     ],
   };
@@ -249,8 +253,35 @@ async function heldRenewal(
     method: proof.method,
     freshUntil,
     nextCheckAt: renewalCheckAt(freshUntil, random),
+    window: renewalWindow(freshUntil),
     ...(claim === undefined ? {} : { claim }),
   });
+}
+
+/** Companions checked with a renewal at most: each is one more fetch, run at once with the others. */
+const MAX_COMPANIONS = 10;
+
+/**
+ * Checks the passport's other verified bindings that the same scheduler claim took
+ * (`renewalCompanions`) and returns those whose proof holds by the same method and keys, to be
+ * renewed in the same version. The others are not decided here: each one's own claimed check runs
+ * as it would have, by the usual rules.
+ */
+async function companionProofs(env: Env, db: Database, passport: PassportRow, binding: BindingRow, claim: string) {
+  const others = await renewalCompanions(db, passport.id, binding.id, claim, MAX_COMPANIONS);
+  const checked = await Promise.all(
+    others.map(async (other) => {
+      try {
+        const { result } = await observe(env, db, passport, other);
+        const renews =
+          result.ok && result.method === other.verificationMethod && sameKeys(other.observedKeys, result.keys);
+        return renews ? [{ binding: other, proof: result }] : [];
+      } catch {
+        return [];
+      }
+    }),
+  );
+  return checked.flat();
 }
 
 /**
@@ -273,8 +304,26 @@ async function commitVerified(
   // Another organisation proving control of the same value is a genuine conflict (docs/bindings.md),
   // recorded in both histories.
   const rivals = await otherVerifiedHolders(db, passport.organisationId, binding);
-  const change = verifiedChange(db, passport, binding, proof, now, Math.random());
+  const random = Math.random();
+  const change = verifiedChange(db, passport, binding, proof, now, random);
   if (rivals.length > 0) change.detail.conflicts_with = rivals.map((r) => r.id);
+  // A scheduled renewal takes along the passport's other renewals claimed in the same run: one
+  // version, and one renewal time for all of them from then on (the same `random`).
+  if (claim !== undefined && binding.verificationState === "verified") {
+    const companions = await companionProofs(env, db, passport, binding, claim);
+    for (const companion of companions) {
+      change.statements?.push(
+        ...(verifiedChange(db, passport, companion.binding, companion.proof, now, random, true).statements ?? []),
+      );
+    }
+    if (companions.length > 0) {
+      change.detail.also_renewed = companions.map(({ binding: b }) => ({
+        binding_id: b.id,
+        class: b.class,
+        value: b.value,
+      }));
+    }
+  }
   await commit(commitChangeStatements(db, passport, change, actor, now.toISOString()));
   await publishOrDefer(env, passport.id);
   for (const rival of rivals) await recordConflict(env, db, rival, binding, passport.id);
