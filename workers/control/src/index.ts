@@ -1,6 +1,7 @@
 import { app } from "./app.ts";
 import { consumeBindingChecks, enqueueDueChecks } from "./binding-checks/index.ts";
 import { database } from "./db/client.ts";
+import { archiveHistory } from "./history/archive.ts";
 import {
   consumeAcquisitions,
   consumeDeadLetteredAcquisitions,
@@ -31,6 +32,8 @@ export default {
     // Every minute: what is due is claimed (organisations taking turns) and fanned out onto the
     // binding-checks queue, whose consumers check it (docs/scaling.md).
     ctx.waitUntil(enqueueDueChecks(env, at).then(() => undefined));
+    // History older than the archive window leaves D1 for KV (docs/storage.md, "History archive").
+    ctx.waitUntil(archiveHistory(env, database(env.DB), at).then(() => undefined));
   },
   // Routed by the queues' naming rule (queues.ts), so every environment's queues reach their own handler.
   async queue(batch, env, _ctx) {

@@ -65,6 +65,8 @@ export function verifiedStatement(
     nextCheckAt: string;
     /** signing_keys: the public keys the directory held now; they replace those of the last check. */
     keys?: BindingRow["observedKeys"];
+    /** Leaves the scheduler's claim in place: the binding's own claimed check still runs (a renewal's companion). */
+    keepClaim?: boolean;
   },
 ) {
   return db
@@ -81,11 +83,64 @@ export function verifiedStatement(
       lastCheckedAt: proof.at,
       lastCheckResult: `verified by ${proof.method}`,
       nextCheckAt: proof.nextCheckAt,
-      checkClaim: null,
+      ...(proof.keepClaim ? {} : { checkClaim: null }),
       checkFailures: 0,
       checkLog: appendedLog({ at: proof.at, outcome: "verified", reason: null }),
     })
     .where(eq(bindings.id, bindingId));
+}
+
+/**
+ * Records a successful check that renews a proof the record still states truthfully (a held
+ * renewal, docs/bindings.md "Renewals"): the check's log and time, failures reset, the claim
+ * released and the next check due before the *published* proof's re-check window. Nothing
+ * published changes, so no record version, event, evidence or publication row is written.
+ *
+ * One conditional statement: it writes only while the binding is still verified by the proof read
+ * (`freshUntil`, `method`), its evidence item is current, the passport awaits no re-evaluation and
+ * is not retired, and (for a scheduled check) `claim` is still the binding's. Returns whether it
+ * wrote; when it did not, the caller publishes the renewal as a new version instead.
+ */
+export async function holdRenewal(
+  db: Database,
+  bindingId: string,
+  held: {
+    at: string;
+    method: NonNullable<BindingRow["verificationMethod"]>;
+    freshUntil: string;
+    /** The next check, unless one is already set inside the published proof's renewal `window`. */
+    nextCheckAt: string;
+    window: { opens: string; closes: string };
+    claim?: string;
+  },
+): Promise<boolean> {
+  const written = await db
+    .update(bindings)
+    .set({
+      lastCheckedAt: held.at,
+      lastCheckResult: `verified by ${held.method}`,
+      // A next check already inside the published proof's renewal window (one a renewal set for
+      // the passport's bindings together) is kept; the claim's lease is not.
+      nextCheckAt: sql`CASE WHEN ${bindings.nextCheckAt} BETWEEN ${held.window.opens} AND ${held.window.closes}
+        THEN ${bindings.nextCheckAt} ELSE ${held.nextCheckAt} END`,
+      checkClaim: null,
+      checkFailures: 0,
+      checkLog: appendedLog({ at: held.at, outcome: "verified", reason: null }),
+    })
+    .where(
+      and(
+        eq(bindings.id, bindingId),
+        eq(bindings.verificationState, "verified"),
+        eq(bindings.verificationMethod, held.method),
+        eq(bindings.verificationFreshUntil, held.freshUntil),
+        held.claim === undefined ? undefined : eq(bindings.checkClaim, held.claim),
+        sql`EXISTS (SELECT 1 FROM evidence e WHERE e.id = ${bindings.verificationEvidenceId} AND e.withdrawn_at IS NULL)`,
+        sql`EXISTS (SELECT 1 FROM passports p WHERE p.id = ${bindings.passportId}
+          AND p.recheck_since IS NULL AND p.lifecycle != 'retired')`,
+      ),
+    )
+    .returning({ id: bindings.id });
+  return written.length > 0;
 }
 
 /** The statement that lapses a verified binding, keeping why, and schedules its slower re-check. */
@@ -153,6 +208,32 @@ export async function retryLater(
     .where(and(eq(bindings.id, bindingId), eq(bindings.checkClaim, claim)))
     .returning({ id: bindings.id });
   return written.length > 0;
+}
+
+/**
+ * The passport's other verified bindings, besides `bindingId`, that the same scheduler claim took:
+ * due in the same run, they are renewed in one record version (docs/bindings.md, "Renewals").
+ */
+export function renewalCompanions(
+  db: Database,
+  passportId: string,
+  bindingId: string,
+  claim: string,
+  limit: number,
+): Promise<BindingRow[]> {
+  return db
+    .select()
+    .from(bindings)
+    .where(
+      and(
+        eq(bindings.passportId, passportId),
+        ne(bindings.id, bindingId),
+        eq(bindings.verificationState, "verified"),
+        eq(bindings.checkClaim, claim),
+      ),
+    )
+    .orderBy(bindings.nextCheckAt)
+    .limit(limit);
 }
 
 /** Takes a binding off the schedule (claimed again, or its passport retired), under `claim`. */

@@ -68,6 +68,26 @@ export function renewalCheckAt(freshUntil: string, random: number): string {
   return new Date(Date.parse(freshUntil) - RECHECK_WINDOW_MS - random * RENEWAL_SPREAD_MS).toISOString();
 }
 
+/**
+ * Whether a successful check that renews a verified proof ending at `freshUntil` must reach the
+ * record now (docs/bindings.md, "Renewals"): once the earliest time the schedule could renew it
+ * has come (the re-check window less its spread), the published proof would otherwise run out
+ * before the next check. Before that the renewal is held in D1: the published proof is older
+ * than the check but still true, and stays true until its own `fresh_until`.
+ */
+export function renewalMustPublish(freshUntil: string, now: Date): boolean {
+  return now.getTime() >= Date.parse(renewalWindow(freshUntil).opens);
+}
+
+/** When the schedule renews a proof ending at `freshUntil`: from the window less its spread, to the window. */
+export function renewalWindow(freshUntil: string): { opens: string; closes: string } {
+  const end = Date.parse(freshUntil);
+  return {
+    opens: new Date(end - RECHECK_WINDOW_MS - RENEWAL_SPREAD_MS).toISOString(),
+    closes: new Date(end - RECHECK_WINDOW_MS).toISOString(),
+  };
+}
+
 /** When a binding that has just lapsed (its `failures`-th failure since) is tried again. */
 function lapsedCheckAt(now: Date, failures: number, random: number): string {
   return new Date(now.getTime() + backoff(failures, LAPSED_FIRST_MS, LAPSED_MAX_MS, random)).toISOString();

@@ -10,9 +10,11 @@ import {
   type BindingRow,
   commitCheck,
   ensureChallenge,
+  holdRenewal,
   lapsedStatement,
   noteCheck,
   otherVerifiedHolders,
+  renewalCompanions,
   retryLater,
   scheduledCheckOf,
   unschedule,
@@ -25,6 +27,8 @@ import {
   type CheckOutcome as LoggedOutcome,
   type Observation,
   renewalCheckAt,
+  renewalMustPublish,
+  renewalWindow,
 } from "./schedule.ts";
 
 /** The source every observed evidence item names: the service's own check. */
@@ -97,6 +101,7 @@ function verifiedChange(
   proof: CheckResult & { ok: true },
   now: Date,
   random: number,
+  keepClaim = false,
 ): PassportChange {
   const at = now.toISOString();
   const freshUntil = new Date(now.getTime() + PROOF_LIFETIME_MS).toISOString();
@@ -131,6 +136,7 @@ function verifiedChange(
         freshUntil,
         nextCheckAt: renewalCheckAt(freshUntil, random),
         keys: proof.keys,
+        keepClaim,
       }),
     ],
   };
@@ -214,7 +220,75 @@ async function observe(env: Env, db: Database, passport: PassportRow, binding: B
   return { target, result };
 }
 
-/** Commits `change` as the passport's next version, publishes it, and records conflicts a proof revealed. */
+/** The same public keys, in the same order (a signing_keys directory's thumbprints, kid and alg). */
+function sameKeys(published: BindingRow["observedKeys"], observed: (CheckResult & { ok: true })["keys"]): boolean {
+  return JSON.stringify(published ?? []) === JSON.stringify(observed ?? []);
+}
+
+/**
+ * Holds a renewal in D1 when the record can stay as it is (docs/bindings.md, "Renewals"): the
+ * binding is verified by the same method (and, for a key directory, the same keys), its published
+ * proof is not yet due for renewal, and no re-evaluation waits for it. Returns whether it did.
+ */
+async function heldRenewal(
+  db: Database,
+  binding: BindingRow,
+  proof: CheckResult & { ok: true },
+  now: Date,
+  random: number,
+  claim: string | undefined,
+): Promise<boolean> {
+  const freshUntil = binding.verificationFreshUntil;
+  if (
+    binding.verificationState !== "verified" ||
+    binding.verificationMethod !== proof.method ||
+    !freshUntil ||
+    renewalMustPublish(freshUntil, now) ||
+    !sameKeys(binding.observedKeys, proof.keys)
+  ) {
+    return false;
+  }
+  return holdRenewal(db, binding.id, {
+    at: now.toISOString(),
+    method: proof.method,
+    freshUntil,
+    nextCheckAt: renewalCheckAt(freshUntil, random),
+    window: renewalWindow(freshUntil),
+    ...(claim === undefined ? {} : { claim }),
+  });
+}
+
+/** Companions checked with a renewal at most: each is one more fetch, run at once with the others. */
+const MAX_COMPANIONS = 10;
+
+/**
+ * Checks the passport's other verified bindings that the same scheduler claim took
+ * (`renewalCompanions`) and returns those whose proof holds by the same method and keys, to be
+ * renewed in the same version. The others are not decided here: each one's own claimed check runs
+ * as it would have, by the usual rules.
+ */
+async function companionProofs(env: Env, db: Database, passport: PassportRow, binding: BindingRow, claim: string) {
+  const others = await renewalCompanions(db, passport.id, binding.id, claim, MAX_COMPANIONS);
+  const checked = await Promise.all(
+    others.map(async (other) => {
+      try {
+        const { result } = await observe(env, db, passport, other);
+        const renews =
+          result.ok && result.method === other.verificationMethod && sameKeys(other.observedKeys, result.keys);
+        return renews ? [{ binding: other, proof: result }] : [];
+      } catch {
+        return [];
+      }
+    }),
+  );
+  return checked.flat();
+}
+
+/**
+ * Records a successful check: held in D1 when nothing a consumer relies on would change
+ * (`heldRenewal`), otherwise committed as the passport's next version and published, with the
+ * conflicts a proof revealed recorded. `claim` is the scheduler's, for a scheduled check.
+ */
 async function commitVerified(
   env: Env,
   db: Database,
@@ -224,12 +298,32 @@ async function commitVerified(
   actor: string,
   now: Date,
   commit: (statements: ReturnType<typeof commitChangeStatements>) => Promise<void>,
+  claim?: string,
 ) {
+  if (!passport.recheckSince && (await heldRenewal(db, binding, proof, now, Math.random(), claim))) return;
   // Another organisation proving control of the same value is a genuine conflict (docs/bindings.md),
   // recorded in both histories.
   const rivals = await otherVerifiedHolders(db, passport.organisationId, binding);
-  const change = verifiedChange(db, passport, binding, proof, now, Math.random());
+  const random = Math.random();
+  const change = verifiedChange(db, passport, binding, proof, now, random);
   if (rivals.length > 0) change.detail.conflicts_with = rivals.map((r) => r.id);
+  // A scheduled renewal takes along the passport's other renewals claimed in the same run: one
+  // version, and one renewal time for all of them from then on (the same `random`).
+  if (claim !== undefined && binding.verificationState === "verified") {
+    const companions = await companionProofs(env, db, passport, binding, claim);
+    for (const companion of companions) {
+      change.statements?.push(
+        ...(verifiedChange(db, passport, companion.binding, companion.proof, now, random, true).statements ?? []),
+      );
+    }
+    if (companions.length > 0) {
+      change.detail.also_renewed = companions.map(({ binding: b }) => ({
+        binding_id: b.id,
+        class: b.class,
+        value: b.value,
+      }));
+    }
+  }
   await commit(commitChangeStatements(db, passport, change, actor, now.toISOString()));
   await publishOrDefer(env, passport.id);
   for (const rival of rivals) await recordConflict(env, db, rival, binding, passport.id);
@@ -255,7 +349,8 @@ async function settleAfterCheck(env: Env, db: Database, passportId: string, now:
 
 /**
  * Checks one binding now, for a member, and records the outcome by the re-check rules: a success
- * verifies it (a new record version with observed evidence); an answer that contradicts a verified
+ * verifies it (a new record version with observed evidence, or a held renewal when the record
+ * already states the proof truthfully); an answer that contradicts a verified
  * binding's proof lapses it; no answer (unreachable) keeps a fresh proof. Otherwise only the check
  * is noted (nothing published changes). Publishes when the record changed.
  */
@@ -342,8 +437,16 @@ export async function runScheduledCheck(
         if (!current || current.binding.checkClaim !== message.claim) return "skipped";
         try {
           if (decision.action === "verify" && result.ok) {
-            await commitVerified(env, db, current.passport, current.binding, result, SERVICE_SOURCE, now, (s) =>
-              commitCheck(db, s),
+            await commitVerified(
+              env,
+              db,
+              current.passport,
+              current.binding,
+              result,
+              SERVICE_SOURCE,
+              now,
+              (s) => commitCheck(db, s),
+              message.claim,
             );
           } else if (decision.action === "lapse") {
             const change = lapsedChange(db, current.binding, decision, now);

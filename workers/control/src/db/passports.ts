@@ -479,8 +479,11 @@ export function listPassports(db: Database, filter: ListFilter): Promise<Passpor
   return readPage(db, statements, SUMMARY_KEYS, byCreation, filter.limit);
 }
 
-/** A passport's history, oldest first, after event sequence `afterSeq`. */
-export async function historyOf(db: Database, passportId: string, afterSeq: number, limit: number) {
+/**
+ * A passport's history in D1, oldest first, after event sequence `afterSeq` (one statement, also
+ * usable in a batch). What has left D1 is read by `historyEvents` (history/pages.ts).
+ */
+export function historyOf(db: Database, passportId: string, afterSeq: number, limit: number) {
   return db
     .select()
     .from(events)

@@ -376,3 +376,40 @@ export const publications = sqliteTable(
     index("publications_unlogged").on(t.seq).where(sql`${t.logIndex} IS NULL`),
   ],
 );
+
+/**
+ * Parts of a passport's history moved out of D1 (docs/storage.md, "History archive"): each row names
+ * one KV value (`key`) holding the passport's events with `seq` in [`firstSeq`, `lastSeq`] and its
+ * publications with `seq` in [`publicationsFirstSeq`, `publicationsLastSeq`] (none when null). Written
+ * when the value is in KV; `sealedAt` is set, in the batch that deletes those rows from D1, once KV's
+ * propagation bound has passed since. Readers use sealed parts only, so each event is read from
+ * exactly one place.
+ */
+export const historyArchives = sqliteTable(
+  "history_archives",
+  {
+    passportId: text("passport_id").notNull(),
+    firstSeq: integer("first_seq").notNull(),
+    lastSeq: integer("last_seq").notNull(),
+    publicationsFirstSeq: integer("publications_first_seq"),
+    publicationsLastSeq: integer("publications_last_seq"),
+    key: text("key").notNull(),
+    writtenAt: text("written_at").notNull(),
+    sealedAt: text("sealed_at"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.passportId, t.firstSeq] }),
+    // The parts still to seal, oldest first.
+    index("history_archives_unsealed").on(t.writtenAt).where(sql`${t.sealedAt} IS NULL`),
+  ],
+);
+
+/** Where the archiving pass goes on in `events` (one row, `id` = 1): it walks the table in `seq` order. */
+export const historyArchiveCursor = sqliteTable(
+  "history_archive_cursor",
+  {
+    id: integer("id").primaryKey(),
+    afterSeq: integer("after_seq").notNull(),
+  },
+  (t) => [check("history_archive_cursor_one", sql`${t.id} = 1`)],
+);

@@ -38,10 +38,11 @@ import {
 } from "../changes/requests.ts";
 import type { AppEnv } from "../context.ts";
 import { membershipIn, membershipsOf } from "../db/organisations.ts";
-import { historyOf, listPassports } from "../db/passports.ts";
+import { listPassports } from "../db/passports.ts";
 import { searchPassports, searchWords } from "../db/search.ts";
 import { verifiedAttestation } from "../evidence/attestation.ts";
 import { Refusal } from "../failures.ts";
+import { historyEvents } from "../history/pages.ts";
 import { runBatch } from "./batch.ts";
 import { applyChange, publishAndRespond, respondWithPassport } from "./passport-answers.ts";
 
@@ -373,7 +374,7 @@ passports.get(
     const id = c.req.param("id");
     await visiblePassport(c.get("db"), c.get("principal").subject, id);
     const { after, limit } = c.req.valid("query");
-    const rows = await historyOf(c.get("db"), id, after, limit + 1);
+    const rows = await historyEvents(c.env, c.get("db"), id, after, limit + 1);
     const page = rows.slice(0, limit);
     return c.json({
       items: page.map(historyEvent),
