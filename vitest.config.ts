@@ -185,6 +185,7 @@ export default defineConfig({
                 serviceBindings: {
                   TEST_RESOLVER: "passport-resolver",
                   TEST_EDGE: "passport-platform-model",
+                  TEST_EDGE_PURGE: MODEL_PURGE.PLATFORM_EDGE_CACHE,
                   TEST_IDENTITY_PROVIDER: "identity-provider",
                   MARKETPLACE_SIM: "passport-marketplace-sim",
                 },
