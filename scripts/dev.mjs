@@ -361,7 +361,14 @@ const workers = [
     },
   },
   ...(platformModel
-    ? [{ name: "passport-platform-model", config: join("workers", "platform-model", "wrangler.toml"), port: resolverPort, vars: {} }]
+    ? [
+        {
+          name: "passport-platform-model",
+          config: join("workers", "platform-model", "wrangler.toml"),
+          port: resolverPort,
+          vars: {},
+        },
+      ]
     : []),
   {
     name: "passport-resolver",

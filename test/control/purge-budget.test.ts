@@ -181,11 +181,13 @@ describe("the purge keeper: purges within the edge's budget, never in a publicat
     });
     const started = Date.now();
     const created = await Promise.all(
-      Array.from({ length: 40 }, (_, i) =>
-        admin.createPassport({ display_name: `Burst ${i}` }) as Promise<{
-          identity_id: string;
-          publication: { status: string };
-        }>,
+      Array.from(
+        { length: 40 },
+        (_, i) =>
+          admin.createPassport({ display_name: `Burst ${i}` }) as Promise<{
+            identity_id: string;
+            publication: { status: string };
+          }>,
       ),
     );
     const ids = created.map((view) => view.identity_id);
@@ -214,7 +216,11 @@ describe("the purge keeper: purges within the edge's budget, never in a publicat
     expect((await keeperState()).refusals).toBe(refusalsBefore);
     // The platform's own bucket, as spent as the keeper's when the burst began, allows every call.
     let at = times[0] as number;
-    const platform = new TokenBucket(PLATFORM_LIMITS.purge.bucket, 60_000 / PLATFORM_LIMITS.purge.callsPerMinute, () => at);
+    const platform = new TokenBucket(
+      PLATFORM_LIMITS.purge.bucket,
+      60_000 / PLATFORM_LIMITS.purge.callsPerMinute,
+      () => at,
+    );
     for (let i = SECURITY_RESERVE; i < PLATFORM_LIMITS.purge.bucket; i++) platform.take();
     for (const time of times) {
       at = time;

@@ -15,7 +15,8 @@ function edge(headers: Record<string, string> = {}, status = 200) {
       return new Response(`answer ${calls.length}`, { status, headers });
     },
   });
-  const get = (path = "/api/p/x.json", init: RequestInit = {}) => model.fetch(new Request(`https://edge.test${path}`, init));
+  const get = (path = "/api/p/x.json", init: RequestInit = {}) =>
+    model.fetch(new Request(`https://edge.test${path}`, init));
   return { model, clock, calls, get };
 }
 

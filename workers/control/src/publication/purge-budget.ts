@@ -170,7 +170,8 @@ export class PurgeBudget extends DurableObject<Env> {
   state(): PurgeBudgetState {
     const now = this.clock();
     const count = (where: string) =>
-      (this.#sql.exec(`SELECT count(DISTINCT identity_id) AS n FROM purge_queue WHERE ${where}`, now).one().n as number) ?? 0;
+      (this.#sql.exec(`SELECT count(DISTINCT identity_id) AS n FROM purge_queue WHERE ${where}`, now).one()
+        .n as number) ?? 0;
     return {
       queued: {
         security: count("due_at <= ? AND priority = 1"),
@@ -221,7 +222,12 @@ export class PurgeBudget extends DurableObject<Env> {
       this.#calls.push({ at: now, identityIds });
       if (this.#calls.length > 1000) this.#calls.shift();
       for (const id of identityIds) {
-        this.#sql.exec("DELETE FROM purge_queue WHERE identity_id = ? AND due_at <= ? AND seq <= ?", id, now, coveredSeq);
+        this.#sql.exec(
+          "DELETE FROM purge_queue WHERE identity_id = ? AND due_at <= ? AND seq <= ?",
+          id,
+          now,
+          coveredSeq,
+        );
       }
     }
     await this.#scheduleNext();

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { PassportRecord, StatusAuthorityApi, StatusResult } from "@passport/domain";
-import { requestPurges } from "./purge-budget.ts";
 import { type PublishEnv, writePublication } from "./publish.ts";
+import { requestPurges } from "./purge-budget.ts";
 import { readCurrentState } from "./queries.ts";
 import { type CurrentState, signStatus } from "./status.ts";
 
