@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import {
   KEEPER_BUDGET,
   type PurgeBudget,
+  purgePriority,
   SECOND_PURGE_DELAY_MS,
   SECURITY_RESERVE,
 } from "../../workers/control/src/publication/purge-budget.ts";
@@ -76,6 +77,22 @@ async function publishedInKv(id: string): Promise<{ snapshot: number | undefined
 }
 
 describe("the purge keeper: purges within the edge's budget, never in a publication's way", () => {
+  it("ranks withdrawals of trust (revocation, suspension, a lapsed binding, a removed key) above cosmetic changes", () => {
+    for (const kinds of [
+      ["state.lifecycle_changed"],
+      ["display.updated", "binding.lapsed"],
+      ["binding.removed"],
+      ["evidence.withdrawn"],
+      ["authority.expired"],
+      ["duplicate.retired"],
+    ]) {
+      expect(purgePriority(kinds), kinds.join()).toBe("security");
+    }
+    for (const kinds of [["display.updated"], ["passport.created"], ["state.reactivated", "binding.verified"], []]) {
+      expect(purgePriority(kinds), kinds.join()).toBe("routine");
+    }
+  });
+
   it("purges a publication's identity at once and again once K has passed", async () => {
     const admin = await Caller.create("admin");
     const { identity_id: id } = await admin.createPassport();

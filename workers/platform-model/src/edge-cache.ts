@@ -48,7 +48,7 @@ const CONDITIONAL_HEADERS = ["if-none-match", "if-modified-since"];
 const NEVER_STORED = new Set([206, 304]);
 
 /** The directives of one Cache-Control style header, lower-cased; a directive without a value maps to "". */
-export function parseCacheControl(value: string): Map<string, string> {
+function parseCacheControl(value: string): Map<string, string> {
   const directives = new Map<string, string>();
   for (const part of value.split(",")) {
     const [name, ...rest] = part.split("=");

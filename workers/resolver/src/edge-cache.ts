@@ -55,7 +55,7 @@ export function cacheHeaders(policy: CachePolicy, identityId?: string): Record<s
 }
 
 /** At most this many tags in one purge call: Workers Caching's limit (docs/freshness.md). */
-export const MAX_TAGS_PER_PURGE = 100;
+const MAX_TAGS_PER_PURGE = 100;
 
 /**
  * Drops every answer the edge cached for the given identities, in every location, in one purge

@@ -12,7 +12,7 @@ import type { ResolverAdminApi } from "@passport/domain";
  */
 
 /** How urgent a purge is: `security` withdraws something a consumer relies on; `routine` is everything else. */
-export type PurgePriority = "security" | "routine";
+type PurgePriority = "security" | "routine";
 
 /** One identity to purge, now or after `afterMs`. */
 export interface PurgeRequest {
