@@ -59,6 +59,25 @@ async function controlPlaneKeys() {
 }
 
 /**
+ * The platform model's edge (docs/platform-model.md): Workers Caching in front of the resolver
+ * bundle named `origin`. Tests reach its public side through a `TEST_EDGE` binding; the resolver
+ * bundle purges it through `PLATFORM_EDGE_CACHE` (below), as it purges Workers Caching when deployed.
+ */
+function platformModel(origin: string) {
+  return {
+    name: "passport-platform-model",
+    modules: true,
+    scriptPath: buildWorker(root, "workers/platform-model/wrangler.toml", "platform-model"),
+    ...runtime,
+    durableObjects: { EDGE_CACHE: "EdgeCache" },
+    serviceBindings: { ORIGIN: origin },
+  };
+}
+
+/** The binding only local and test configurations give the resolver: the model's `ctx.cache.purge`. */
+const MODEL_PURGE = { PLATFORM_EDGE_CACHE: { name: "passport-platform-model", entrypoint: "EdgeCachePurge" } };
+
+/**
  * The deployable resolver bundle under the name the control plane's RESOLVER binding uses; its
  * status route reaches the publication sequencers of the control plane under test (`project`).
  */
@@ -73,6 +92,7 @@ function resolverBundle(signingJwks: string, logVerifierKey: string, project: st
     durableObjects: {
       PUBLICATION_SEQUENCER: { className: "PublicationSequencer", scriptName: runnerOf(project) },
     },
+    serviceBindings: MODEL_PURGE,
     bindings: {
       PUBLIC_BASE_URL: "http://resolver.test",
       SIGNING_JWKS: signingJwks,
@@ -110,7 +130,11 @@ export default defineConfig({
             // The deployable bundle beside the Worker under test, so tests reach ResolverAdmin's
             // RPC hop into the public entry point exactly as the control plane does.
             miniflare: {
-              serviceBindings: { TEST_RESOLVER_ADMIN: { name: "resolver-bundle", entrypoint: "ResolverAdmin" } },
+              serviceBindings: {
+                TEST_RESOLVER_ADMIN: { name: "resolver-bundle", entrypoint: "ResolverAdmin" },
+                TEST_EDGE: "passport-platform-model",
+                TEST_EDGE_PURGE: MODEL_PURGE.PLATFORM_EDGE_CACHE,
+              },
               workers: [
                 // The status route's binding (script_name passport-control) needs a script of that name.
                 {
@@ -127,14 +151,16 @@ export default defineConfig({
                   ...runtime,
                   kvNamespaces: { SNAPSHOTS: "passport-snapshots" },
                   ratelimits: RESOLVER_RATELIMITS,
+                  serviceBindings: MODEL_PURGE,
                 },
+                platformModel("resolver-bundle"),
               ],
             },
           }),
         ],
         test: {
           name: "resolver",
-          include: ["test/resolver/**/*.test.ts", "test/domain/**/*.test.ts"],
+          include: ["test/resolver/**/*.test.ts", "test/domain/**/*.test.ts", "test/platform-model/**/*.test.ts"],
           testTimeout: WORKERD_TEST_TIMEOUT,
         },
       },
@@ -158,6 +184,8 @@ export default defineConfig({
                 ratelimits: { TEST_FULFILL_CEILING: { namespace_id: "9001", simple: { limit: 5, period: 60 } } },
                 serviceBindings: {
                   TEST_RESOLVER: "passport-resolver",
+                  TEST_EDGE: "passport-platform-model",
+                  TEST_EDGE_PURGE: MODEL_PURGE.PLATFORM_EDGE_CACHE,
                   TEST_IDENTITY_PROVIDER: "identity-provider",
                   MARKETPLACE_SIM: "passport-marketplace-sim",
                 },
@@ -180,6 +208,7 @@ export default defineConfig({
                   },
                   hostsSimulator(),
                   resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY, "control"),
+                  platformModel("passport-resolver"),
                 ],
               },
             };
@@ -212,6 +241,7 @@ export default defineConfig({
                 workers: [
                   hostsSimulator(),
                   resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY, "verifier"),
+                  platformModel("passport-resolver"),
                 ],
               },
             };

@@ -31,6 +31,9 @@ const hostsPort = Number(process.env.HOSTS_SIM_PORT ?? controlPort + 3);
 const hostsUrl = `http://127.0.0.1:${hostsPort}`;
 const demoApiPort = Number(process.env.DEMO_API_PORT ?? controlPort + 4);
 const demoApiUrl = `http://127.0.0.1:${demoApiPort}`;
+// The platform model's edge (docs/platform-model.md): Workers Caching in front of the resolver, as
+// deployed, so the resolver's port answers through it. PLATFORM_MODEL=off serves the resolver directly.
+const platformModel = process.env.PLATFORM_MODEL !== "off";
 // The tests give each local service its own state directory, so it never shares SQLite files with another.
 const persistTo = resolve(root, process.env.PASSPORT_STATE_DIR ?? join(".wrangler", "state"));
 const seedFile = join(persistTo, "demo-passports.json");
@@ -357,10 +360,25 @@ const workers = [
       PUBLIC_ORIGIN: DEMO_API_ORIGIN,
     },
   },
+  ...(platformModel
+    ? [
+        {
+          name: "passport-platform-model",
+          config: join("workers", "platform-model", "wrangler.toml"),
+          port: resolverPort,
+          vars: {},
+        },
+      ]
+    : []),
   {
     name: "passport-resolver",
     config: "wrangler.toml",
-    port: resolverPort,
+    // Behind the model's edge, the resolver has no port of its own, as on Cloudflare.
+    port: platformModel ? undefined : resolverPort,
+    // The resolver purges the model's edge where the platform's ctx.cache would be.
+    services: platformModel
+      ? { PLATFORM_EDGE_CACHE: { name: "passport-platform-model", entrypoint: "EdgeCachePurge" } }
+      : {},
     vars: {
       SIGNING_JWKS: JSON.stringify({ keys: [signing.publicJwk] }),
       LOG_VERIFIER_KEY: logSigning.verifierKey,
@@ -432,7 +450,7 @@ try {
   console.log(`
 Passport Identity Service is running.
 
-  Resolver (public):        ${resolverUrl}
+  Resolver (public):        ${resolverUrl}${platformModel ? "  (through the platform model's edge cache; PLATFORM_MODEL=off to bypass it)" : ""}
   Control plane (Dashboard API): ${controlUrl}
 
 Demo passports (organisation ${DEMO_ORGANISATION}):

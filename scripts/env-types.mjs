@@ -19,6 +19,7 @@ const workers = [
   { config: "workers/marketplace-sim/wrangler.toml", out: "workers/marketplace-sim/worker-configuration.d.ts" },
   { config: "workers/hosts-sim/wrangler.toml", out: "workers/hosts-sim/worker-configuration.d.ts" },
   { config: "workers/demo-api/wrangler.toml", out: "workers/demo-api/worker-configuration.d.ts" },
+  { config: "workers/platform-model/wrangler.toml", out: "workers/platform-model/worker-configuration.d.ts" },
 ];
 const check = process.argv.includes("--check");
 

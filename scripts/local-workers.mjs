@@ -35,8 +35,9 @@ async function bundle(root, worker, outdir) {
 /**
  * Starts the Workers and resolves once every port answers. The runtime opens the persist directory
  * only after `beforeStart` (e.g. the migrations) has settled; bundling runs meanwhile. Each worker is
- * `{ config, env?, port, vars }`: its wrangler config (bindings, queues, assets come from there),
- * the port it is served on at 127.0.0.1, and vars that override the config's. The runtime listens
+ * `{ config, env?, port?, vars, services? }`: its wrangler config (bindings, queues, assets come from
+ * there), the port it is served on at 127.0.0.1 (none: reached only through bindings), vars that
+ * override the config's, and service bindings the config does not have (local-only seams). The runtime listens
  * on a port of its own choosing; the public port is an edge proxy (scripts/edge-proxy.mjs), which
  * sets `cf-connecting-ip` from the connecting socket as Cloudflare's edge does.
  */
@@ -64,6 +65,7 @@ export async function startLocalWorkers({ root, persistTo, workers, beforeStart,
         modules: true,
         scriptPath: join(outdirs[i], "index.js"),
         bindings: { ...workerOptions.bindings, ...worker.vars },
+        serviceBindings: { ...workerOptions.serviceBindings, ...worker.services },
         unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
       };
     });
@@ -83,7 +85,7 @@ export async function startLocalWorkers({ root, persistTo, workers, beforeStart,
       }),
     );
     await mf.ready;
-    for (const worker of workers) {
+    for (const worker of workers.filter((w) => w.port !== undefined)) {
       const upstream = await mf.unsafeGetDirectURL(worker.name);
       proxies.push(await startEdgeProxy({ host: "127.0.0.1", port: worker.port, upstream }));
     }

@@ -98,7 +98,7 @@ describe("the edge proxy in front of each local Worker", () => {
   });
 });
 
-describe("npm start's per-client limits", () => {
+describe("npm start, as deployed: per-client limits and the edge cache", () => {
   let service: ServiceInfo;
   let child: ChildProcess | undefined;
   beforeAll(async () => {
@@ -133,5 +133,37 @@ describe("npm start's per-client limits", () => {
     expect(JSON.parse(refused[0]?.body ?? "{}")).toMatchObject({ type: "urn:svc:passport:problem:rate-limited" });
     // The same client without any forged header is in the same bucket.
     expect((await post()).status).toBe(429);
+  });
+
+  it("answers a record HIT the second time through the platform model's edge, and a revocation within 30 s", async () => {
+    const api = (method: string, path: string, body?: unknown) =>
+      fetch(`${service.control}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${service.token}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).then((r) => r.json() as Promise<{ identity_id: string; publication: { status: string } }>);
+    // The start's token is the owner's of the demo organisation (scripts/dev-auth.mjs).
+    const created = await api("POST", "/v1/passports", {
+      organisation_id: "org_demo",
+      family: "api",
+      display_name: `Edge ${Date.now()}`,
+    });
+    const record = `${service.resolver}/api/p/${created.identity_id}.json`;
+    const first = await send(record);
+    const second = await send(record);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect([first.headers["cf-cache-status"], second.headers["cf-cache-status"]]).toEqual(["MISS", "HIT"]);
+    expect(second.headers["cache-tag"]).toBeUndefined();
+
+    const revoked = await api("PATCH", `/v1/passports/${created.identity_id}/state`, { lifecycle: "revoked" });
+    expect(revoked.publication.status).toBe("published");
+    const start = Date.now();
+    let lifecycle = "";
+    while (Date.now() - start < 30_000) {
+      lifecycle = JSON.parse((await send(record)).body).state.lifecycle;
+      if (lifecycle === "revoked") break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(lifecycle).toBe("revoked");
   });
 });

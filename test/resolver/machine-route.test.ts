@@ -24,7 +24,7 @@ describe("GET /api/p/{identity_id}.json", () => {
     expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
     expect(response.headers.get("etag")).toBe(`"${record.digest}"`);
     expect(response.headers.get("cache-control")).toBe("public, max-age=15");
-    expect(response.headers.get("cloudflare-cdn-cache-control")).toBe("public, max-age=60, stale-if-error=0");
+    expect(response.headers.get("cloudflare-cdn-cache-control")).toBe("public, max-age=30, stale-if-error=0");
     expect(response.headers.get("cache-tag")).toBe(identityCacheTag(record.identity_id));
     expect(response.headers.get("access-control-allow-origin")).toBe("*");
     expect(response.headers.get("access-control-expose-headers")).toBe("ETag, Passport-Signature, Passport-Log-Index");
@@ -102,7 +102,7 @@ describe("GET /api/p/{identity_id}.json", () => {
     const body = await expectProblem(response, 404, "identity-not-found");
     expect(body).not.toHaveProperty("identity_id");
     expect(response.headers.get("cache-tag")).toBe(identityCacheTag(id));
-    expect(response.headers.get("cloudflare-cdn-cache-control")).toBe("public, max-age=60, stale-if-error=0");
+    expect(response.headers.get("cloudflare-cdn-cache-control")).toBe("public, max-age=30, stale-if-error=0");
   });
 
   it("decodes a percent-encoded id like any other", async () => {

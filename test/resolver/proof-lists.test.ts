@@ -39,6 +39,29 @@ describe("history pages across KV list blocks of 1000 versions", () => {
   });
 });
 
+describe("how long the edge keeps a history page (docs/freshness.md)", () => {
+  it("keeps a full page of contiguous versions a day, and the last page, or one with a gap, like the record", async () => {
+    const id = mintIdentityId();
+    for (const v of [1, 2, 3, 5, 6]) {
+      const entry = { identity_id: id, record_version: v, digest: digest(v), published_at: "t", change_kinds: [] };
+      await env.SNAPSHOTS.put(historyKey(id, v), "{}", { metadata: { ...entry, signature: "h..s" } });
+    }
+    await env.SNAPSHOTS.put(snapshotKey(id), "{}", { metadata: { digest: digest(6), record_version: 6 } });
+    const edgeLifetime = async (query: string) => {
+      const response = await exports.default.fetch(`${BASE}/api/p/${id}/history.json${query}`);
+      await response.arrayBuffer();
+      return [response.headers.get("cloudflare-cdn-cache-control"), response.headers.get("cache-tag")];
+    };
+    const tag = `passport-${id}`;
+    // Versions 1 and 2: full, contiguous, followed by more. Final.
+    expect(await edgeLifetime("?limit=2")).toEqual(["public, max-age=86400", tag]);
+    // Versions 3 and 5, more to follow, but 4 is missing here (not yet visible in this location).
+    expect(await edgeLifetime("?after=2&limit=2")).toEqual(["public, max-age=30, stale-if-error=0", tag]);
+    // Versions 5 and 6: the last page, which the next publication extends.
+    expect(await edgeLifetime("?after=4&limit=2")).toEqual(["public, max-age=30, stale-if-error=0", tag]);
+  });
+});
+
 describe("feed pages across KV pages of 100 sequence numbers", () => {
   it("continues into the next KV page when the current one runs out, and always offers the next cursor", async () => {
     // Far above any sequence number a test publishes, so this range is this test's alone.

@@ -4,6 +4,9 @@ declare namespace Cloudflare {
     TEST_DEV_PRIVATE_JWK: string;
     /** The resolver's public fetch handler (the RESOLVER binding reaches only its admin entry point). */
     TEST_RESOLVER: Fetcher;
+    /** The platform model's edge in front of that resolver, and its purge (docs/platform-model.md). */
+    TEST_EDGE: Fetcher;
+    TEST_EDGE_PURGE: Fetcher;
     /** The local identity-provider simulator, serving the JWKS of TEST_IDP_PUBLIC_JWK. */
     TEST_IDENTITY_PROVIDER: Fetcher;
     TEST_IDP_PUBLIC_JWK: string;

@@ -321,6 +321,21 @@ describe("settings to configuration", () => {
     });
   });
 
+  it("deploys every Durable Object class of the control plane with its migration, the purge keeper included", () => {
+    for (const control of [stage.control, firstControlConfig(stage.control, "passport-resolver-staging")]) {
+      const bindings = (control.durable_objects as { bindings: { class_name: string }[] }).bindings;
+      const migrated = (control.migrations as { new_sqlite_classes?: string[] }[]).flatMap(
+        (m) => m.new_sqlite_classes ?? [],
+      );
+      expect(bindings.map((b) => b.class_name).sort()).toEqual([
+        "PublicationSequencer",
+        "PurgeBudget",
+        "TransparencyLog",
+      ]);
+      expect([...migrated].sort()).toEqual(["PublicationSequencer", "PurgeBudget", "TransparencyLog"]);
+    }
+  });
+
   it("names every queue as the control plane routes it, the dead-letter queue included", () => {
     const routed = (c: Configs) =>
       (c.control.queues as { consumers: { queue: string; dead_letter_queue?: string }[] }).consumers.map(

@@ -30,7 +30,7 @@ const READERS = 3;
 
 /** docs/freshness.md: K (KV propagation), E (edge), C (clients, the verifier's own copy). */
 const K = 60_000;
-const E = 60_000;
+const E = 30_000;
 const C = 15_000;
 /** A KV miss cached for cacheTtl just before the write adds another K. */
 const SETTLED = 2 * K + E + 5_000 + 15_000;

@@ -3,6 +3,9 @@
  * the `RESOLVER` service binding. Both sides are checked against this one contract.
  */
 export interface ResolverAdminApi {
-  /** Drops every edge-cached answer about one identity, globally. */
-  purge(identityId: string): Promise<void>;
+  /**
+   * Drops every edge-cached answer about the given identities (at most 100: one purge call of
+   * Workers Caching's budget), globally. Throws when the platform refuses the purge.
+   */
+  purge(...identityIds: string[]): Promise<void>;
 }

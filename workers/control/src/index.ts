@@ -10,7 +10,7 @@ import {
 import { drainOutbox, maintainLog } from "./publication/index.ts";
 import { type QueueRole, queueRole } from "./queues.ts";
 
-export { PublicationSequencer, TransparencyLog } from "./publication/index.ts";
+export { PublicationSequencer, PurgeBudget, TransparencyLog } from "./publication/index.ts";
 
 /** Each queue's consumer, by the queue's role: a new queue is a type error until it has one. */
 const CONSUMERS: Record<QueueRole, (batch: MessageBatch<unknown>, env: Env) => Promise<void>> = {

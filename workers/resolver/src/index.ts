@@ -1,7 +1,7 @@
 import { cache, WorkerEntrypoint } from "cloudflare:workers";
 import { isIdentityId } from "@passport/domain";
 import { app } from "./app.ts";
-import { purgeIdentity } from "./edge-cache.ts";
+import { purgeIdentities } from "./edge-cache.ts";
 import { fastResolve } from "./routes/passports.ts";
 
 /**
@@ -16,11 +16,24 @@ const resolver = {
     return fastResolve(request, env) ?? app.fetch(request, env, ctx);
   },
 
-  /** Drops the edge-cached answers about one identity; called by {@link ResolverAdmin.purge}. */
-  async purgeIdentity(identityId: string): Promise<void> {
-    await purgeIdentity(cache, identityId);
+  /**
+   * Drops the edge-cached answers about some identities; called by {@link ResolverAdmin.purge}.
+   * The runtime appends `env` to an RPC call's arguments, as it does for `fetch`.
+   */
+  async purgeIdentities(identityIds: string[], env: Env): Promise<void> {
+    await purgeIdentities(edgeCacheOf(env), identityIds);
   },
 };
+
+/**
+ * Workers Caching's purge: the platform's `cache` wherever it has one. Local workerd has none, so
+ * there the resolver purges the platform model's edge (docs/platform-model.md), bound as
+ * `PLATFORM_EDGE_CACHE` only by the local and test configurations; production never binds it.
+ */
+function edgeCacheOf(env: Env): Pick<CacheContext, "purge"> | undefined {
+  if (typeof cache?.purge === "function") return cache;
+  return (env as Env & { PLATFORM_EDGE_CACHE?: Pick<CacheContext, "purge"> }).PLATFORM_EDGE_CACHE;
+}
 
 export default resolver satisfies ExportedHandler<Env>;
 
@@ -29,11 +42,19 @@ export default resolver satisfies ExportedHandler<Env>;
  * leads here from the internet).
  */
 export class ResolverAdmin extends WorkerEntrypoint<Env> {
-  /** Drops every cached answer for one identity so the next request reads the new snapshot. */
-  async purge(identityId: string): Promise<void> {
-    if (!isIdentityId(identityId)) throw new TypeError("purge needs a well-formed identity id");
-    // RPC to a plain-object default export works, but its methods are not typed on ctx.exports.
-    const publicEntryPoint = this.ctx.exports.default as unknown as Pick<typeof resolver, "purgeIdentity">;
-    await publicEntryPoint.purgeIdentity(identityId);
+  /**
+   * Drops every cached answer for the given identities (at most 100, one purge call) so the next
+   * request reads the new snapshot. Throws when the platform refuses the purge.
+   */
+  async purge(...identityIds: string[]): Promise<void> {
+    if (identityIds.length === 0 || !identityIds.every(isIdentityId)) {
+      throw new TypeError("purge needs well-formed identity ids");
+    }
+    // RPC to a plain-object default export works, but its methods are not typed on ctx.exports
+    // (and the runtime supplies `env` itself).
+    const publicEntryPoint = this.ctx.exports.default as unknown as {
+      purgeIdentities(identityIds: string[]): Promise<void>;
+    };
+    await publicEntryPoint.purgeIdentities(identityIds);
   }
 }

@@ -165,7 +165,7 @@ export const PassportView = z.object({
         ),
     })
     .describe(
-      "Saved, published, visible: every version in this answer is saved. `published` means signed and written; resolvers in every location serve it within 60 s plus the delay of a second cache purge (120 s at the latest should that purge be delayed; clients may keep an answer 15 s more), not at once (docs/freshness.md). status_url states the current state at once.",
+      "Saved, published, visible: every version in this answer is saved. `published` means signed and written; resolvers in every location serve it within 60 s plus the delay of its cache purge while the purge budget allows (90 s at the latest when it does not; clients may keep an answer 15 s more), not at once (docs/freshness.md). status_url states the current state at once.",
     ),
 });
 export type PassportView = z.infer<typeof PassportView>;

@@ -2,4 +2,5 @@
 export { maintainLog } from "./log/append.ts";
 export { TransparencyLog } from "./log/transparency-log.ts";
 export { drainOutbox, inGroupsOf, type PublishEnv, publishOrDefer } from "./publish.ts";
+export { PurgeBudget } from "./purge-budget.ts";
 export { PublicationSequencer } from "./sequencer.ts";

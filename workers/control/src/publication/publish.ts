@@ -7,7 +7,6 @@ import {
   manifestIndexPrefix,
   PassportRecord,
   projectPublicRecord,
-  type ResolverAdminApi,
   type SnapshotMetadata,
   sealRecord,
   snapshotKey,
@@ -16,6 +15,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { type Database, database } from "../db/client.ts";
 import { loadAggregateWith } from "../db/passports.ts";
 import { logIndexOf, logPublication } from "./log/append.ts";
+import { requestPurges } from "./purge-budget.ts";
 import {
   deferOutboxRow,
   dueOutboxRows,
@@ -42,8 +42,10 @@ export async function publishPassport(env: PublishEnv, identityId: string): Prom
 
 /**
  * Projects a passport's public record from D1, links it to the previously published version,
- * signs it, appends it to the transparency log (once per version), writes the snapshot with its log index, its history entry and its feed entry to KV, purges the resolver's
- * cache for that identity, then clears the passport's outbox row. If any step fails the row stays
+ * signs it, appends it to the transparency log (once per version), writes the snapshot with its log
+ * index, its history entry and its feed entry to KV, then records it written and clears the
+ * passport's outbox row: the publication is complete. Last, it hands the identity's edge purges to
+ * the purge keeper, which never fails the publication. If any step before that fails the row stays
  * and the scheduled drain tries again, so the resolver converges on what D1 holds. Publishing
  * the same version again reproduces the same record (same time, same previous digest).
  *
@@ -95,11 +97,13 @@ export async function writePublication(env: PublishEnv, identityId: string): Pro
   await env.SNAPSHOTS.put(snapshotKey(identityId), JSON.stringify(record), { metadata });
   await putHistoryAndFeed(env, publication);
   const indexChanges = await syncManifestIndex(env, db, record, published);
-  await (env.RESOLVER as unknown as ResolverAdminApi).purge(identityId);
   // One round trip: the log index and the entries are recorded, the manifest keys as published, and
   // the outbox row cleared. Should it fail, the retry writes the same entries and keys again, and
   // the log answers the same index.
   await recordWritten(db, publication, logIndex, indexChanges, new Date().toISOString());
+  // Published. The edge's purge is an acceleration within a budget shared by every publication
+  // (docs/freshness.md, Purges): handed to the purge keeper, never awaited on the budget, never thrown.
+  await requestPurges(env, identityId, publication.changeKinds);
   return record;
 }
 

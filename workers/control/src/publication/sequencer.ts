@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
-import type { PassportRecord, ResolverAdminApi, StatusAuthorityApi, StatusResult } from "@passport/domain";
+import type { PassportRecord, StatusAuthorityApi, StatusResult } from "@passport/domain";
 import { type PublishEnv, writePublication } from "./publish.ts";
+import { requestPurges } from "./purge-budget.ts";
 import { readCurrentState } from "./queries.ts";
 import { type CurrentState, signStatus } from "./status.ts";
 
@@ -9,14 +10,10 @@ const STATE_REREAD_MS = 30_000;
 /** A signed token is reused for this long while the state it states is unchanged (docs/freshness.md). */
 const TOKEN_REUSE_MS = 5_000;
 /**
- * KV propagation, `K` of docs/freshness.md: a resolver elsewhere may read the previous snapshot
- * for this long after the write, and its edge cache keeps what it read. A second purge this long
- * after a publication drops those answers.
+ * Storage key of a second purge an earlier version of this object kept for its alarm; the purge
+ * keeper (purge-budget.ts) holds second purges now.
  */
-export const SECOND_PURGE_DELAY_MS = 60_000;
-/** Storage key of the pending second purge: the identity and the time it is due. */
-const SECOND_PURGE = "second-purge";
-type SecondPurge = { identityId: string; dueAt: number };
+const LEGACY_SECOND_PURGE = "second-purge";
 
 /**
  * The publication sequencer of one passport (addressed by its identity id; docs/publication.md).
@@ -88,11 +85,9 @@ export class PublicationSequencer extends DurableObject<PublishEnv> implements S
       this.#forgetState();
     };
     if (this.#waiting) return this.#waiting.finally(settled);
-    const run = this.#running.then(async () => {
+    const run = this.#running.then(() => {
       this.#waiting = undefined;
-      const record = await writePublication(this.env, identityId);
-      await this.#scheduleSecondPurge(identityId);
-      return record;
+      return writePublication(this.env, identityId);
     });
     this.#waiting = run;
     this.#running = run.catch(() => undefined);
@@ -100,44 +95,13 @@ export class PublicationSequencer extends DurableObject<PublishEnv> implements S
   }
 
   /**
-   * Once K has passed after a publication, purges the identity's edge cache again
-   * (docs/freshness.md, Second purge): answers filled meanwhile from a KV read that still saw the
-   * previous snapshot are dropped then, not when their lifetime ends. The due time lives in the
-   * object's storage and the purge runs from its alarm, so it survives eviction and a deploy, and
-   * a burst of publications shares one alarm: a publication while one is pending only moves the due
-   * time, and the alarm, when it fires, purges and sets itself again for the newest due time.
-   * The publication itself is done by now, so a storage failure here is logged, not thrown.
-   */
-  async #scheduleSecondPurge(identityId: string): Promise<void> {
-    try {
-      const dueAt = Date.now() + SECOND_PURGE_DELAY_MS;
-      await this.ctx.storage.put<SecondPurge>(SECOND_PURGE, { identityId, dueAt });
-      if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(dueAt);
-    } catch (error) {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "second_purge_not_scheduled",
-          identity_id: identityId,
-          message: String(error),
-        }),
-      );
-    }
-  }
-
-  /**
-   * The second purge. A purge that throws fails the alarm, which the platform retries with
-   * backoff; a publication after this alarm was set has moved the due time, so the alarm is set
-   * again for it (purging now as well, for the publications before).
+   * An alarm an earlier version set for its second purge: the purge goes to the purge keeper, which
+   * owns the budget, and the object keeps nothing more.
    */
   override async alarm(): Promise<void> {
-    const pending = await this.ctx.storage.get<SecondPurge>(SECOND_PURGE);
-    if (!pending) return;
-    await (this.env.RESOLVER as unknown as ResolverAdminApi).purge(pending.identityId);
-    // Read again: a publication may have moved the due time while the purge was under way.
-    const latest = await this.ctx.storage.get<SecondPurge>(SECOND_PURGE);
-    if (latest && latest.dueAt > Date.now()) await this.ctx.storage.setAlarm(latest.dueAt);
-    else await this.ctx.storage.delete(SECOND_PURGE);
+    const pending = await this.ctx.storage.get<{ identityId: string }>(LEGACY_SECOND_PURGE);
+    if (pending) await requestPurges(this.env, pending.identityId, []);
+    await this.ctx.storage.delete(LEGACY_SECOND_PURGE);
   }
 
   #forgetState(): void {

@@ -63,10 +63,13 @@ history.get("/:id/history.json", async (c) => {
           }
         : {}),
     };
+    // A full page of contiguous versions is settled: no later publication changes it.
+    const settled =
+      page.more && page.entries.length === limit && page.entries.every((e, i) => e.record_version === after + 1 + i);
     return new Response(JSON.stringify(body), {
       headers: {
         ...CORS_HEADERS,
-        ...cacheHeaders("identity", identityId),
+        ...cacheHeaders(settled ? "settled" : "identity", identityId),
         "content-type": "application/json; charset=utf-8",
       },
     });
