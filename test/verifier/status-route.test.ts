@@ -172,10 +172,21 @@ describe("GET /api/p/{id}/status", () => {
     const owner = await Owner.create();
     const { id } = await owner.apiPassport();
     const address = `198.51.100.${Math.floor(Math.random() * 250) + 1}`;
-    const answers: number[] = [];
-    for (let i = 0; i < 121; i++) answers.push((await statusOf(id, { "cf-connecting-ip": address })).status);
-    expect(answers.slice(0, 120).every((s) => s === 200)).toBe(true);
-    const refused = await statusOf(id, { "cf-connecting-ip": address });
+    // The local binding's windows follow the wall clock: a run that straddles a boundary is let
+    // through up to twice the limit before it is refused, and every answer before that is a 200.
+    let accepted = 0;
+    let refused: Response | undefined;
+    for (; accepted <= 240; accepted++) {
+      const response = await statusOf(id, { "cf-connecting-ip": address });
+      if (response.status === 429) {
+        refused = response;
+        break;
+      }
+      expect(response.status).toBe(200);
+      await response.body?.cancel();
+    }
+    expect(accepted).toBeGreaterThanOrEqual(120);
+    if (!refused) throw new Error("no 429 within twice the limit");
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBe("60");
     expect(refused.headers.get("cache-control")).toBe("no-store");
