@@ -2,6 +2,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { compatibilityDate } from "./scripts/compatibility-date.ts";
 import { logKeyPair, signingKeyPair } from "./scripts/dev-keys.mjs";
+import { MODELLED_CONTROL_ENTRY, platformModelOn } from "./scripts/platform-model.mjs";
 import { buildWorker } from "./test/build-worker.ts";
 
 const root = import.meta.dirname;
@@ -95,6 +96,14 @@ function hostsSimulator() {
 
 const controlPlaneConfig = { configPath: "./workers/control/wrangler.toml", environment: "development" };
 
+/**
+ * The control plane's tests run it under the platform model (docs/platform-model.md): the same
+ * Worker through an entry that models its KV and D1 bindings and counts its Durable Objects'
+ * requests. `PLATFORM_MODEL=off` runs the Worker's own entry instead.
+ */
+const platformModel = platformModelOn() ? "on" : "off";
+const modelledControlPlane = platformModel === "on" ? { main: `${root}/${MODELLED_CONTROL_ENTRY}` } : {};
+
 // The workerd suites share two cores with each other in `npm test`; a test that does real D1, KV
 // and Durable Object work (a rename of 60 passports, 60 rate-limited requests) can take several
 // seconds under that load. The timeout only catches a hung test: nothing here asserts a duration.
@@ -144,11 +153,13 @@ export default defineConfig({
             const keys = await controlPlaneKeys();
             const identityProviderKeys = await signingKeyPair("RS256");
             return {
+              ...modelledControlPlane,
               wrangler: controlPlaneConfig,
               miniflare: {
                 bindings: {
                   ...keys.bindings,
                   TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`),
+                  TEST_PLATFORM_MODEL: platformModel,
                   TEST_IDP_PUBLIC_JWK: identityProviderKeys.publicJwk,
                   TEST_IDP_PRIVATE_JWK: identityProviderKeys.privateJwk,
                   ...marketplaceSecrets(),
@@ -188,7 +199,12 @@ export default defineConfig({
         test: {
           name: "control",
           testTimeout: WORKERD_TEST_TIMEOUT,
-          include: ["test/control/**/*.test.ts", "test/e2e/**/*.test.ts", "test/marketplace/**/*.test.ts"],
+          include: [
+            "test/control/**/*.test.ts",
+            "test/e2e/**/*.test.ts",
+            "test/marketplace/**/*.test.ts",
+            "test/platform-model/**/*.test.ts",
+          ],
           setupFiles: ["test/support/apply-migrations.ts"],
         },
       },

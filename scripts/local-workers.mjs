@@ -25,9 +25,12 @@ export function runWrangler(root, args) {
   });
 }
 
-/** Bundles a Worker as `wrangler deploy` would (without deploying); resolves to the output directory. */
+/**
+ * Bundles a Worker as `wrangler deploy` would (without deploying); resolves to the output directory.
+ * `worker.main`, when given, is the entry instead of the config's `main` (the platform model's).
+ */
 async function bundle(root, worker, outdir) {
-  const args = ["deploy", "--dry-run", "-c", worker.config, "--outdir", outdir];
+  const args = ["deploy", ...(worker.main ? [worker.main] : []), "--dry-run", "-c", worker.config, "--outdir", outdir];
   await runWrangler(root, worker.env ? [...args, "--env", worker.env] : args);
   return outdir;
 }
@@ -36,7 +39,8 @@ async function bundle(root, worker, outdir) {
  * Starts the Workers and resolves once every port answers. The runtime opens the persist directory
  * only after `beforeStart` (e.g. the migrations) has settled; bundling runs meanwhile. Each worker is
  * `{ config, env?, port, vars }`: its wrangler config (bindings, queues, assets come from there),
- * the port it is served on at 127.0.0.1, and vars that override the config's. The runtime listens
+ * the port it is served on at 127.0.0.1, vars that override the config's, and optionally `main`, an
+ * entry that replaces the config's. The runtime listens
  * on a port of its own choosing; the public port is an edge proxy (scripts/edge-proxy.mjs), which
  * sets `cf-connecting-ip` from the connecting socket as Cloudflare's edge does.
  */

@@ -7,7 +7,7 @@ import { problemFromHttpException } from "./api/problem.ts";
 import { limitSignIn, limitWrites } from "./api/rate-limit.ts";
 import { bindingChecksApi } from "./binding-checks/index.ts";
 import type { AppEnv } from "./context.ts";
-import { database } from "./db/client.ts";
+import { database, isDatabaseFull } from "./db/client.ts";
 import { ensureDevelopmentMembership } from "./db/organisations.ts";
 import { marketplace, marketplaceApi } from "./marketplace/index.ts";
 import { me } from "./routes/me.ts";
@@ -60,6 +60,15 @@ app.notFound((c) =>
 
 app.onError((error) => {
   if (error instanceof HTTPException) return problemFromHttpException(error);
+  if (isDatabaseFull(error)) {
+    console.error(JSON.stringify({ level: "error", event: "database_full", message: String(error) }));
+    return problemResponse(
+      problem("storage-full", {
+        detail:
+          "The change was not made: the service's database is full. Reading still works; retry once the operator has made room.",
+      }),
+    );
+  }
   console.error(JSON.stringify({ level: "error", event: "unhandled", message: String(error) }));
   return problemResponse(
     problem("internal", {
