@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, extname, join } from "node:path";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { startEdgeProxy } from "./edge-proxy.mjs";
 
@@ -66,7 +66,8 @@ export async function startLocalWorkers({ root, persistTo, workers, beforeStart,
         // Module names are paths relative to rootPath, so the bundle's own directory is the root.
         rootPath: outdirs[i],
         modules: true,
-        scriptPath: join(outdirs[i], "index.js"),
+        // wrangler names the bundle after its entry: index.js for the configs' src/index.ts.
+        scriptPath: join(outdirs[i], worker.main ? `${basename(worker.main, extname(worker.main))}.js` : "index.js"),
         bindings: { ...workerOptions.bindings, ...worker.vars },
         unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
       };
