@@ -108,6 +108,10 @@ const modelledControlPlane = platformModel === "on" ? { main: `${root}/${MODELLE
 // and Durable Object work (a rename of 60 passports, 60 rate-limited requests) can take several
 // seconds under that load. The timeout only catches a hung test: nothing here asserts a duration.
 const WORKERD_TEST_TIMEOUT = 30_000;
+// Under the platform model a passport's publications start at least a second apart (KV takes one
+// write a second to its snapshot key, docs/publication.md), so a test that changes one passport
+// fifty times in a row takes fifty seconds.
+const MODELLED_TEST_TIMEOUT = 120_000;
 
 export default defineConfig({
   test: {
@@ -198,7 +202,7 @@ export default defineConfig({
         ],
         test: {
           name: "control",
-          testTimeout: WORKERD_TEST_TIMEOUT,
+          testTimeout: platformModel === "on" ? MODELLED_TEST_TIMEOUT : WORKERD_TEST_TIMEOUT,
           include: [
             "test/control/**/*.test.ts",
             "test/e2e/**/*.test.ts",

@@ -7,7 +7,7 @@ import { type Body, Caller, resolve } from "../support/api.ts";
 const modelled = env.TEST_PLATFORM_MODEL === "on";
 
 describe("the D1 model (docs/platform-model.md)", () => {
-  it("runs one round trip at a time, in the order they were sent", async () => {
+  it("counts round trips and how many were in flight at once; local D1 runs them in the order sent", async () => {
     const model = new D1Model();
     const db = modelledD1(env.DB, model);
     const order: number[] = [];
@@ -21,7 +21,7 @@ describe("the D1 model (docs/platform-model.md)", () => {
       ),
     );
     expect(order).toEqual([1, 2, 3]);
-    expect(model.counters()).toMatchObject({ roundTrips: 3, maxWaiting: 3, refusals: 0 });
+    expect(model.counters()).toMatchObject({ roundTrips: 3, maxConcurrent: 3, refusals: 0 });
   });
 
   it("accounts the database's size from D1's reports and refuses growing writes past the limit", async () => {

@@ -103,6 +103,28 @@ describe.runIf(modelled)("the control plane under the KV model: one write a seco
     expect(latest?.record_version).toBe(2);
   });
 
+  it("publishes changes to one passport within a second in one later run, never writing its snapshot twice a second", async () => {
+    const admin = await Caller.create("admin");
+    const { identity_id: id } = await admin.createPassport();
+    platformModel.reset();
+    // The second change arrives while the first one's run waits out the second after the create's.
+    const first = admin.json("PATCH", `/v1/passports/${id}`, { display_name: "One" });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = admin.json("PATCH", `/v1/passports/${id}`, { display_name: "Two" });
+    const answers = await Promise.all([first, second]);
+    expect(answers.map((a) => a.publication.status)).toEqual(["published", "published"]);
+    const { kv } = platformModel.counters();
+    expect(kv.refusals).toBe(0);
+    expect(kv.maxWritesPerKeyPerSecond).toBe(1);
+    const snapshot = await env.SNAPSHOTS.get<{ display_name: string; record_version: number }>(snapshotKey(id), "json");
+    expect(snapshot).toMatchObject({ display_name: "Two", record_version: 3 });
+    // The published chain stays linear: each version in the log, in order, once.
+    const entries = await logEntries(id);
+    const versions = entries.map((e) => e.record_version);
+    expect(versions).toEqual([...new Set(versions)].sort((a, b) => a - b));
+    expect(entries.at(-1)?.record_version).toBe(3);
+  });
+
   it("a burst of 40 publications in a few seconds writes no key more than once a second", async () => {
     const admin = await Caller.create("admin");
     const ids: string[] = [];

@@ -9,8 +9,8 @@ export interface D1Counters {
   refusals: number;
   /** The database's size as D1 last reported it (`meta.size_after`), or null before any report. */
   bytes: number | null;
-  /** The most round trips waiting for the database at one time (its single writer made visible). */
-  maxWaiting: number;
+  /** The most round trips in flight at one time: the database ran them one after another. */
+  maxConcurrent: number;
 }
 
 /** The message D1 answers a write with once a database is at its size limit (docs/platform-model.md, D1). */
@@ -24,19 +24,24 @@ export interface D1ModelOptions {
 }
 
 /**
- * One D1 database as the platform runs it: one round trip at a time (a batch is one), the bytes it
- * stores as D1 reports them after each statement, and writes that could grow it refused once it
- * is at its size limit, as D1 refuses them. Reads, deletes and drops still run at the limit:
- * they do not grow a database, and deleting is how an operator makes room.
+ * One D1 database as the platform runs it: the bytes it stores as D1 reports them after each
+ * statement, and writes that could grow it refused once it is at its size limit, as D1 refuses
+ * them. Reads, deletes and drops still run at the limit: they do not grow a database, and
+ * deleting is how an operator makes room.
+ *
+ * One round trip at a time (a batch is one) is local D1's own behaviour: Miniflare runs each
+ * database in one Durable Object that executes one statement or batch at a time, as D1 does. The
+ * model counts how many were in flight at once rather than queueing them itself: a queue shared
+ * by the isolate would resume one request's code from another request's promise, and workerd
+ * refuses a Durable Object's I/O made from another object's context.
  */
 export class D1Model {
   maxBytes: number;
   latencyMs: number;
-  #tail: Promise<unknown> = Promise.resolve();
-  #waiting = 0;
+  #inFlight = 0;
   /** A write ran through a call that reports no size (`first`, `raw`): measure before the next write. */
   #sizeUnknown = true;
-  #counters: D1Counters = { roundTrips: 0, refusals: 0, bytes: null, maxWaiting: 0 };
+  #counters: D1Counters = { roundTrips: 0, refusals: 0, bytes: null, maxConcurrent: 0 };
 
   constructor(options: D1ModelOptions = {}) {
     this.maxBytes = options.maxBytes ?? PLATFORM_LIMITS.d1.maxDatabaseBytes;
@@ -48,21 +53,20 @@ export class D1Model {
   }
 
   reset(): void {
-    this.#counters = { roundTrips: 0, refusals: 0, bytes: null, maxWaiting: 0 };
+    this.#counters = { roundTrips: 0, refusals: 0, bytes: null, maxConcurrent: 0 };
     this.#sizeUnknown = true;
   }
 
   /**
-   * Runs one round trip when the database is free. `grows` says whether it may add to the
-   * database (checked against the size limit first); `measure` reads the size when no report came.
+   * Runs one round trip. `grows` says whether it may add to the database (checked against the
+   * size limit first); `measure` reads the size when no report came.
    */
   async roundTrip<T>(grows: boolean, run: () => Promise<T>, measure: () => Promise<unknown>): Promise<T> {
     await pause(this.latencyMs);
-    this.#waiting++;
-    this.#counters.maxWaiting = Math.max(this.#counters.maxWaiting, this.#waiting);
-    const turn = this.#tail.then(async () => {
-      this.#waiting--;
-      this.#counters.roundTrips++;
+    this.#counters.roundTrips++;
+    this.#inFlight++;
+    this.#counters.maxConcurrent = Math.max(this.#counters.maxConcurrent, this.#inFlight);
+    try {
       if (grows) {
         if (this.#sizeUnknown) this.noteResult(await measure());
         if ((this.#counters.bytes ?? 0) >= this.maxBytes) {
@@ -73,9 +77,9 @@ export class D1Model {
       const result = await run();
       if (!this.noteResult(result) && grows) this.#sizeUnknown = true;
       return result;
-    });
-    this.#tail = turn.catch(() => undefined);
-    return turn;
+    } finally {
+      this.#inFlight--;
+    }
   }
 
   /** Takes the size from a D1 result (or a batch's results); returns whether it carried one. */
@@ -101,8 +105,8 @@ export function mayGrow(sql: string): boolean {
 type Statement = D1PreparedStatement;
 
 /**
- * A D1 binding whose every round trip goes through `model`: queries one at a time, sizes
- * accounted, writes refused past the size limit. Statements it prepares are its own, so a batch
+ * A D1 binding whose every round trip goes through `model`: counted, sizes accounted, writes
+ * refused past the size limit. Statements it prepares are its own, so a batch
  * of them is recognised and run as the inner binding's batch, in one round trip.
  */
 export function modelledD1(inner: D1Database, model: D1Model): D1Database {
