@@ -16,8 +16,9 @@ const TOKEN_REUSE_MS = 5_000;
  */
 export const SECOND_PURGE_DELAY_MS = 60_000;
 /**
- * How often a publication whose KV write was refused (its key written less than a second before,
- * docs/platform-model.md) is tried again within the same run, a key write interval apart.
+ * How many times one run tries a publication whose KV write was refused (its key written less
+ * than a second before, docs/platform-model.md), a key write interval apart; after that the
+ * outbox row stays for the drain.
  */
 const KV_REFUSED_ATTEMPTS = 3;
 /** Storage key of the pending second purge: the identity and the time it is due. */
