@@ -2,6 +2,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { compatibilityDate } from "./scripts/compatibility-date.ts";
 import { logKeyPair, signingKeyPair } from "./scripts/dev-keys.mjs";
+import { MODELLED_CONTROL_ENTRY, platformModelOn } from "./scripts/platform-model.mjs";
 import { buildWorker } from "./test/build-worker.ts";
 
 const root = import.meta.dirname;
@@ -63,7 +64,7 @@ async function controlPlaneKeys() {
  * bundle named `origin`. Tests reach its public side through a `TEST_EDGE` binding; the resolver
  * bundle purges it through `PLATFORM_EDGE_CACHE` (below), as it purges Workers Caching when deployed.
  */
-function platformModel(origin: string) {
+function edgeModel(origin: string) {
   return {
     name: "passport-platform-model",
     modules: true,
@@ -115,10 +116,22 @@ function hostsSimulator() {
 
 const controlPlaneConfig = { configPath: "./workers/control/wrangler.toml", environment: "development" };
 
+/**
+ * The control plane's tests run it under the platform model (docs/platform-model.md): the same
+ * Worker through an entry that models its KV and D1 bindings and counts its Durable Objects'
+ * requests. `PLATFORM_MODEL=off` runs the Worker's own entry instead.
+ */
+const platformModel = platformModelOn() ? "on" : "off";
+const modelledControlPlane = platformModel === "on" ? { main: `${root}/${MODELLED_CONTROL_ENTRY}` } : {};
+
 // The workerd suites share two cores with each other in `npm test`; a test that does real D1, KV
 // and Durable Object work (a rename of 60 passports, 60 rate-limited requests) can take several
 // seconds under that load. The timeout only catches a hung test: nothing here asserts a duration.
 const WORKERD_TEST_TIMEOUT = 30_000;
+// Under the platform model a passport's publications start at least a second apart (KV takes one
+// write a second to its snapshot key, docs/publication.md), so a test that changes one passport
+// fifty times in a row takes fifty seconds.
+const MODELLED_TEST_TIMEOUT = 120_000;
 
 export default defineConfig({
   test: {
@@ -153,14 +166,14 @@ export default defineConfig({
                   ratelimits: RESOLVER_RATELIMITS,
                   serviceBindings: MODEL_PURGE,
                 },
-                platformModel("resolver-bundle"),
+                edgeModel("resolver-bundle"),
               ],
             },
           }),
         ],
         test: {
           name: "resolver",
-          include: ["test/resolver/**/*.test.ts", "test/domain/**/*.test.ts", "test/platform-model/**/*.test.ts"],
+          include: ["test/resolver/**/*.test.ts", "test/domain/**/*.test.ts", "test/platform-model/edge/**/*.test.ts"],
           testTimeout: WORKERD_TEST_TIMEOUT,
         },
       },
@@ -170,11 +183,13 @@ export default defineConfig({
             const keys = await controlPlaneKeys();
             const identityProviderKeys = await signingKeyPair("RS256");
             return {
+              ...modelledControlPlane,
               wrangler: controlPlaneConfig,
               miniflare: {
                 bindings: {
                   ...keys.bindings,
                   TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`),
+                  TEST_PLATFORM_MODEL: platformModel,
                   TEST_IDP_PUBLIC_JWK: identityProviderKeys.publicJwk,
                   TEST_IDP_PRIVATE_JWK: identityProviderKeys.privateJwk,
                   ...marketplaceSecrets(),
@@ -208,7 +223,7 @@ export default defineConfig({
                   },
                   hostsSimulator(),
                   resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY, "control"),
-                  platformModel("passport-resolver"),
+                  edgeModel("passport-resolver"),
                 ],
               },
             };
@@ -216,8 +231,13 @@ export default defineConfig({
         ],
         test: {
           name: "control",
-          testTimeout: WORKERD_TEST_TIMEOUT,
-          include: ["test/control/**/*.test.ts", "test/e2e/**/*.test.ts", "test/marketplace/**/*.test.ts"],
+          testTimeout: platformModel === "on" ? MODELLED_TEST_TIMEOUT : WORKERD_TEST_TIMEOUT,
+          include: [
+            "test/control/**/*.test.ts",
+            "test/e2e/**/*.test.ts",
+            "test/marketplace/**/*.test.ts",
+            "test/platform-model/*.test.ts",
+          ],
           setupFiles: ["test/support/apply-migrations.ts"],
         },
       },
@@ -241,7 +261,7 @@ export default defineConfig({
                 workers: [
                   hostsSimulator(),
                   resolverBundle(keys.bindings.TEST_SIGNING_JWKS, keys.bindings.TEST_LOG_VERIFIER_KEY, "verifier"),
-                  platformModel("passport-resolver"),
+                  edgeModel("passport-resolver"),
                 ],
               },
             };

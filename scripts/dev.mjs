@@ -19,6 +19,7 @@ import {
   signDevelopmentToken,
 } from "./dev-auth.mjs";
 import { runWrangler, startLocalWorkers } from "./local-workers.mjs";
+import { MODELLED_CONTROL_ENTRY, platformModelOn } from "./platform-model.mjs";
 
 const resolverPort = Number(process.env.RESOLVER_PORT ?? 8787);
 const controlPort = Number(process.env.CONTROL_PORT ?? 8788);
@@ -390,6 +391,8 @@ const workers = [
     name: "passport-control",
     config: controlConfig,
     env: "development",
+    // Under the platform model unless PLATFORM_MODEL=off (docs/platform-model.md).
+    ...(platformModelOn() ? { main: MODELLED_CONTROL_ENTRY } : {}),
     port: controlPort,
     vars: {
       DEV_AUTH_PUBLIC_JWK: JSON.stringify(keys.publicJwk),

@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, extname, join } from "node:path";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { startEdgeProxy } from "./edge-proxy.mjs";
 
@@ -25,9 +25,12 @@ export function runWrangler(root, args) {
   });
 }
 
-/** Bundles a Worker as `wrangler deploy` would (without deploying); resolves to the output directory. */
+/**
+ * Bundles a Worker as `wrangler deploy` would (without deploying); resolves to the output directory.
+ * `worker.main`, when given, is the entry instead of the config's `main` (the platform model's).
+ */
 async function bundle(root, worker, outdir) {
-  const args = ["deploy", "--dry-run", "-c", worker.config, "--outdir", outdir];
+  const args = ["deploy", ...(worker.main ? [worker.main] : []), "--dry-run", "-c", worker.config, "--outdir", outdir];
   await runWrangler(root, worker.env ? [...args, "--env", worker.env] : args);
   return outdir;
 }
@@ -35,9 +38,10 @@ async function bundle(root, worker, outdir) {
 /**
  * Starts the Workers and resolves once every port answers. The runtime opens the persist directory
  * only after `beforeStart` (e.g. the migrations) has settled; bundling runs meanwhile. Each worker is
- * `{ config, env?, port?, vars, services? }`: its wrangler config (bindings, queues, assets come from
- * there), the port it is served on at 127.0.0.1 (none: reached only through bindings), vars that
- * override the config's, and service bindings the config does not have (local-only seams). The runtime listens
+ * `{ config, env?, port?, vars, services?, main? }`: its wrangler config (bindings, queues, assets
+ * come from there), the port it is served on at 127.0.0.1 (none: reached only through bindings),
+ * vars that override the config's, service bindings the config does not have (local-only seams),
+ * and optionally `main`, an entry that replaces the config's. The runtime listens
  * on a port of its own choosing; the public port is an edge proxy (scripts/edge-proxy.mjs), which
  * sets `cf-connecting-ip` from the connecting socket as Cloudflare's edge does.
  */
@@ -63,7 +67,8 @@ export async function startLocalWorkers({ root, persistTo, workers, beforeStart,
         // Module names are paths relative to rootPath, so the bundle's own directory is the root.
         rootPath: outdirs[i],
         modules: true,
-        scriptPath: join(outdirs[i], "index.js"),
+        // wrangler names the bundle after its entry: index.js for the configs' src/index.ts.
+        scriptPath: join(outdirs[i], worker.main ? `${basename(worker.main, extname(worker.main))}.js` : "index.js"),
         bindings: { ...workerOptions.bindings, ...worker.vars },
         serviceBindings: { ...workerOptions.serviceBindings, ...worker.services },
         unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],

@@ -30,6 +30,8 @@ declare namespace Cloudflare {
     TEST_MIGRATION_DB_CANONICAL: D1Database;
     /** Runs of the propagation property and the seed of its recorded history; empty for the defaults. */
     TEST_PROPAGATION_RUNS: string;
+    /** "on" when the control plane runs under the platform model (vitest.config.ts), "off" with PLATFORM_MODEL=off. */
+    TEST_PLATFORM_MODEL: string;
     TEST_PROPAGATION_SEED: string;
     TEST_MIGRATION_DB_RECHECKS: D1Database;
     TEST_MIGRATION_DB_AUTHORITY: D1Database;

@@ -42,6 +42,7 @@ export const PROBLEMS = {
   },
   "rate-limited": { status: 429, title: "Too many requests" },
   unavailable: { status: 503, title: "Temporarily unavailable" },
+  "storage-full": { status: 507, title: "The service's storage is full" },
   internal: { status: 500, title: "Internal error" },
 } as const satisfies Record<string, { status: number; title: string }>;
 

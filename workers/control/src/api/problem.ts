@@ -1,5 +1,6 @@
 import { type Problem, type ProblemKind, problem, problemResponse } from "@passport/domain";
 import { HTTPException } from "hono/http-exception";
+import { isDatabaseFull } from "../db/client.ts";
 import { Refusal, StaleVersion } from "../failures.ts";
 import { passportEtag } from "./views.ts";
 
@@ -50,6 +51,15 @@ function problemFromHttpException(error: HTTPException): Response {
 export function answerToError(error: unknown): Response {
   if (error instanceof Refusal) return refusalResponse(error);
   if (error instanceof HTTPException) return problemFromHttpException(error);
+  if (isDatabaseFull(error)) {
+    console.error(JSON.stringify({ level: "error", event: "database_full", message: String(error) }));
+    return problemResponse(
+      problem("storage-full", {
+        detail:
+          "The change was not made: the service's database is full. Reading still works; retry once the operator has made room.",
+      }),
+    );
+  }
   console.error(JSON.stringify({ level: "error", event: "unhandled", message: String(error) }));
   return problemResponse(
     problem("internal", {

@@ -32,6 +32,17 @@ export function isConstraintError(error: unknown, marker: string): boolean {
   return String((error as { cause?: unknown })?.cause ?? error).includes(marker);
 }
 
+/**
+ * What D1 answers a write with once the database is at its size limit (10 GB, which cannot be
+ * raised; docs/platform-model.md, D1). The write, or the whole batch, is not applied; reads work.
+ */
+const DATABASE_FULL = "Exceeded maximum DB size";
+
+/** Whether a statement failed because the database is at its size limit. */
+export function isDatabaseFull(error: unknown): boolean {
+  return isConstraintError(error, DATABASE_FULL);
+}
+
 /** A new row id: `prefix` and 20 random hex digits, e.g. `ev_3f9c…` (docs/storage.md). */
 export function randomId(prefix: string): string {
   return `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;

@@ -25,13 +25,18 @@ export async function membershipIn(db: Database, subject: string, organisationId
   return row;
 }
 
-/** Development only: makes sure the organisation and membership a development token names exist. */
+/**
+ * Development only: makes sure the organisation and membership a development token names exist.
+ * Written only when the membership is new or its role changed, so a read stays a read (D1 at its
+ * size limit refuses every write, docs/platform-model.md).
+ */
 export async function ensureDevelopmentMembership(
   db: Database,
   subject: string,
   organisationId: string,
   role: Role,
 ): Promise<void> {
+  if ((await membershipIn(db, subject, organisationId))?.role === role) return;
   await db.batch([
     db.insert(organisations).values({ id: organisationId, name: organisationId }).onConflictDoNothing(),
     db

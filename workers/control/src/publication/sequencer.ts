@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { PassportRecord, StatusAuthorityApi, StatusResult } from "@passport/domain";
+import { isKvWriteRefused, KV_KEY_WRITE_INTERVAL_MS, waitFor } from "./kv-writes.ts";
 import { type PublishEnv, writePublication } from "./publish.ts";
 import { requestPurges } from "./purge-budget.ts";
 import { readCurrentState } from "./queries.ts";
@@ -14,6 +15,12 @@ const TOKEN_REUSE_MS = 5_000;
  * keeper (purge-budget.ts) holds second purges now.
  */
 const LEGACY_SECOND_PURGE = "second-purge";
+/**
+ * How many times one run tries a publication whose KV write was refused (its key written less
+ * than a second before, docs/platform-model.md), a key write interval apart; after that the
+ * outbox row stays for the drain.
+ */
+const KV_REFUSED_ATTEMPTS = 3;
 
 /**
  * The publication sequencer of one passport (addressed by its identity id; docs/publication.md).
@@ -23,10 +30,16 @@ const LEGACY_SECOND_PURGE = "second-purge";
  *
  * Each publication reads the newest version from D1 when it starts, so calls that arrive while
  * one runs share the single next run: it publishes everything they committed before calling.
+ * A run starts at least a second after the previous one ended, because each run writes the
+ * passport's snapshot key again and KV takes one write a second to a key: calls within that
+ * second share the run too, so a burst of changes to one passport publishes its newest version
+ * once a second instead of being refused.
  */
 export class PublicationSequencer extends DurableObject<PublishEnv> implements StatusAuthorityApi {
   #running: Promise<unknown> = Promise.resolve();
   #waiting: Promise<PassportRecord> | undefined;
+  /** When the last run's KV writes ended (the next run's writes come at least a second later). */
+  #lastRunEndedAt = 0;
   /** Publications called and not yet settled; while any runs, status is read from D1 every time. */
   #publishing = 0;
   #state: { value: CurrentState; readAt: number } | undefined;
@@ -85,13 +98,34 @@ export class PublicationSequencer extends DurableObject<PublishEnv> implements S
       this.#forgetState();
     };
     if (this.#waiting) return this.#waiting.finally(settled);
-    const run = this.#running.then(() => {
+    const run = this.#running.then(async () => {
+      // Calls made while this run waits out the key write interval still share it.
+      await waitFor(this.#lastRunEndedAt + KV_KEY_WRITE_INTERVAL_MS - Date.now());
       this.#waiting = undefined;
-      return writePublication(this.env, identityId);
+      return this.#write(identityId);
     });
     this.#waiting = run;
     this.#running = run.catch(() => undefined);
     return run.finally(settled);
+  }
+
+  /**
+   * Publishes, and tries again a key write interval later when KV refused a write for coming too
+   * soon after the previous one to its key (another writer, or a retry of a failed run). Nothing
+   * is lost or reordered: the next attempt reads D1 again and publishes the same version (its
+   * publication row is already recorded) or a newer one.
+   */
+  async #write(identityId: string): Promise<PassportRecord> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await writePublication(this.env, identityId);
+      } catch (error) {
+        if (attempt >= KV_REFUSED_ATTEMPTS || !isKvWriteRefused(error)) throw error;
+        await waitFor(KV_KEY_WRITE_INTERVAL_MS);
+      } finally {
+        this.#lastRunEndedAt = Date.now();
+      }
+    }
   }
 
   /**

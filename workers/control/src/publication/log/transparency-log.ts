@@ -9,6 +9,7 @@ import {
   signatureLine,
 } from "@passport/protocol";
 import { outboundFor } from "../../outbound/config.ts";
+import { KV_KEY_WRITE_INTERVAL_MS, waitFor } from "../kv-writes.ts";
 import { logKey } from "./log-key.ts";
 import {
   appendLeaf,
@@ -37,13 +38,16 @@ export interface LogAppend {
 const CHECKPOINT_REFRESH_SECONDS = 600;
 
 /**
- * The least time between the starts of two publication passes. Appends that arrive meanwhile share
- * the next pass, so under load each changed tile, entry bundle and the checkpoint is written once
- * for many entries: without the spacing, passes ran back to back with one or two entries each and
- * the log wrote 3.3 KV values per publication (scripts/bench/README.md). An entry's checkpoint may
- * come this much later than its record; the resolver caches a checkpoint for 5 s in any case.
+ * The least time from the end of one publication pass to the start of the next. Each pass writes
+ * the checkpoint, the partial tiles at the tree's right edge and the hints of the passports it
+ * logged again, and KV takes one write a second to a key (docs/platform-model.md): starting a
+ * pass this long after the previous one ended keeps every key to one write a second, whatever
+ * each pass takes. Appends that arrive meanwhile share the next pass, so under load each changed
+ * tile, entry bundle and the checkpoint is written once for many entries (scripts/bench/README.md).
+ * An entry's checkpoint may come this much later than its record; the resolver caches a
+ * checkpoint for 5 s in any case.
  */
-const PASS_SPACING_MS = 250;
+const PASS_SPACING_MS = KV_KEY_WRITE_INTERVAL_MS;
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS entries (
@@ -75,7 +79,8 @@ type Head = { size: number; published: number; edge: Uint8Array[]; signedAt: str
 export class TransparencyLog extends DurableObject<LogEnv> {
   #running: Promise<unknown> = Promise.resolve();
   #waiting: Promise<void> | undefined;
-  #lastPassAt = 0;
+  /** When the last pass that wrote to KV ended, whether it succeeded or not. */
+  #lastPassEndedAt = 0;
 
   constructor(ctx: DurableObjectState, env: LogEnv) {
     super(ctx, env);
@@ -106,15 +111,15 @@ export class TransparencyLog extends DurableObject<LogEnv> {
    * Writes to KV whatever was appended but not yet published, and signs a new checkpoint; with
    * nothing new, signs the same tree again once the served checkpoint is older than
    * {@link CHECKPOINT_REFRESH_SECONDS}, so a consumer's freshness bound is met while the log is idle.
-   * Calls made while a pass runs, or within PASS_SPACING_MS of its start, share the next pass.
+   * Calls made while a pass runs, or within PASS_SPACING_MS of the end of the previous one, share
+   * the next pass.
    */
   publish(): Promise<void> {
     this.#checkName();
     if (this.#waiting) return this.#waiting;
     const run = this.#running.then(async () => {
       // Calls made while this run waits out the spacing still share it.
-      const wait = this.#lastPassAt + PASS_SPACING_MS - Date.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      await waitFor(this.#lastPassEndedAt + PASS_SPACING_MS - Date.now());
       this.#waiting = undefined;
       return this.#publishPass();
     });
@@ -205,12 +210,32 @@ export class TransparencyLog extends DurableObject<LogEnv> {
     });
   }
 
+  /**
+   * A pass that failed (a KV write refused or failed, a witness answer that threw) is tried again
+   * from the object's alarm, a pass spacing later, so what was appended reaches KV without waiting
+   * for the next append or the scheduled handler. The alarm survives eviction; one that fails
+   * is retried by the platform with backoff.
+   */
   async #publishQuietly(): Promise<void> {
     try {
       await this.publish();
     } catch (error) {
       console.error(JSON.stringify({ level: "error", event: "log_publish_failed", message: String(error) }));
+      try {
+        if ((await this.ctx.storage.getAlarm()) === null) {
+          await this.ctx.storage.setAlarm(Date.now() + PASS_SPACING_MS);
+        }
+      } catch (alarmError) {
+        console.error(
+          JSON.stringify({ level: "error", event: "log_retry_not_scheduled", message: String(alarmError) }),
+        );
+      }
     }
+  }
+
+  /** The retry of a failed pass (see #publishQuietly); a pass with nothing new writes nothing. */
+  override async alarm(): Promise<void> {
+    await this.publish();
   }
 
   async #publishPass(): Promise<void> {
@@ -219,8 +244,15 @@ export class TransparencyLog extends DurableObject<LogEnv> {
     const signedAt = head.signedAt ? Date.parse(head.signedAt) : Number.NaN;
     const stale = !(now.getTime() - signedAt < CHECKPOINT_REFRESH_SECONDS * 1000);
     if (head.size === head.published && !stale) return;
-    // Only a pass that writes spaces the next one.
-    this.#lastPassAt = Date.now();
+    try {
+      await this.#writePass(head, now);
+    } finally {
+      // Only a pass that writes spaces the next one, from when its last write ended.
+      this.#lastPassEndedAt = Date.now();
+    }
+  }
+
+  async #writePass(head: Head, now: Date): Promise<void> {
     // Rows below `size` never change, so reading them across the awaits below is consistent.
     const kv = this.env.SNAPSHOTS;
     // One key per tile, holding its widest version: a partial tile of width W is the first W

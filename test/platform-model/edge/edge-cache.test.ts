@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { identityCacheTag, mintIdentityId } from "@passport/domain";
 import { describe, expect, it } from "vitest";
-import { EdgeCacheModel, storability } from "../../workers/platform-model/src/edge-cache.ts";
-import { PLATFORM_LIMITS } from "../../workers/platform-model/src/limits.ts";
+import { EdgeCacheModel, storability } from "../../../workers/platform-model/src/edge-cache.ts";
+import { PLATFORM_LIMITS } from "../../../workers/platform-model/src/limits.ts";
 
 /** An origin that answers with the given headers and counts its calls; time is the test's own. */
 function edge(headers: Record<string, string> = {}, status = 200) {
