@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { platformModelOn } from "../workers/platform-model/src/switch.ts";
 import {
   attestAsDemoAuditor,
   DEMO_AUDITOR,
@@ -18,6 +19,7 @@ import {
   root,
   signDevelopmentToken,
 } from "./dev-auth.mjs";
+import { startLocalCrons } from "./local-crons.mjs";
 import { runWrangler, startLocalWorkers } from "./local-workers.mjs";
 
 const resolverPort = Number(process.env.RESOLVER_PORT ?? 8787);
@@ -38,6 +40,8 @@ const controlConfig = join("workers", "control", "wrangler.toml");
 
 /** The running Workers, once startLocalWorkers was called (a stop during the start waits for it). */
 let starting;
+/** The cron driver, once the Workers run (docs/platform-model.md, Cron triggers). */
+let crons;
 let stopping = false;
 async function stop(code = 0) {
   if (stopping) return;
@@ -45,6 +49,7 @@ async function stop(code = 0) {
   // Should the runtime not stop in time, leave anyway: the exit takes workerd with it.
   setTimeout(() => process.exit(code), 5000).unref();
   try {
+    crons?.stop();
     const service = await starting?.catch(() => undefined);
     await service?.stop();
   } catch (error) {
@@ -388,21 +393,21 @@ const workers = [
   },
 ];
 
+const modelled = platformModelOn(process.env);
+const workersOutput = (text) => {
+  for (const line of text.split("\n")) {
+    if (line.trim() && !OFFLINE_NOISE.test(line)) process.stderr.write(`[workers] ${line}\n`);
+  }
+};
+
 try {
   process.stderr.write("[dev] applying D1 migrations and starting the Workers\n");
-  starting = startLocalWorkers({
-    root,
-    persistTo,
-    workers,
-    beforeStart: migrated,
-    onOutput: (text) => {
-      for (const line of text.split("\n")) {
-        if (line.trim() && !OFFLINE_NOISE.test(line)) process.stderr.write(`[workers] ${line}\n`);
-      }
-    },
-  });
+  starting = startLocalWorkers({ root, persistTo, workers, beforeStart: migrated, onOutput: workersOutput });
   const service = await starting;
   if (stopping) await new Promise(() => {});
+  // The scheduled handlers run on their wrangler schedules, as deployed (the outbox drain, the
+  // binding re-checks and the re-evaluation that clears a reactivated passport's flag).
+  if (modelled) crons = startLocalCrons({ root, mf: service.mf, workers, onOutput: workersOutput });
   const db = await service.mf.getD1Database("DB", "passport-control");
   await db.batch([
     db.prepare("INSERT OR IGNORE INTO organisations (id, name) VALUES ('org_demo_group', 'Demo Group')"),
@@ -456,6 +461,12 @@ Call path demo: the demo agent signs a call to the demo API (${demoApiUrl}, serv
   npm run call-demo                     (docs/reciprocal-trust.md, Call path)
 
 Acquisition demo: open ${marketplaceUrl}/ (simulated marketplace), subscribe, and claim on the onboarding page with the token above (docs/acquisition.md).
+
+${
+  crons
+    ? `Cron triggers run as deployed: ${crons.triggers.map((t) => `${t.worker} "${t.cron}"`).join(", ")} (PLATFORM_MODEL=off turns the platform model off; docs/platform-model.md).`
+    : "Platform model off (PLATFORM_MODEL=off): cron triggers do not run, as in bare workerd (docs/platform-model.md)."
+}
 
 Press Ctrl-C to stop.`);
 } catch (error) {
