@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { platformModelOn } from "../workers/platform-model/src/switch.ts";
+import { startDemoAuditor } from "./demo-auditor.mjs";
 import {
   attestAsDemoAuditor,
   DEMO_AUDITOR,
@@ -42,6 +43,8 @@ const controlConfig = join("workers", "control", "wrangler.toml");
 let starting;
 /** The cron driver, once the Workers run (docs/platform-model.md, Cron triggers). */
 let crons;
+/** The demo auditor's answers to re-evaluations (scripts/demo-auditor.mjs). */
+let demoAuditor;
 let stopping = false;
 async function stop(code = 0) {
   if (stopping) return;
@@ -50,6 +53,7 @@ async function stop(code = 0) {
   setTimeout(() => process.exit(code), 5000).unref();
   try {
     crons?.stop();
+    demoAuditor?.stop();
     const service = await starting?.catch(() => undefined);
     await service?.stop();
   } catch (error) {
@@ -431,6 +435,14 @@ try {
   const payments = demo.find((p) => p.display_name === "Demo Payments API");
   if (payments) await setUpDemoApi(token, payments.identity_id, service.mf);
   if (agent && payments) await declareDemoUses(token, agent.identity_id, payments.identity_id);
+  if (agent) {
+    const { evidence = [] } = DEMO_PASSPORTS.find((p) => p.display_name === agent.display_name) ?? {};
+    demoAuditor = startDemoAuditor({
+      controlUrl,
+      passports: [{ id: agent.identity_id, evidence }],
+      onOutput: (line) => process.stderr.write(`[demo auditor] ${line}\n`),
+    });
+  }
   const first = demo[0].identity_id;
   // A fresh endpoint each start, so the printed create command never collides with an earlier one.
   const exampleSuffix = Date.now().toString(36);
