@@ -1,8 +1,11 @@
+import { readFileSync } from "node:fs";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { parse as parseToml } from "smol-toml";
 import { defineConfig } from "vitest/config";
 import { compatibilityDate } from "./scripts/compatibility-date.ts";
 import { logKeyPair, signingKeyPair } from "./scripts/dev-keys.mjs";
 import { buildWorker } from "./test/build-worker.ts";
+import { cronsOf } from "./workers/platform-model/src/cron.ts";
 
 const root = import.meta.dirname;
 const runtime = { compatibilityDate: compatibilityDate(root), compatibilityFlags: ["nodejs_compat"] };
@@ -94,6 +97,11 @@ function hostsSimulator() {
 }
 
 const controlPlaneConfig = { configPath: "./workers/control/wrangler.toml", environment: "development" };
+/** The control plane's cron triggers, as its wrangler config gives them (test/support/crons.ts runs them). */
+const controlPlaneCrons = cronsOf(
+  parseToml(readFileSync(`${root}/workers/control/wrangler.toml`, "utf8")) as Parameters<typeof cronsOf>[0],
+  controlPlaneConfig.environment,
+);
 
 // The workerd suites share two cores with each other in `npm test`; a test that does real D1, KV
 // and Durable Object work (a rename of 60 passports, 60 rate-limited requests) can take several
@@ -151,6 +159,7 @@ export default defineConfig({
                   TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`),
                   TEST_IDP_PUBLIC_JWK: identityProviderKeys.publicJwk,
                   TEST_IDP_PRIVATE_JWK: identityProviderKeys.privateJwk,
+                  TEST_CONTROL_CRONS: JSON.stringify(controlPlaneCrons),
                   ...marketplaceSecrets(),
                 },
                 // A small stand-in for FULFILL_CEILING: the real one (300 a minute, shared by every

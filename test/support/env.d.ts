@@ -4,6 +4,8 @@ declare namespace Cloudflare {
     TEST_DEV_PRIVATE_JWK: string;
     /** The resolver's public fetch handler (the RESOLVER binding reaches only its admin entry point). */
     TEST_RESOLVER: Fetcher;
+    /** The control plane's `[triggers] crons` (JSON list), read from its wrangler.toml (test/support/crons.ts). */
+    TEST_CONTROL_CRONS: string;
     /** The local identity-provider simulator, serving the JWKS of TEST_IDP_PUBLIC_JWK. */
     TEST_IDENTITY_PROVIDER: Fetcher;
     TEST_IDP_PUBLIC_JWK: string;
