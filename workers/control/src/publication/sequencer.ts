@@ -6,12 +6,13 @@ import { type CurrentState, signStatus } from "./status.ts";
 
 /**
  * The recovery bound, `R` of docs/freshness.md: a state recorded longer ago than this is read from
- * D1 again on the next status request. Every change reaches this object within a minute without it
- * (its own publish call, or the outbox drain's when that call was lost); this catches what reaches
- * D1 by neither (an organisation change's bulk rows waiting behind the drain, a manual repair), and
- * keeps the long tail's reads of the write database at one per passport per 10 minutes at most.
+ * D1 again on the next status request. Every committed change has an outbox row and reaches this
+ * object by a publish call, its own or the outbox drain's (within a minute when its own was lost),
+ * so this only bounds how late the object learns of what reaches it later (an organisation
+ * change's bulk rows, drained after all others) or never (a write made outside the service's
+ * paths). An hour keeps the long tail's reads of the write database at one per passport per hour.
  */
-export const STATE_RECOVERY_MS = 600_000;
+export const STATE_RECOVERY_MS = 3_600_000;
 /** A signed token is reused for this long while the state it states is unchanged (docs/freshness.md). */
 const TOKEN_REUSE_MS = 5_000;
 /**
@@ -137,9 +138,10 @@ export class PublicationSequencer extends DurableObject<PublishEnv> implements S
     if (name !== undefined && name !== identityId) {
       return Promise.reject(new Error(`the sequencer of ${name} cannot publish ${identityId}`));
     }
-    // The change that made this call is committed: what was read or recorded so far may be out of date.
-    this.#read = undefined;
-    this.#token = undefined;
+    // The change that made this call is committed: what was read or recorded so far is out of date,
+    // and is dropped from storage as well, so an object reset before this publication settles
+    // recovers from D1 rather than answer with the state from before it.
+    this.#forget();
     this.#publishing++;
     const settled = () => {
       this.#publishing--;
