@@ -10,7 +10,7 @@ export const CONTROL_CRONS: string[] = JSON.parse(env.TEST_CONTROL_CRONS);
  * Runs the control plane's scheduled handler for `cron` as the platform would at `scheduledTime`
  * (docs/platform-model.md, Cron triggers), and waits for all it started (`waitUntil` included).
  */
-export async function runCron(cron: string, scheduledTime: number): Promise<void> {
+async function runCron(cron: string, scheduledTime: number): Promise<void> {
   const ctx = createExecutionContext();
   await control.scheduled(createScheduledController({ cron, scheduledTime }), env, ctx);
   await waitOnExecutionContext(ctx);

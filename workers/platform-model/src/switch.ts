@@ -3,7 +3,7 @@
  * `PLATFORM_MODEL=off` runs the bare local runtime, as before the model existed (the benchmarks
  * measure the Workers themselves that way). Any other value, or none, runs the model.
  */
-export const PLATFORM_MODEL_SWITCH = "PLATFORM_MODEL";
+const PLATFORM_MODEL_SWITCH = "PLATFORM_MODEL";
 
 /** Whether the model runs, given the environment's variables (process.env, or a Worker's env). */
 export function platformModelOn(variables: Record<string, unknown>): boolean {

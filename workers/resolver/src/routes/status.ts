@@ -14,7 +14,7 @@ const NO_STORE = cacheHeaders("none");
  * limit, at the cost of answers up to a second older (docs/freshness.md, Status token). No
  * Cache-Tag: a second's lifetime needs no purge, and purges are a budget (docs/resolver.md).
  */
-export const STATUS_EDGE_SECONDS = 1;
+const STATUS_EDGE_SECONDS = 1;
 const SHARED_BRIEFLY = {
   "cache-control": "no-store",
   "cloudflare-cdn-cache-control": `public, max-age=${STATUS_EDGE_SECONDS}, stale-if-error=0`,
