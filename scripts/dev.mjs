@@ -1,7 +1,8 @@
 // `npm start`: the whole service on this machine. Applies the D1 migrations, then runs the
 // resolver, the control plane, the marketplace simulator and the hosts simulator in one workerd process (local D1/KV/
-// Queues persisted under .wrangler/state; docs/local-development.md says why one process), seeds
-// the demo organisation and passports once, and prints what a newcomer needs to try it.
+// Queues persisted under .wrangler/state; docs/local-development.md says why one process), fires
+// their cron triggers on their wrangler schedules (docs/platform-model.md), seeds the demo
+// organisation and passports once, and prints what a newcomer needs to try it.
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
