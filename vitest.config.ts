@@ -1,9 +1,12 @@
+import { readFileSync } from "node:fs";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { parse as parseToml } from "smol-toml";
 import { defineConfig } from "vitest/config";
 import { compatibilityDate } from "./scripts/compatibility-date.ts";
 import { logKeyPair, signingKeyPair } from "./scripts/dev-keys.mjs";
 import { MODELLED_CONTROL_ENTRY, platformModelOn } from "./scripts/platform-model.mjs";
 import { buildWorker } from "./test/build-worker.ts";
+import { cronsOf } from "./workers/platform-model/src/cron.ts";
 
 const root = import.meta.dirname;
 const runtime = { compatibilityDate: compatibilityDate(root), compatibilityFlags: ["nodejs_compat"] };
@@ -115,6 +118,11 @@ function hostsSimulator() {
 }
 
 const controlPlaneConfig = { configPath: "./workers/control/wrangler.toml", environment: "development" };
+/** The control plane's cron triggers, as its wrangler config gives them (test/support/crons.ts runs them). */
+const controlPlaneCrons = cronsOf(
+  parseToml(readFileSync(`${root}/workers/control/wrangler.toml`, "utf8")) as Parameters<typeof cronsOf>[0],
+  controlPlaneConfig.environment,
+);
 
 /**
  * The control plane's tests run it under the platform model (docs/platform-model.md): the same
@@ -192,6 +200,7 @@ export default defineConfig({
                   TEST_PLATFORM_MODEL: platformModel,
                   TEST_IDP_PUBLIC_JWK: identityProviderKeys.publicJwk,
                   TEST_IDP_PRIVATE_JWK: identityProviderKeys.privateJwk,
+                  TEST_CONTROL_CRONS: JSON.stringify(controlPlaneCrons),
                   ...marketplaceSecrets(),
                 },
                 // A small stand-in for FULFILL_CEILING: the real one (300 a minute, shared by every

@@ -1,10 +1,12 @@
 // `npm start`: the whole service on this machine. Applies the D1 migrations, then runs the
 // resolver, the control plane, the marketplace simulator and the hosts simulator in one workerd process (local D1/KV/
-// Queues persisted under .wrangler/state; docs/local-development.md says why one process), seeds
-// the demo organisation and passports once, and prints what a newcomer needs to try it.
+// Queues persisted under .wrangler/state; docs/local-development.md says why one process), fires
+// their cron triggers on their wrangler schedules (docs/platform-model.md), seeds the demo
+// organisation and passports once, and prints what a newcomer needs to try it.
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { startDemoAuditor } from "./demo-auditor.mjs";
 import {
   attestAsDemoAuditor,
   DEMO_AUDITOR,
@@ -18,6 +20,7 @@ import {
   root,
   signDevelopmentToken,
 } from "./dev-auth.mjs";
+import { startLocalCrons } from "./local-crons.mjs";
 import { runWrangler, startLocalWorkers } from "./local-workers.mjs";
 import { MODELLED_CONTROL_ENTRY, platformModelOn } from "./platform-model.mjs";
 
@@ -42,6 +45,10 @@ const controlConfig = join("workers", "control", "wrangler.toml");
 
 /** The running Workers, once startLocalWorkers was called (a stop during the start waits for it). */
 let starting;
+/** The cron driver, once the Workers run (docs/platform-model.md, Cron triggers). */
+let crons;
+/** The demo auditor's answers to re-evaluations (scripts/demo-auditor.mjs). */
+let demoAuditor;
 let stopping = false;
 async function stop(code = 0) {
   if (stopping) return;
@@ -49,6 +56,8 @@ async function stop(code = 0) {
   // Should the runtime not stop in time, leave anyway: the exit takes workerd with it.
   setTimeout(() => process.exit(code), 5000).unref();
   try {
+    crons?.stop();
+    demoAuditor?.stop();
     const service = await starting?.catch(() => undefined);
     await service?.stop();
   } catch (error) {
@@ -409,21 +418,21 @@ const workers = [
   },
 ];
 
+const modelled = platformModelOn(process.env);
+const workersOutput = (text) => {
+  for (const line of text.split("\n")) {
+    if (line.trim() && !OFFLINE_NOISE.test(line)) process.stderr.write(`[workers] ${line}\n`);
+  }
+};
+
 try {
   process.stderr.write("[dev] applying D1 migrations and starting the Workers\n");
-  starting = startLocalWorkers({
-    root,
-    persistTo,
-    workers,
-    beforeStart: migrated,
-    onOutput: (text) => {
-      for (const line of text.split("\n")) {
-        if (line.trim() && !OFFLINE_NOISE.test(line)) process.stderr.write(`[workers] ${line}\n`);
-      }
-    },
-  });
+  starting = startLocalWorkers({ root, persistTo, workers, beforeStart: migrated, onOutput: workersOutput });
   const service = await starting;
   if (stopping) await new Promise(() => {});
+  // The scheduled handlers run on their wrangler schedules, as deployed (the outbox drain, the
+  // binding re-checks and the re-evaluation that clears a reactivated passport's flag).
+  if (modelled) crons = startLocalCrons({ root, mf: service.mf, workers, onOutput: workersOutput });
   const db = await service.mf.getD1Database("DB", "passport-control");
   await db.batch([
     db.prepare("INSERT OR IGNORE INTO organisations (id, name) VALUES ('org_demo_group', 'Demo Group')"),
@@ -447,6 +456,14 @@ try {
   const payments = demo.find((p) => p.display_name === "Demo Payments API");
   if (payments) await setUpDemoApi(token, payments.identity_id, service.mf);
   if (agent && payments) await declareDemoUses(token, agent.identity_id, payments.identity_id);
+  if (agent) {
+    const { evidence = [] } = DEMO_PASSPORTS.find((p) => p.display_name === agent.display_name) ?? {};
+    demoAuditor = startDemoAuditor({
+      controlUrl,
+      passports: [{ id: agent.identity_id, evidence }],
+      onOutput: (line) => process.stderr.write(`[demo auditor] ${line}\n`),
+    });
+  }
   const first = demo[0].identity_id;
   // A fresh endpoint each start, so the printed create command never collides with an earlier one.
   const exampleSuffix = Date.now().toString(36);
@@ -477,6 +494,12 @@ Call path demo: the demo agent signs a call to the demo API (${demoApiUrl}, serv
   npm run call-demo                     (docs/reciprocal-trust.md, Call path)
 
 Acquisition demo: open ${marketplaceUrl}/ (simulated marketplace), subscribe, and claim on the onboarding page with the token above (docs/acquisition.md).
+
+${
+  crons
+    ? `Cron triggers run as deployed: ${crons.triggers.map((t) => `${t.worker} "${t.cron}"`).join(", ")} (PLATFORM_MODEL=off turns the platform model off; docs/platform-model.md).`
+    : "Platform model off (PLATFORM_MODEL=off): cron triggers do not run, as in bare workerd (docs/platform-model.md)."
+}
 
 Press Ctrl-C to stop.`);
 } catch (error) {

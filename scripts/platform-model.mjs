@@ -2,7 +2,7 @@
 // Workers under it unless PLATFORM_MODEL=off. The benchmarks never do: they measure the Workers.
 
 /** Whether the Workers run under the platform model. */
-export const platformModelOn = (env = process.env) => env.PLATFORM_MODEL !== "off";
+export const platformModelOn = (env = process.env) => String(env.PLATFORM_MODEL ?? "").toLowerCase() !== "off";
 
 /** The control plane's entry under the model, relative to the repository root. */
 export const MODELLED_CONTROL_ENTRY = "workers/platform-model/src/entries/control.ts";

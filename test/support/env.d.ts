@@ -7,6 +7,8 @@ declare namespace Cloudflare {
     /** The platform model's edge in front of that resolver, and its purge (docs/platform-model.md). */
     TEST_EDGE: Fetcher;
     TEST_EDGE_PURGE: Fetcher;
+    /** The control plane's `[triggers] crons` (JSON list), read from its wrangler.toml (test/support/crons.ts). */
+    TEST_CONTROL_CRONS: string;
     /** The local identity-provider simulator, serving the JWKS of TEST_IDP_PUBLIC_JWK. */
     TEST_IDENTITY_PROVIDER: Fetcher;
     TEST_IDP_PUBLIC_JWK: string;

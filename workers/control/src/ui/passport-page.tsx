@@ -44,7 +44,7 @@ const DONE_MESSAGES: Record<string, string> = {
   "evidence-withdrawn": "Evidence withdrawn.",
   lifecycle: "Lifecycle changed.",
   state: "State saved.",
-  recheck: "Re-check requested: the pending bindings are checked within a minute.",
+  recheck: "Re-check requested: the next scheduler run, within a minute, sends the pending bindings to be checked.",
   created: "Passport created.",
   "authority-added": "Authority added.",
   "authority-expired": "Authority context expired.",
