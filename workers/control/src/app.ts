@@ -6,7 +6,7 @@ import { answerToError } from "./api/problem.ts";
 import { limitSignIn, limitWrites } from "./api/rate-limit.ts";
 import { bindingChecksApi } from "./binding-checks/index.ts";
 import type { AppEnv } from "./context.ts";
-import { database, isDatabaseFull } from "./db/client.ts";
+import { database } from "./db/client.ts";
 import { ensureDevelopmentMembership } from "./db/organisations.ts";
 import { marketplace, marketplaceApi } from "./marketplace/index.ts";
 import { me } from "./routes/me.ts";
