@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { cyclesOf } from "./import-graph.ts";
 
 /**
  * The adapter wings of workers/control/src (docs/control-layout.md): each owns its routes, rules,
@@ -91,41 +92,4 @@ export function controlLayout(src: string): Layout {
     }
   }
   return { edges, cycles: cyclesOf(edges), dbImports, wingInternals, strayQueries, forbiddenImports };
-}
-
-/** Strongly connected components of more than one folder (Tarjan). */
-function cyclesOf(edges: Map<string, Set<string>>): string[][] {
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const onStack = new Set<string>();
-  const cycles: string[][] = [];
-  let next = 0;
-  const visit = (node: string) => {
-    index.set(node, next);
-    low.set(node, next);
-    next += 1;
-    stack.push(node);
-    onStack.add(node);
-    for (const to of edges.get(node) ?? []) {
-      if (!index.has(to)) {
-        visit(to);
-        low.set(node, Math.min(low.get(node) as number, low.get(to) as number));
-      } else if (onStack.has(to)) {
-        low.set(node, Math.min(low.get(node) as number, index.get(to) as number));
-      }
-    }
-    if (low.get(node) === index.get(node)) {
-      const component: string[] = [];
-      let member: string | undefined;
-      do {
-        member = stack.pop() as string;
-        onStack.delete(member);
-        component.push(member);
-      } while (member !== node);
-      if (component.length > 1) cycles.push(component.sort());
-    }
-  };
-  for (const node of edges.keys()) if (!index.has(node)) visit(node);
-  return cycles;
 }
