@@ -34,6 +34,7 @@ import {
 } from "../../workers/control/src/publication/log/tree.ts";
 import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
 import { Caller, uniqueEndpoint } from "../support/api.ts";
+import { logEntriesOf } from "../support/log-entries.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";
 
 const RESOLVER = "http://resolver.test";
@@ -109,17 +110,6 @@ async function expectLogged(id: string, log: Served) {
   const proof = await inclusionProof(record.logIndex, log.leaves);
   expect(await verifyInclusion(record.logIndex, log.size, leaf, proof, log.rootHash)).toBe(true);
   return record;
-}
-
-async function logRows(identityId: string) {
-  return runInDurableObject(transparencyLog(env), (_instance, state) =>
-    state.storage.sql
-      .exec<{ idx: number; record_version: number }>(
-        "SELECT idx, record_version FROM entries WHERE identity_id = ? ORDER BY idx",
-        identityId,
-      )
-      .toArray(),
-  );
 }
 
 describe("transparency log", () => {
@@ -254,11 +244,11 @@ describe("transparency log", () => {
     await drainOutbox(env);
     await backfillLog(env, database(env.DB));
     expect((await expectLogged(id, await served())).logIndex).toBe(first.logIndex);
-    expect((await logRows(id)).map((row) => row.record_version)).toEqual([1, 2]);
+    expect((await logEntriesOf(id)).map((row) => row.record_version)).toEqual([1, 2]);
     const indexes = await env.DB.prepare("SELECT log_index FROM publications WHERE passport_id = ? ORDER BY seq")
       .bind(id)
       .all<{ log_index: number }>();
-    expect(indexes.results.map((row) => row.log_index)).toEqual((await logRows(id)).map((row) => row.idx));
+    expect(indexes.results.map((row) => row.log_index)).toEqual((await logEntriesOf(id)).map((row) => row.idx));
 
     // The same version with another digest is refused.
     const refused = await transparencyLog(env)
@@ -268,7 +258,7 @@ describe("transparency log", () => {
         (error: unknown) => String(error),
       );
     expect(refused).toMatch(/another digest/);
-    expect(await logRows(id)).toHaveLength(2);
+    expect(await logEntriesOf(id)).toHaveLength(2);
   });
 
   it("keeps an append whose KV writes failed and publishes it with the next pass", async () => {
@@ -381,7 +371,8 @@ describe("transparency log", () => {
 
     // Twice: nothing new is appended.
     const sizeBefore = (await transparencyLog(env).sizes()).size;
-    const ours = async () => [...(await logRows(a)), ...(await logRows(b)), ...(await logRows(real))].length;
+    const ours = async () =>
+      [...(await logEntriesOf(a)), ...(await logEntriesOf(b)), ...(await logEntriesOf(real))].length;
     const oursBefore = await ours();
     cursor = "";
     await logBackfill(context);

@@ -1,4 +1,3 @@
-import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { historyKey, LOG_CHECKPOINT_KEY, snapshotKey } from "@passport/domain";
 import {
@@ -14,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { transparencyLog } from "../../workers/control/src/publication/log/append.ts";
 import { platformModel } from "../../workers/platform-model/src/model.ts";
 import { type Body, Caller } from "../support/api.ts";
+import { logEntriesOf } from "../support/log-entries.ts";
 
 const modelled = env.TEST_PLATFORM_MODEL === "on";
 const get = (path: string) => env.TEST_RESOLVER.fetch(`http://resolver.test${path}`);
@@ -53,18 +53,6 @@ async function servedCheckpoint(): Promise<{ size: number }> {
   return { size: checkpoint.size };
 }
 
-/** The passport's log entries, in log order. */
-function logEntries(identityId: string) {
-  return runInDurableObject(transparencyLog(env), (_instance, state) =>
-    state.storage.sql
-      .exec<{ idx: number; record_version: number }>(
-        "SELECT idx, record_version FROM entries WHERE identity_id = ? ORDER BY idx",
-        identityId,
-      )
-      .toArray(),
-  );
-}
-
 /** Asserts every version of the passport up to `version` is published, in order, in KV and the log. */
 async function expectAllPublished(admin: Caller, id: string, version: number) {
   const view = await admin.json("GET", `/v1/passports/${id}`);
@@ -72,7 +60,7 @@ async function expectAllPublished(admin: Caller, id: string, version: number) {
   const snapshot = await env.SNAPSHOTS.getWithMetadata<{ record_version: number }>(snapshotKey(id));
   expect(snapshot.metadata?.record_version).toBe(version);
   for (let v = 1; v <= version; v++) expect(await env.SNAPSHOTS.get(historyKey(id, v))).not.toBeNull();
-  const entries = await logEntries(id);
+  const entries = await logEntriesOf(id);
   expect(entries.map((e) => e.record_version)).toEqual(Array.from({ length: version }, (_, i) => i + 1));
 }
 
@@ -125,7 +113,7 @@ describe.runIf(modelled)("the control plane under the KV model: one write a seco
     const snapshot = await env.SNAPSHOTS.get<{ display_name: string; record_version: number }>(snapshotKey(id), "json");
     expect(snapshot).toMatchObject({ display_name: "Two", record_version: 3 });
     // The published chain stays linear: each version in the log, in order, once.
-    const entries = await logEntries(id);
+    const entries = await logEntriesOf(id);
     const versions = entries.map((e) => e.record_version);
     expect(versions).toEqual([...new Set(versions)].sort((a, b) => a - b));
     expect(entries.at(-1)?.record_version).toBe(3);
