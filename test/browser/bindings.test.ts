@@ -3,7 +3,7 @@
 // the resolver's proof page.
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
-import { callControl, pagePerTest } from "./browser.ts";
+import { callControl, currentRecord, pagePerTest } from "./browser.ts";
 
 const service = inject("service");
 let page: Page;
@@ -31,10 +31,13 @@ describe("Proven bindings in Chromium", () => {
       bindings: [{ class: "endpoint", value: `https://staging-${crypto.randomUUID().slice(0, 8)}.demo.example/v1` }],
     });
     const id = created.identity_id;
-    const record = async () => {
-      const response = await fetch(`${service.resolver}/api/p/${id}.json`);
-      return ((await response.json()) as { bindings: { environment?: string; version?: string }[] }).bindings[0];
-    };
+    const record = async () =>
+      (
+        await currentRecord<{ record_version: number; bindings: { environment?: string; version?: string }[] }>(
+          service,
+          id,
+        )
+      ).bindings[0];
     await page.goto(`${service.control}/dashboard/passports/${id}`);
     await page.waitForURL((url) => url.pathname === "/dashboard/sign-in");
     await page.getByLabel("Development token").fill(service.token);

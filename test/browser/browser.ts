@@ -150,3 +150,40 @@ export async function callControl<T>(
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
   return json;
 }
+
+/**
+ * How long the local service may serve a superseded record after a change: the edge lifetime of a
+ * record (`E` = 30 s; KV is consistent on one machine) plus the purge keeper's routine delay
+ * (at most 15 s), docs/freshness.md.
+ */
+const LOCAL_FRESHNESS_BOUND_MS = 45_000;
+
+/**
+ * A passport's public record as the resolver serves it once it has caught up with the control
+ * plane: the record version the Dashboard API names as current is re-resolved until the resolver
+ * (behind the platform model's edge cache, as `npm start` runs it) serves it, as docs/freshness.md
+ * tells a re-checker to. Fails the test past the local freshness bound.
+ */
+export async function currentRecord<T extends { record_version: number }>(
+  service: { control: string; resolver: string; token: string },
+  id: string,
+  token = service.token,
+): Promise<T> {
+  const { record_version: expected } = await callControl<{ record_version: number }>(
+    service.control,
+    token,
+    "GET",
+    `/v1/passports/${id}`,
+  );
+  const deadline = Date.now() + LOCAL_FRESHNESS_BOUND_MS;
+  for (;;) {
+    const response = await fetch(`${service.resolver}/api/p/${id}.json`);
+    if (response.status !== 200) throw new Error(`the resolver answered ${response.status} for ${id}`);
+    const record = (await response.json()) as T;
+    if (record.record_version >= expected) return record;
+    if (Date.now() > deadline) {
+      throw new Error(`the resolver still serves version ${record.record_version} of ${id}, not ${expected}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}

@@ -6,7 +6,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
-import { callControl, developmentToken, pagePerTest, screenshot } from "./browser.ts";
+import { callControl, currentRecord, developmentToken, pagePerTest, screenshot } from "./browser.ts";
 
 const service = inject("service");
 let page: Page;
@@ -39,10 +39,9 @@ interface ResolverRecord {
   evidence: { claim: string; source: string }[];
 }
 
-async function resolverRecord(id: string): Promise<ResolverRecord> {
-  const response = await fetch(`${service.resolver}/api/p/${id}.json`);
-  expect(response.status).toBe(200);
-  return (await response.json()) as ResolverRecord;
+/** The record once the resolver serves the version the control plane published (docs/freshness.md). */
+function resolverRecord(id: string, token = service.token): Promise<ResolverRecord> {
+  return currentRecord<ResolverRecord>(service, id, token);
 }
 
 async function signIn(token: string, next = "/dashboard/passports"): Promise<void> {

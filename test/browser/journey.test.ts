@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
 import { root } from "../local-service.ts";
-import { callControl, developmentToken, pagePerTest, screenshot } from "./browser.ts";
+import { callControl, currentRecord, developmentToken, pagePerTest, screenshot } from "./browser.ts";
 
 const service = inject("service");
 let page: Page;
@@ -28,10 +28,9 @@ interface ResolverRecord {
   record_version: number;
 }
 
-async function resolverRecord(id: string): Promise<ResolverRecord> {
-  const response = await fetch(`${service.resolver}/api/p/${id}.json`);
-  expect(response.status).toBe(200);
-  return (await response.json()) as ResolverRecord;
+/** The record once the resolver serves the version the control plane published (docs/freshness.md). */
+function resolverRecord(id: string, token: string): Promise<ResolverRecord> {
+  return currentRecord<ResolverRecord>(service, id, token);
 }
 
 async function signIn(token: string, next: string): Promise<void> {
@@ -92,7 +91,7 @@ describe("the customer's journey in Chromium", () => {
     expect(id).toMatch(/^psp_/);
     expect(await page.locator("h1").textContent()).toBe("Orders API");
     expect(await page.locator(".notice").textContent()).toContain("Passport created.");
-    const record = await resolverRecord(id);
+    const record = await resolverRecord(id, token);
     expect(record).toMatchObject({
       display_name: "Orders API",
       organisation: { id: organisation },
@@ -124,7 +123,7 @@ describe("the customer's journey in Chromium", () => {
     await page.waitForURL((url) => url.searchParams.get("done") === "created");
     const second = (await page.locator("#identity-id").textContent()) ?? "";
     expect(second).not.toBe(id);
-    expect((await resolverRecord(second)).bindings.map((b) => b.value)).toEqual([endpoint]);
+    expect((await resolverRecord(second, token)).bindings.map((b) => b.value)).toEqual([endpoint]);
   });
 
   it("creates a passport at phone width with the keyboard alone", async () => {
@@ -143,7 +142,7 @@ describe("the customer's journey in Chromium", () => {
     expect(await page.locator("h1").textContent()).toBe("Keyboard API");
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     const id = (await page.locator("#identity-id").textContent()) ?? "";
-    expect((await resolverRecord(id)).display_name).toBe("Keyboard API");
+    expect((await resolverRecord(id, token)).display_name).toBe("Keyboard API");
   });
 
   it("adds structured authority, expires it and removes it, and the resolver follows each step", async () => {
@@ -173,7 +172,7 @@ describe("the customer's journey in Chromium", () => {
     expect(shown).toContain("up to 500.00 EUR");
     expect(shown).toContain("at most 20 per day");
     expect(shown).toContain("responsible organisation, owner");
-    const [granted] = (await resolverRecord(id)).authority ?? [];
+    const [granted] = (await resolverRecord(id, token)).authority ?? [];
     expect(granted).toEqual({
       action: "payments.refund",
       scope: {
@@ -190,7 +189,7 @@ describe("the customer's journey in Chromium", () => {
     await entry.getByRole("button", { name: "Expire authority for payments.refund now" }).click();
     await page.waitForURL((url) => url.searchParams.get("done") === "authority-expired");
     expect(await page.locator("#authority-list li", { hasText: "payments.refund" }).textContent()).toContain("expired");
-    const expired = (await resolverRecord(id)).authority?.[0]?.expires_at ?? "";
+    const expired = (await resolverRecord(id, token)).authority?.[0]?.expires_at ?? "";
     expect(Date.parse(expired)).toBeLessThanOrEqual(Date.now());
 
     await page
@@ -199,7 +198,7 @@ describe("the customer's journey in Chromium", () => {
       .click();
     await page.waitForURL((url) => url.searchParams.get("done") === "authority-removed");
     expect(await page.locator("#authority-list").count()).toBe(0);
-    expect((await resolverRecord(id)).authority).toBeUndefined();
+    expect((await resolverRecord(id, token)).authority).toBeUndefined();
     const history = (await page.locator(".timeline").textContent()) ?? "";
     for (const step of ["Authority context added", "Authority context expired", "Authority context removed"]) {
       expect(history).toContain(step);
@@ -230,7 +229,7 @@ describe("the customer's journey in Chromium", () => {
     expect(history).toContain("Responsibility moved");
     expect(history).toContain("reason: Ledger moved to platform");
     expect(history).toContain(`${organisation} → ${platform.id}`);
-    const record = await resolverRecord(id);
+    const record = await resolverRecord(id, token);
     expect(record.organisation.id).toBe(platform.id);
 
     // An editor of the organisation sees neither responsibility control.
@@ -267,7 +266,7 @@ describe("the customer's journey in Chromium", () => {
     await page.getByRole("button", { name: "Retire as a duplicate" }).click();
     // Final: a confirmation step names the survivor and asks for the box to be ticked.
     expect(await page.locator("#final-consequence").textContent()).toContain(survivor);
-    expect((await resolverRecord(duplicate.identity_id)).state.lifecycle).toBe("active");
+    expect((await resolverRecord(duplicate.identity_id, token)).state.lifecycle).toBe("active");
     await page.getByLabel("I understand this is final and cannot be undone").check();
     await page.getByRole("button", { name: "Retire as a duplicate for good" }).click();
     await page.waitForURL((url) => url.searchParams.get("done") === "duplicate");
@@ -276,9 +275,9 @@ describe("the customer's journey in Chromium", () => {
       `/dashboard/passports/${survivor}`,
     );
     expect(await page.locator("main form").count()).toBe(0);
-    const record = await resolverRecord(duplicate.identity_id);
+    const record = await resolverRecord(duplicate.identity_id, token);
     expect(record.state).toMatchObject({ lifecycle: "retired", duplicate_of: survivor });
-    expect((await resolverRecord(survivor)).state.lifecycle).toBe("active");
+    expect((await resolverRecord(survivor, token)).state.lifecycle).toBe("active");
   });
 
   it("revokes only after a confirmation step with a reason, which the history keeps", async () => {
@@ -290,7 +289,7 @@ describe("the customer's journey in Chromium", () => {
     expect(await page.locator("h1").textContent()).toBe("Revoke “Ledger API”?");
     expect(await page.locator("#final-consequence").textContent()).toContain("This is final.");
     expect(await page.getByRole("link", { name: "Cancel" }).getAttribute("href")).toBe(`/dashboard/passports/${id}`);
-    expect((await resolverRecord(id)).state.lifecycle).toBe("active");
+    expect((await resolverRecord(id, token)).state.lifecycle).toBe("active");
     await screenshot(page, "passport-revoke-confirm");
 
     // Without a reason or the box ticked (the browser's `required` bypassed), it is refused beside each.
@@ -301,7 +300,7 @@ describe("the customer's journey in Chromium", () => {
     await page.locator("#confirm-reason-error").waitFor();
     expect(await page.locator("#confirm-final-error").textContent()).toContain("tick this box");
     expect(await page.getByLabel("Reason (public in the history)").getAttribute("aria-invalid")).toBe("true");
-    expect((await resolverRecord(id)).record_version).toBe(1);
+    expect((await resolverRecord(id, token)).record_version).toBe(1);
 
     await page.getByLabel("Reason (public in the history)").fill("Signing key exposed in a public log");
     await page.getByLabel("I understand this is final and cannot be undone").check();
@@ -311,7 +310,7 @@ describe("the customer's journey in Chromium", () => {
     expect(await page.locator("ol.timeline li").first().textContent()).toContain(
       "reason: Signing key exposed in a public log",
     );
-    expect((await resolverRecord(id)).state.lifecycle).toBe("revoked");
+    expect((await resolverRecord(id, token)).state.lifecycle).toBe("revoked");
     // Retiring, the only step left, asks again.
     await page.locator("#lifecycle").getByRole("button", { name: "Retire" }).click();
     expect(await page.locator("h1").textContent()).toBe("Retire “Ledger API”?");
@@ -379,7 +378,7 @@ describe("the customer's journey in Chromium", () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
 
     // An ended entitlement never removes the identity: the resolver still serves the passport.
-    expect((await resolverRecord(passport)).state.lifecycle).toBe("active");
+    expect((await resolverRecord(passport, buyer)).state.lifecycle).toBe("active");
 
     // Someone from another organisation finds no such organisation.
     const outsider = await developmentToken(`outsider-${unique()}`, "owner", `org_other_${unique()}`);

@@ -2,7 +2,7 @@
 // the Dashboard, and what the resolver then publishes for its passports.
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
-import { callControl, developmentToken, pagePerTest, screenshot } from "./browser.ts";
+import { callControl, currentRecord, developmentToken, pagePerTest, screenshot } from "./browser.ts";
 
 const service = inject("service");
 let page: Page;
@@ -220,10 +220,11 @@ describe("organisation page in Chromium", () => {
     await page.waitForURL((url) => url.searchParams.get("done") === "details");
     expect(await page.locator("#passport-operator").count()).toBe(0);
     expect(await page.locator("#passport-organisation").textContent()).toContain("(operator)");
-    const after = (await (await fetch(`${service.resolver}/api/p/${id}.json`)).json()) as {
+    const after = await currentRecord<{
+      record_version: number;
       organisation: { relationship: string };
       operator?: unknown;
-    };
+    }>(service, id, token);
     expect(after.organisation.relationship).toBe("operator");
     expect(after.operator).toBeUndefined();
   });
