@@ -7,8 +7,8 @@
 //   POST /create    membership read; commit (passport, event, outbox + the 8 aggregate reads)
 //   POST /update    passport-and-membership read; commit (update, event, outbox + 8 reads)
 //   POST /state     as /update, setting the availability
-//   POST /binding   passport-and-membership read; the existing-binding read beside the duplicate
-//                   batch (2 reads); commit (update, binding, event, outbox + 8 reads)
+//   POST /binding   passport-and-membership read; the existing-binding read and the duplicate
+//                   reads in one batch (3 reads); commit (update, binding, event, outbox + 8 reads)
 //
 // each followed by the publication, made as the control plane makes it: a call to the passport's
 // own Durable Object (the sequencer's place: a new object for a create), which reads the aggregate
@@ -168,23 +168,20 @@ async function requestCalls(route, db) {
     change.push(...versionRows(db, id, version, "state.changed", { availability: "degraded" }, at));
   } else {
     const value = `https://add-${++numbered}.bench.example/`;
-    await Promise.all([
+    await db.batch([
       db
         .prepare(`SELECT * FROM "bindings" WHERE "passport_id" = ? AND "class" = 'endpoint' AND "value" = ? LIMIT 1`)
-        .bind(id, value)
-        .first(),
-      db.batch([
-        db
-          .prepare(
-            `SELECT "passports"."id", "bindings"."value" FROM "bindings" INNER JOIN "passports" ON "bindings"."passport_id" = "passports"."id" WHERE +"passports"."organisation_id" = ? AND "passports"."family" = 'api' AND "passports"."lifecycle" <> 'retired' AND "bindings"."class" = 'endpoint' AND "bindings"."value" IN (?)`,
-          )
-          .bind(ORGANISATION, value),
-        db
-          .prepare(
-            `SELECT "passports"."id", "passports"."organisation_id", "bindings"."value" FROM "bindings" INNER JOIN "passports" ON "bindings"."passport_id" = "passports"."id" WHERE "passports"."organisation_id" <> ? AND "passports"."lifecycle" <> 'retired' AND "bindings"."class" = 'endpoint' AND "bindings"."value" IN (?) AND +"bindings"."verification_state" = 'verified' AND "bindings"."verification_fresh_until" > ?`,
-          )
-          .bind(ORGANISATION, value, at),
-      ]),
+        .bind(id, value),
+      db
+        .prepare(
+          `SELECT "passports"."id", "bindings"."value" FROM "bindings" INNER JOIN "passports" ON "bindings"."passport_id" = "passports"."id" WHERE +"passports"."organisation_id" = ? AND "passports"."family" = 'api' AND "passports"."lifecycle" <> 'retired' AND "bindings"."class" = 'endpoint' AND "bindings"."value" IN (?)`,
+        )
+        .bind(ORGANISATION, value),
+      db
+        .prepare(
+          `SELECT "passports"."id", "passports"."organisation_id", "bindings"."value" FROM "bindings" INNER JOIN "passports" ON "bindings"."passport_id" = "passports"."id" WHERE "passports"."organisation_id" <> ? AND "passports"."lifecycle" <> 'retired' AND "bindings"."class" = 'endpoint' AND "bindings"."value" IN (?) AND +"bindings"."verification_state" = 'verified' AND "bindings"."verification_fresh_until" > ?`,
+        )
+        .bind(ORGANISATION, value, at),
     ]);
     const bindingId = crypto.randomUUID();
     change.push(update("", []));
