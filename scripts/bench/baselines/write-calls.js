@@ -1,26 +1,27 @@
-// Benchmark reference for each published write: exactly the storage calls the route makes and
-// nothing else. Its D1 database has the control plane's schema (every migration, so the same
-// indexes and triggers run), and it sends the same SQL the route sends, in the same round trips
-// (docs/publication.md, "Round trips per write"), then the snapshot put and the history and feed
-// puts together; no authentication, validation, projection, signing or answer document. The path
-// names the route:
+// Benchmark reference for each published write: exactly the D1, KV and Durable Object calls the
+// route makes and nothing else. Its D1 database has the control plane's schema (every migration,
+// so the same indexes and triggers run), and it sends the same SQL the route sends, in the same
+// round trips (docs/publication.md, "Round trips per write"); no authentication, validation,
+// projection, signing or answer document. The path names the route:
 //
 //   POST /create    membership read; commit (passport, event, outbox + the 8 aggregate reads)
 //   POST /update    passport-and-membership read; commit (update, event, outbox + 8 reads)
 //   POST /state     as /update, setting the availability
-//   POST /binding   passport-and-membership read; the existing-binding read beside the duplicate
-//                   batch (2 reads); commit (update, binding, event, outbox + 8 reads)
+//   POST /binding   passport-and-membership read; the existing-binding read and the duplicate
+//                   reads in one batch (3 reads); commit (update, binding, event, outbox + 8 reads)
 //
-// each followed by the publication's calls: the aggregate and publication reads (11), the
-// publication recorded and read back (2), three KV puts, and the closing batch (2).
+// each followed by the publication, made as the control plane makes it: a call to the passport's
+// own Durable Object (the sequencer's place: a new object for a create), which reads the aggregate
+// and the publication's reads (11), records the publication and reads it back (2), appends one
+// entry to a single log object's storage, puts the snapshot and then the history and feed entries
+// together, records them written and clears the outbox row (2), and last hands the identity's two
+// purges to a single purge keeper object, which queues them in its storage and sets its alarm.
 // POST /__pool takes the identity ids the changes take in turn (as the bench's wrapper does).
 //
-// `?platform` adds the calls the publication promise makes beyond D1 and KV, as the control plane
-// makes them: the publication runs in a Durable Object per passport (the sequencer's place: a new
-// object for a create), which appends one entry to a single log object's storage before the
-// snapshot, calls a purge entry point over a service binding, and stores its second purge with
-// an alarm. Its ratio shows what those calls cost by themselves (scripts/bench/README.md).
-import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
+// `?storage` makes the same D1 and KV calls without any Durable Object (the publication's calls
+// inline, no log append, no purge keeper): its ratio shows what the objects cost by themselves
+// (scripts/bench/README.md).
+import { DurableObject } from "cloudflare:workers";
 
 const ORGANISATION = "org_bench";
 const SUBJECT = "bench-owner";
@@ -167,23 +168,20 @@ async function requestCalls(route, db) {
     change.push(...versionRows(db, id, version, "state.changed", { availability: "degraded" }, at));
   } else {
     const value = `https://add-${++numbered}.bench.example/`;
-    await Promise.all([
+    await db.batch([
       db
         .prepare(`SELECT * FROM "bindings" WHERE "passport_id" = ? AND "class" = 'endpoint' AND "value" = ? LIMIT 1`)
-        .bind(id, value)
-        .first(),
-      db.batch([
-        db
-          .prepare(
-            `SELECT "passports"."id", "bindings"."value" FROM "bindings" INNER JOIN "passports" ON "bindings"."passport_id" = "passports"."id" WHERE +"passports"."organisation_id" = ? AND "passports"."family" = 'api' AND "passports"."lifecycle" <> 'retired' AND "bindings"."class" = 'endpoint' AND "bindings"."value" IN (?)`,
-          )
-          .bind(ORGANISATION, value),
-        db
-          .prepare(
-            `SELECT "passports"."id", "passports"."organisation_id", "bindings"."value" FROM "bindings" INNER JOIN "passports" ON "bindings"."passport_id" = "passports"."id" WHERE "passports"."organisation_id" <> ? AND "passports"."lifecycle" <> 'retired' AND "bindings"."class" = 'endpoint' AND "bindings"."value" IN (?) AND +"bindings"."verification_state" = 'verified' AND "bindings"."verification_fresh_until" > ?`,
-          )
-          .bind(ORGANISATION, value, at),
-      ]),
+        .bind(id, value),
+      db
+        .prepare(
+          `SELECT "passports"."id", "bindings"."value" FROM "bindings" INNER JOIN "passports" ON "bindings"."passport_id" = "passports"."id" WHERE +"passports"."organisation_id" = ? AND "passports"."family" = 'api' AND "passports"."lifecycle" <> 'retired' AND "bindings"."class" = 'endpoint' AND "bindings"."value" IN (?)`,
+        )
+        .bind(ORGANISATION, value),
+      db
+        .prepare(
+          `SELECT "passports"."id", "passports"."organisation_id", "bindings"."value" FROM "bindings" INNER JOIN "passports" ON "bindings"."passport_id" = "passports"."id" WHERE "passports"."organisation_id" <> ? AND "passports"."lifecycle" <> 'retired' AND "bindings"."class" = 'endpoint' AND "bindings"."value" IN (?) AND +"bindings"."verification_state" = 'verified' AND "bindings"."verification_fresh_until" > ?`,
+        )
+        .bind(ORGANISATION, value, at),
     ]);
     const bindingId = crypto.randomUUID();
     change.push(update("", []));
@@ -214,8 +212,8 @@ export default {
     const route = url.pathname.slice(1);
     if (!ROUTES.has(route)) return new Response("unknown route", { status: 404 });
     const id = await requestCalls(route, env.DB);
-    if (url.searchParams.has("platform")) await env.SEQUENCER.getByName(id).publish(id);
-    else await publicationCalls(env, id);
+    if (url.searchParams.has("storage")) await publicationCalls(env, id);
+    else await env.SEQUENCER.getByName(id).publish(id);
     return Response.json({ identity_id: id }, { status: route === "create" ? 201 : 200 });
   },
 };
@@ -227,14 +225,13 @@ export class Sequencer extends DurableObject {
       const { index } = await this.env.LOG.getByName("log").append({ id, digest: publication.digest });
       return index;
     });
-    await this.env.PURGE.purge(id);
-    const dueAt = Date.now() + 60_000;
-    await this.ctx.storage.put("second-purge", { id, dueAt });
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(dueAt);
+    // After the publication is recorded written, as `requestPurges`: one now, one a minute later.
+    await this.env.PURGE_BUDGET.getByName("purges").enqueue([
+      { id, phase: "now", afterMs: 1000 },
+      { id, phase: "later", afterMs: 60_000 },
+    ]);
     return { id };
   }
-
-  alarm() {}
 }
 
 /** Stands in for the transparency log's append: one entry in the object's storage, its index answered. */
@@ -252,9 +249,41 @@ export class Log extends DurableObject {
   }
 }
 
-/** Stands in for the resolver's purge entry point. */
-export class Purge extends WorkerEntrypoint {
-  purge(id) {
-    return { purged: id };
+/**
+ * Stands in for the purge keeper's `enqueue`: each purge upserted into the object's queue by
+ * identity and phase, and the alarm moved earlier when the soonest purge comes before it. Its
+ * alarm drops what is due (the keeper's purge calls are a few a minute, within the budget).
+ */
+export class PurgeBudget extends DurableObject {
+  constructor(ctx, env) {
+    super(ctx, env);
+    ctx.storage.sql.exec(
+      "CREATE TABLE IF NOT EXISTS purge_queue (identity_id TEXT NOT NULL, phase TEXT NOT NULL, due_at INTEGER NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (identity_id, phase))",
+    );
+  }
+
+  async enqueue(purges) {
+    const now = Date.now();
+    const sql = this.ctx.storage.sql;
+    for (const { id, phase, afterMs } of purges) {
+      const { seq } = sql.exec("SELECT coalesce(max(seq), 0) + 1 AS seq FROM purge_queue").one();
+      sql.exec(
+        "INSERT INTO purge_queue (identity_id, phase, due_at, seq) VALUES (?, ?, ?, ?) ON CONFLICT (identity_id, phase) DO UPDATE SET due_at = min(due_at, excluded.due_at), seq = excluded.seq",
+        id,
+        phase,
+        now + afterMs,
+        seq,
+      );
+    }
+    const soonest = now + Math.min(...purges.map((p) => p.afterMs));
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || soonest < current) await this.ctx.storage.setAlarm(soonest);
+  }
+
+  async alarm() {
+    const now = Date.now();
+    this.ctx.storage.sql.exec("DELETE FROM purge_queue WHERE due_at <= ?", now);
+    const [next] = this.ctx.storage.sql.exec("SELECT min(due_at) AS at FROM purge_queue").toArray();
+    if (next?.at) await this.ctx.storage.setAlarm(next.at);
   }
 }

@@ -13,7 +13,15 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
   if (counts) {
     console.log(`\n${name}: storage calls per request`);
     const rows = [
-      ["route", "D1 round trips", "D1 statements", "D1 rows read", "D1 rows written", "KV operations", "log calls"],
+      [
+        "route",
+        "D1 round trips",
+        "D1 statements",
+        "D1 rows read",
+        "D1 rows written",
+        "KV operations",
+        "DO calls (sequencer + log + purge keeper)",
+      ],
     ];
     for (const [route, c] of counts) {
       rows.push([
@@ -23,7 +31,7 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
         String(c.d1_rows_read ?? "-"),
         String(c.d1_rows_written ?? "-"),
         String(c.kv_operations),
-        String(c.log_calls),
+        `${c.sequencer_calls ?? 0} + ${c.log_calls} + ${c.purge_calls ?? 0}`,
       ]);
     }
     console.log(table(rows));
@@ -94,7 +102,7 @@ export function printReport(name, { results, bundle, targets, counts, checks, no
   for (const check of checks ?? []) {
     missed ||= !check.ok;
     console.log(
-      `${check.ok ? "met" : "MISSED"}: ${check.name} = ${fixed(check.value, check.at_most ? 3 : 2)} (target ${check.at_most ? "<=" : ">="} ${check.target}; ${check.detail})`,
+      `${check.ok ? "met" : "MISSED"}: ${check.name} = ${fixed(check.value, check.digits ?? (check.at_most ? 3 : 2))} (target ${check.at_most ? "<=" : ">="} ${check.target}; ${check.detail})`,
     );
   }
   if (bundle) {

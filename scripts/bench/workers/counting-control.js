@@ -1,7 +1,8 @@
 // The control plane bundle (./control.js) behind counters: every D1 round trip and statement and
-// every KV operation its fetch handler and its publication sequencer make is counted, and every call
-// to the transparency log object (an append per publication), so the bench can print what each
-// route costs in storage calls. GET /__bench/counts answers the counts since the previous call and
+// every KV operation its fetch handler and its publication sequencer make is counted, and every
+// Durable Object call: the fetch handler's call to the passport's sequencer, the sequencer's append
+// to the transparency log and its hand-off to the purge keeper, so the bench can print what each
+// route costs in platform calls. GET /__bench/counts answers the counts since the previous call and
 // resets them. The log's own KV writes (tiles, bundles, hints, checkpoint) run in background passes
 // after it answers, shared by the appends of a quarter second, so they belong to no one request:
 // GET /__bench/log-writes answers how many there were since start. While the bench measures req/s,
@@ -15,7 +16,9 @@
 // so concurrent connections change different passports (one passport changed by two connections at
 // once would answer 412 to one of them, as it should), and `{n}` in its body replaced by a number
 // new to each request (a binding value no passport has yet).
-import control, { TransparencyLog as Log, PublicationSequencer as Sequencer } from "./control.js";
+import control, { TransparencyLog as Log, PurgeBudget, PublicationSequencer as Sequencer } from "./control.js";
+
+export { PurgeBudget };
 
 let counts = fresh();
 /** Whether requests pass through uncounted (POST /__bench/counting with `off`). */
@@ -30,7 +33,9 @@ function fresh() {
     d1_rows_read: 0,
     d1_rows_written: 0,
     kv_operations: 0,
+    sequencer_calls: 0,
     log_calls: 0,
+    purge_calls: 0,
   };
 }
 
@@ -97,18 +102,26 @@ function countedKv(kv, count = () => counts.kv_operations++) {
   };
 }
 
-/** The log object's namespace: each RPC call on a stub it hands out counts one log call. */
-function countedLog(namespace) {
+/**
+ * A Durable Object namespace whose stubs count each RPC call in `counts[counter]` (the sequencer,
+ * the log, the purge keeper). A stub is never awaited, so `then` stays undefined.
+ */
+function countedObjects(namespace, counter) {
   return {
     getByName: (name) => {
       const stub = namespace.getByName(name);
-      const call =
-        (method) =>
-        (...args) => {
-          counts.log_calls++;
-          return stub[method](...args);
-        };
-      return { append: call("append"), appendMany: call("appendMany"), publish: call("publish") };
+      return new Proxy(
+        {},
+        {
+          get: (_, method) =>
+            method === "then"
+              ? undefined
+              : (...args) => {
+                  counts[counter]++;
+                  return stub[method](...args);
+                },
+        },
+      );
     },
   };
 }
@@ -123,7 +136,9 @@ function counted(env) {
       ...env,
       DB: countedD1(env.DB),
       SNAPSHOTS: countedKv(env.SNAPSHOTS),
-      TRANSPARENCY_LOG: countedLog(env.TRANSPARENCY_LOG),
+      PUBLICATION_SEQUENCER: countedObjects(env.PUBLICATION_SEQUENCER, "sequencer_calls"),
+      TRANSPARENCY_LOG: countedObjects(env.TRANSPARENCY_LOG, "log_calls"),
+      PURGE_BUDGET: countedObjects(env.PURGE_BUDGET, "purge_calls"),
     };
     countedEnvs.set(env, wrapped);
   }

@@ -13,7 +13,7 @@ import { membershipIn, type Role } from "../db/organisations.ts";
 import {
   authorityOf,
   bindingOf,
-  bindingWithValue,
+  bindingWithValueRead,
   currentEvidenceOf,
   deleteAuthority,
   deleteBinding,
@@ -24,7 +24,13 @@ import {
   unscheduleBindings,
   withdrawEvidence,
 } from "../db/passport-entries.ts";
-import { findPassport, type PassportChange, type PassportRow, primaryBindingHolders } from "../db/passports.ts";
+import {
+  findPassport,
+  type PassportChange,
+  type PassportRow,
+  primaryBindingHolderReads,
+  primaryBindingHolders,
+} from "../db/passports.ts";
 import { deleteUse, insertUse, useOf } from "../db/uses.ts";
 import type { Attestation } from "../evidence/attestation.ts";
 import { Refusal } from "../failures.ts";
@@ -68,23 +74,37 @@ export async function refuseDuplicates(
     values,
     new Date().toISOString(),
   );
-  const [clash] = inOrganisation.filter((p) => p.id !== exceptId);
+  const refusal = duplicateRefusal(primary, { inOrganisation, elsewhere }, exceptId);
+  if (refusal) throw refusal;
+}
+
+/** The refusal `refuseDuplicates` words for the holders of a primary binding value, if any holds it. */
+function duplicateRefusal(
+  primary: string,
+  holders: {
+    inOrganisation: { id: string; value: string }[];
+    elsewhere: { id: string; organisationId: string; value: string }[];
+  },
+  exceptId?: string,
+): Refusal | undefined {
+  const [clash] = holders.inOrganisation.filter((p) => p.id !== exceptId);
   if (clash) {
-    throw new Refusal("duplicate-identity", {
+    return new Refusal("duplicate-identity", {
       detail: `Passport ${clash.id} already identifies the object at ${primary} ${clash.value}. Update that passport, or declare a materially distinct object with distinct_object_reason.`,
       existing_identity_id: clash.id,
     });
   }
   // Across organisations only proof counts: a claim is refused once another organisation has
   // proven control of the value, and the refusal names that verified holder.
-  const [holder] = elsewhere;
+  const [holder] = holders.elsewhere;
   if (holder) {
-    throw new Refusal("duplicate-identity", {
+    return new Refusal("duplicate-identity", {
       detail: `Passport ${holder.id} of another organisation has proven control of ${primary} ${holder.value}. If you control it now, publish the proof there and ask that organisation to remove its binding, or wait for its proof to lapse.`,
       existing_identity_id: holder.id,
       verified_holder: { identity_id: holder.id, organisation_id: holder.organisationId },
     });
   }
+  return undefined;
 }
 
 /**
@@ -202,17 +222,25 @@ export async function bindingAddition(
   if (refusal) {
     throw new Refusal("invalid-request", { detail: `${refusal}.`, errors: [{ path: "class", message: refusal }] });
   }
-  // Both reads at once; a binding the passport already has is the answer that wins.
-  const [existing, duplicate] = await Promise.all([
-    bindingWithValue(db, passport.id, binding),
-    // A passport declared a materially distinct object may share its primary binding (spec 1.6).
-    passport.distinctReason
-      ? undefined
-      : refuseDuplicates(db, passport.organisationId, passport.family, [binding], passport.id).then(
-          () => undefined,
-          (problem: unknown) => problem,
-        ),
-  ]);
+  // A passport declared a materially distinct object may share its primary binding (spec 1.6).
+  const primary = PRIMARY_BINDING_CLASS[passport.family];
+  const checksDuplicates = binding.class === primary && !passport.distinctReason;
+  // One round trip: the binding the passport may have already and, for a primary binding, who
+  // holds it. A binding the passport already has is the answer that wins.
+  const existingRead = bindingWithValueRead(db, passport.id, binding);
+  let existing: { id: string } | undefined;
+  let duplicate: Refusal | undefined;
+  if (checksDuplicates) {
+    const now = new Date().toISOString();
+    const [[found], inOrganisation, elsewhere] = await db.batch([
+      existingRead,
+      ...primaryBindingHolderReads(db, passport.organisationId, passport.family, primary, [binding.value], now),
+    ]);
+    existing = found;
+    duplicate = duplicateRefusal(primary, { inOrganisation, elsewhere }, passport.id);
+  } else {
+    [existing] = await existingRead;
+  }
   if (existing) {
     throw new Refusal("binding-exists", {
       detail: "This passport already has that binding.",

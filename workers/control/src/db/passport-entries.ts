@@ -15,13 +15,19 @@ export async function bindingWithValue(
   passportId: string,
   binding: { class: string; value: string },
 ): Promise<BindingRow | undefined> {
-  return db.query.bindings.findFirst({
-    where: and(
-      eq(bindings.passportId, passportId),
-      eq(bindings.class, binding.class),
-      eq(bindings.value, binding.value),
-    ),
-  });
+  const [row] = await bindingWithValueRead(db, passportId, binding);
+  return row;
+}
+
+/** `bindingWithValue` as a statement (at most one row), for a batch that carries other reads. */
+export function bindingWithValueRead(db: Database, passportId: string, binding: { class: string; value: string }) {
+  return db
+    .select()
+    .from(bindings)
+    .where(
+      and(eq(bindings.passportId, passportId), eq(bindings.class, binding.class), eq(bindings.value, binding.value)),
+    )
+    .limit(1);
 }
 
 export async function bindingOf(db: Database, passportId: string, bindingId: string): Promise<BindingRow | undefined> {

@@ -292,9 +292,25 @@ export function passportsWithBinding(
 }
 
 /**
- * Who holds a primary binding value already, in one round trip: operative passports of the family
- * in the organisation (`passportsWithBinding`), and verified holders elsewhere (`verifiedHoldersElsewhere`).
+ * The two reads of who holds a primary binding value already: operative passports of the family in
+ * the organisation (`passportsWithBinding`), and verified holders elsewhere
+ * (`verifiedHoldersElsewhere`), for a batch that may carry other reads of the same request.
  */
+export function primaryBindingHolderReads(
+  db: Database,
+  organisationId: string,
+  family: PassportRow["family"],
+  bindingClass: string,
+  values: string[],
+  now: string,
+) {
+  return [
+    passportsWithBinding(db, organisationId, family, bindingClass, values),
+    verifiedHoldersElsewhere(db, organisationId, bindingClass, values, now),
+  ] as const;
+}
+
+/** Who holds a primary binding value already (`primaryBindingHolderReads`), in one round trip. */
 export async function primaryBindingHolders(
   db: Database,
   organisationId: string,
@@ -303,10 +319,9 @@ export async function primaryBindingHolders(
   values: string[],
   now: string,
 ) {
-  const [inOrganisation, elsewhere] = await db.batch([
-    passportsWithBinding(db, organisationId, family, bindingClass, values),
-    verifiedHoldersElsewhere(db, organisationId, bindingClass, values, now),
-  ]);
+  const [inOrganisation, elsewhere] = await db.batch(
+    primaryBindingHolderReads(db, organisationId, family, bindingClass, values, now),
+  );
   return { inOrganisation, elsewhere };
 }
 
