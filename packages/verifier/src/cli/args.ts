@@ -1,3 +1,6 @@
+// Long on purpose: the one table of the CLI's flags (OPTIONS) and the rules that read them, every
+// command's flags checked against the same table, so which flag a command takes and what it means
+// is read in one place (the usage text is cli/usage.ts).
 import { CONSEQUENCES, type Consequence, durationSeconds, type Expectation } from "../expectation.ts";
 import { insecureAddress } from "../http.ts";
 import type { RequiredBinding, SeenVersion } from "../outcome.ts";
