@@ -1,7 +1,11 @@
 // The control plane under the platform model (docs/platform-model.md): the same Worker, with its
 // KV and D1 bindings modelled and its Durable Objects' requests counted. The tests and `npm start`
 // run this entry unless PLATFORM_MODEL=off; the deploy never does.
-import control, { TransparencyLog as Log, PublicationSequencer as Sequencer } from "../../../control/src/index.ts";
+import control, {
+  TransparencyLog as Log,
+  PurgeBudget as Purges,
+  PublicationSequencer as Sequencer,
+} from "../../../control/src/index.ts";
 import { modelledWorker } from "../worker.ts";
 
 const model = modelledWorker({ kv: ["SNAPSHOTS"], d1: ["DB"] });
@@ -9,3 +13,4 @@ const model = modelledWorker({ kv: ["SNAPSHOTS"], d1: ["DB"] });
 export default model.handler(control);
 export const PublicationSequencer = model.durableObject(Sequencer);
 export const TransparencyLog = model.durableObject(Log);
+export const PurgeBudget = model.durableObject(Purges);
