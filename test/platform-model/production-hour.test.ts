@@ -194,6 +194,7 @@ describe.runIf(modelled)("a production hour, simulated", () => {
     const versionsBefore = await versionSum([...all]);
     const edgeBefore = await edgePurge.counters();
     const keeperBefore = (await keeperState()).calls.length;
+    const d1Before = await databaseBytes();
     platformModel.reset();
 
     // What every publication's answer said, and how long a pending one took to be published.
@@ -402,6 +403,10 @@ describe.runIf(modelled)("a production hour, simulated", () => {
       revoked = await (revocation as NonNullable<typeof revocation>);
     }
 
+    // The platform's counters over the run, before the checks below add reads of their own.
+    const model = platformModel.counters();
+    const d1Growth = (await databaseBytes()) - d1Before;
+
     // Nothing lost: every passport's newest version is in KV, its history complete, its log
     // entries each version once, in order.
     await eventually(async () => {
@@ -428,7 +433,6 @@ describe.runIf(modelled)("a production hour, simulated", () => {
       }
     }
 
-    const model = platformModel.counters();
     const edge = await edgePurge.counters();
     const keeper: PurgeBudgetState = await keeperState();
     const calls = keeper.calls.slice(keeperBefore);
@@ -465,7 +469,7 @@ describe.runIf(modelled)("a production hour, simulated", () => {
           expired: edge.expired - edgeBefore.expired,
         },
         kv: model.kv,
-        d1: model.d1,
+        d1: { ...model.d1, growthBytes: d1Growth, bytesPerPublication: Math.round(d1Growth / publications) },
         durableObjects: model.durableObjects,
       }),
     );
@@ -488,6 +492,11 @@ describe.runIf(modelled)("a production hour, simulated", () => {
     expect(renewals).toBeGreaterThan(0);
   });
 });
+
+/** The database's size as D1 reports it after a statement. */
+async function databaseBytes(): Promise<number> {
+  return (await env.DB.prepare("SELECT 1").run()).meta.size_after ?? 0;
+}
 
 /** The record versions minted so far over `ids`, from D1. */
 async function versionSum(ids: string[]): Promise<number> {
