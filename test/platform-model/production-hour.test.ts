@@ -149,10 +149,19 @@ describe.runIf(modelled)("a production hour, simulated", () => {
     // minute), and the load is the whole service's, not one member's.
     const tenants = await Promise.all(Array.from({ length: TENANTS }, () => Caller.create("admin")));
     const tenant = (n: number) => tenants[n % TENANTS] as Caller;
-    const owners = new Map<string, Caller>();
-    const ownerOf = (id: string) => owners.get(id) as Caller;
+    // Development tokens last 10 minutes: a long run gives each admin a new one every few minutes.
+    const refreshTenants = async () => {
+      await Promise.all(
+        tenants.map(async (t, k) => {
+          tenants[k] = await Caller.create("admin", t.organisation, t.subject);
+        }),
+      );
+    };
+    /** Each passport's organisation; its admin is that tenant's current caller. */
+    const owners = new Map<string, string>();
+    const ownerOf = (id: string) => tenants.find((t) => t.organisation === owners.get(id)) as Caller;
     const owned = <T extends Body>(caller: Caller, created: T): T => {
-      owners.set(created.identity_id ?? created.id, caller);
+      owners.set(created.identity_id ?? created.id, caller.organisation);
       return created;
     };
 
@@ -234,7 +243,7 @@ describe.runIf(modelled)("a production hour, simulated", () => {
         const answeredAt = Date.now();
         apiMs.push(answeredAt - sent);
         const answeredId = answer.identity_id as string;
-        owners.set(answeredId, caller);
+        owners.set(answeredId, caller.organisation);
         all.add(answeredId);
         if (answer.publication.status !== "published") await untilPublished(answeredId, answeredAt);
       } finally {
@@ -348,12 +357,17 @@ describe.runIf(modelled)("a production hour, simulated", () => {
       let revocation: Promise<Figures["revocation"]> | undefined;
       let renewalSweep = Promise.resolve();
       let lastRenewalAt = 0;
+      let tokensAt = Date.now();
       for (let tick = 0; Date.now() < end; tick++) {
         // Paced at the target rate from the start, whatever an earlier tick took.
         const due = started + (tick * 1000) / TARGET_RATE;
         if (due > Date.now()) await sleep(due - Date.now());
         if (inFlight.size < MAX_IN_FLIGHT) track(nextChange());
         // Scheduled renewals, about once a second, through the cron's claims and the consumer.
+        if (Date.now() - tokensAt >= 4 * 60_000) {
+          tokensAt = Date.now();
+          await refreshTenants();
+        }
         if (Date.now() - lastRenewalAt >= 1000) {
           lastRenewalAt = Date.now();
           const at = new Date(sweepFrom + ((sweepTo - sweepFrom) * (Date.now() - started)) / (SECONDS * 1000 * 0.8));
@@ -407,6 +421,7 @@ describe.runIf(modelled)("a production hour, simulated", () => {
     const model = platformModel.counters();
     const d1Growth = (await databaseBytes()) - d1Before;
 
+    await refreshTenants();
     // Nothing lost: every passport's newest version is in KV, its history complete, its log
     // entries each version once, in order.
     await eventually(async () => {
