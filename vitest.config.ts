@@ -198,6 +198,8 @@ export default defineConfig({
                   ...keys.bindings,
                   TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`),
                   TEST_PLATFORM_MODEL: platformModel,
+                  // The simulation's duration in seconds (test/platform-model/production-hour.test.ts); empty for the short run.
+                  TEST_SIMULATION_SECONDS: process.env.SIMULATION_SECONDS ?? "",
                   TEST_IDP_PUBLIC_JWK: identityProviderKeys.publicJwk,
                   TEST_IDP_PRIVATE_JWK: identityProviderKeys.privateJwk,
                   TEST_CONTROL_CRONS: JSON.stringify(controlPlaneCrons),

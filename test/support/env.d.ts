@@ -34,6 +34,8 @@ declare namespace Cloudflare {
     TEST_PROPAGATION_RUNS: string;
     /** "on" when the control plane runs under the platform model (vitest.config.ts), "off" with PLATFORM_MODEL=off. */
     TEST_PLATFORM_MODEL: string;
+    /** The simulation's duration in seconds (`SIMULATION_SECONDS`); empty for `npm test`'s short run. */
+    TEST_SIMULATION_SECONDS: string;
     TEST_PROPAGATION_SEED: string;
     TEST_MIGRATION_DB_RECHECKS: D1Database;
     TEST_MIGRATION_DB_AUTHORITY: D1Database;
