@@ -4,6 +4,8 @@ import { importJWK, SignJWT } from "jose";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { signingKeyPair } from "../../scripts/dev-keys.mjs";
 import { authenticate, type Principal, verifiedTokens } from "../../workers/control/src/access/authenticate.ts";
+import { answerToError } from "../../workers/control/src/api/problem.ts";
+import { Refusal } from "../../workers/control/src/failures.ts";
 
 // The per-isolate cache of verified tokens (docs/auth.md, "Verified-token cache") must never accept
 // what a fresh verification would refuse: a token past its `exp` or before its `nbf`, a token
@@ -57,7 +59,9 @@ async function outcome(jwt: string, configuration: Parameters<typeof authenticat
     const principal: Principal = await authenticate(new Headers({ authorization: `Bearer ${jwt}` }), configuration);
     return principal.subject;
   } catch (error) {
-    return (error as { status?: number }).status ?? String(error);
+    // The status the API answers a refusal with, through its one error mapping.
+    if (error instanceof Refusal) return answerToError(error).status;
+    return String(error);
   }
 }
 
