@@ -19,27 +19,35 @@ const STATUS_EDGE_SECONDS = 1;
 type Counter = { reads: number };
 type WithEnv = { env: PublishEnv };
 
-/** A D1 binding that counts its round trips: each batch, and each statement run on its own. */
+/**
+ * A D1 binding that counts its round trips: each batch, and each statement run on its own. It
+ * wraps statements rather than patching them, so it can stand in front of any D1 binding (the
+ * platform model's included); a batch is given back the statements it wraps.
+ */
 function countedD1(db: D1Database, counter: Counter): D1Database {
+  const inner = new WeakMap<object, D1PreparedStatement>();
   const counted = (statement: D1PreparedStatement): D1PreparedStatement => {
-    for (const method of ["first", "all", "run", "raw"] as const) {
-      const run = statement[method].bind(statement) as (...args: unknown[]) => unknown;
-      Object.assign(statement, {
-        [method]: (...args: unknown[]) => {
-          counter.reads++;
-          return run(...args);
-        },
-      });
-    }
-    const bind = statement.bind.bind(statement);
-    statement.bind = (...values: unknown[]) => counted(bind(...values));
-    return statement;
+    const run =
+      <M extends "first" | "all" | "run" | "raw">(method: M) =>
+      (...args: unknown[]) => {
+        counter.reads++;
+        return (statement[method] as (...a: unknown[]) => unknown)(...args);
+      };
+    const wrapper = {
+      first: run("first"),
+      all: run("all"),
+      run: run("run"),
+      raw: run("raw"),
+      bind: (...values: unknown[]) => counted(statement.bind(...values)),
+    } as unknown as D1PreparedStatement;
+    inner.set(wrapper, statement);
+    return wrapper;
   };
   return {
     prepare: (query: string) => counted(db.prepare(query)),
     batch: (statements: D1PreparedStatement[]) => {
       counter.reads++;
-      return db.batch(statements);
+      return db.batch(statements.map((statement) => inner.get(statement) ?? statement));
     },
     exec: (query: string) => {
       counter.reads++;
