@@ -38,6 +38,9 @@ async function api<T>(method: string, path: string, body?: unknown, expected = 2
   return JSON.parse(text) as T;
 }
 
+/** How long the local edge may serve an envelope a publication superseded: its 30 s lifetime and the keeper's delay. */
+const EDGE_BOUND_MS = 45_000;
+
 async function envelope(): Promise<Envelope> {
   const { info } = service as { info: ServiceInfo };
   const response = await fetch(`${info.resolver}/api/agent-envelope?target=${encodeURIComponent(DEMO_MANIFEST)}`);
@@ -51,13 +54,20 @@ describe("cron triggers under npm start", () => {
     expect(await envelope()).toMatchObject({ posture: "current" });
 
     await api("PATCH", `/v1/passports/${agent}/state`, { lifecycle: "suspended", reason: "newcomer tries it" });
-    expect(await envelope()).toMatchObject({ posture: "needs_repair", result: "lifecycle_suspended" });
+    // The resolver's port is the platform model's edge: an envelope it holds changes once the purge
+    // keeper drops it (at once for a suspension, within a second or so for a reactivation when the
+    // budget allows), at the latest after the edge lifetime (docs/freshness.md).
+    await expect
+      .poll(envelope, { timeout: EDGE_BOUND_MS, interval: 500 })
+      .toMatchObject({ posture: "needs_repair", result: "lifecycle_suspended" });
     const reactivated = Date.now();
     const view = await api<{ state: { recheck_required?: boolean } }>("PATCH", `/v1/passports/${agent}/state`, {
       lifecycle: "active",
     });
     expect(view.state.recheck_required).toBe(true);
-    expect(await envelope()).toMatchObject({ posture: "incomplete", result: "recheck_required" });
+    await expect
+      .poll(envelope, { timeout: EDGE_BOUND_MS, interval: 500 })
+      .toMatchObject({ posture: "incomplete", result: "recheck_required" });
     // The Dashboard's "Re-check now": accepted, and followed by a check that runs (below).
     await api("POST", `/v1/passports/${agent}/recheck`, undefined, 202);
 
