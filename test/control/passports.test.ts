@@ -1,30 +1,17 @@
-import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { settleFinishedReevaluations } from "../../workers/control/src/binding-checks/reevaluation.ts";
 import { database } from "../../workers/control/src/db/client.ts";
 import worker from "../../workers/control/src/index.ts";
-import { transparencyLog } from "../../workers/control/src/publication/log/append.ts";
 import { Caller, organisationState, resolve, uniqueEndpoint } from "../support/api.ts";
+import { loggedVersions } from "../support/log-entries.ts";
 
 /** AWS's documented example secret access key. */
 const AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
 /** Shaped like a marketplace registration token: 95 bytes in base64, as the simulator issues them. */
 const REGISTRATION_TOKEN =
   "bjQLnP+zepicpUTmu3gKLHiQHT+zNzh2hRGjBhevoB1L9RIvNEVUxTveLruM0rfj0WAK1jHDhaXXzOI8d4VFmtvBtMkA/+SNV1tdpcY4BAEl9l2w/j4kSUt26phkV9k=";
-
-/** The record versions of one passport in the transparency log, in log order. */
-function logEntriesOf(identityId: string): Promise<number[]> {
-  return runInDurableObject(transparencyLog(env), (_instance, state) =>
-    state.storage.sql
-      .exec<{ record_version: number }>(
-        "SELECT record_version FROM entries WHERE identity_id = ? ORDER BY idx",
-        identityId,
-      )
-      .toArray()
-      .map((row) => row.record_version),
-  );
-}
 
 describe("identity continuity", () => {
   it("keeps the identity id while endpoint, gateway, provider, version and environment change", async () => {
@@ -219,7 +206,7 @@ describe("lifecycle", () => {
     const { identity_id: id } = await admin.createPassport();
     await admin.json("PATCH", `/v1/passports/${id}/state`, { lifecycle: "suspended", reason: "incident" });
     const before = await organisationState(admin.organisation);
-    const logged = await logEntriesOf(id);
+    const logged = await loggedVersions(id);
     expect(logged).toEqual([1, 2]);
 
     const response = await admin.request("PATCH", `/v1/passports/${id}/state`, {
@@ -234,7 +221,7 @@ describe("lifecycle", () => {
       allowed: ["active", "revoked", "retired"],
     });
     expect(await organisationState(admin.organisation)).toBe(before);
-    expect(await logEntriesOf(id)).toEqual(logged);
+    expect(await loggedVersions(id)).toEqual(logged);
     expect((await resolve(id)).record.record_version).toBe(2);
   });
 

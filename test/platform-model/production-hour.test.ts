@@ -16,6 +16,7 @@ import { PLATFORM_LIMITS } from "../../workers/platform-model/src/limits.ts";
 import { platformModel } from "../../workers/platform-model/src/model.ts";
 import { type Body, Caller } from "../support/api.ts";
 import { verifiedManifest } from "../support/control-fixtures.ts";
+import { loggedVersions } from "../support/log-entries.ts";
 import { recheckAt } from "../support/rechecks.ts";
 
 /**
@@ -104,19 +105,6 @@ function withinPlatformBudget(calls: { at: number }[]): boolean {
     if (tokens < -1e-9) return false;
   }
   return true;
-}
-
-/** The passport's log entries' record versions, in log order. */
-function loggedVersions(identityId: string): Promise<number[]> {
-  return runInDurableObject(transparencyLog(env), (_instance, state) =>
-    state.storage.sql
-      .exec<{ record_version: number }>(
-        "SELECT record_version FROM entries WHERE identity_id = ? ORDER BY idx",
-        identityId,
-      )
-      .toArray()
-      .map((row) => row.record_version),
-  );
 }
 
 async function recordAtEdge(id: string): Promise<Body> {

@@ -13,3 +13,8 @@ export function logEntriesOf(identityId: string) {
       .toArray(),
   );
 }
+
+/** The record versions of one passport in the transparency log, in log order. */
+export async function loggedVersions(identityId: string): Promise<number[]> {
+  return (await logEntriesOf(identityId)).map((row) => row.record_version);
+}
