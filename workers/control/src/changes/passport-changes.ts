@@ -13,7 +13,7 @@ import { membershipIn, type Role } from "../db/organisations.ts";
 import {
   authorityOf,
   bindingOf,
-  bindingWithValueRead,
+  bindingWithValue,
   currentEvidenceOf,
   deleteAuthority,
   deleteBinding,
@@ -25,10 +25,10 @@ import {
   withdrawEvidence,
 } from "../db/passport-entries.ts";
 import {
+  bindingAndPrimaryHolders,
   findPassport,
   type PassportChange,
   type PassportRow,
-  primaryBindingHolderReads,
   primaryBindingHolders,
 } from "../db/passports.ts";
 import { deleteUse, insertUse, useOf } from "../db/uses.ts";
@@ -227,19 +227,20 @@ export async function bindingAddition(
   const checksDuplicates = binding.class === primary && !passport.distinctReason;
   // One round trip: the binding the passport may have already and, for a primary binding, who
   // holds it. A binding the passport already has is the answer that wins.
-  const existingRead = bindingWithValueRead(db, passport.id, binding);
   let existing: { id: string } | undefined;
   let duplicate: Refusal | undefined;
   if (checksDuplicates) {
-    const now = new Date().toISOString();
-    const [[found], inOrganisation, elsewhere] = await db.batch([
-      existingRead,
-      ...primaryBindingHolderReads(db, passport.organisationId, passport.family, primary, [binding.value], now),
-    ]);
-    existing = found;
-    duplicate = duplicateRefusal(primary, { inOrganisation, elsewhere }, passport.id);
+    const reads = await bindingAndPrimaryHolders(db, {
+      passportId: passport.id,
+      organisationId: passport.organisationId,
+      family: passport.family,
+      binding,
+      now: new Date().toISOString(),
+    });
+    existing = reads.existing;
+    duplicate = duplicateRefusal(primary, reads, passport.id);
   } else {
-    [existing] = await existingRead;
+    existing = await bindingWithValue(db, passport.id, binding);
   }
   if (existing) {
     throw new Refusal("binding-exists", {

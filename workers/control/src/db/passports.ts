@@ -1,6 +1,7 @@
 import { and, asc, eq, getTableName, gt, inArray, isNull, ne, or, type Placeholder, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type Database, isConstraintError } from "./client.ts";
+import { bindingWithValueRead } from "./passport-entries.ts";
 import { batchThen, type Preparable, type PreparedStatements, preparedStatements, type Results } from "./prepared.ts";
 import { authority, bindings, events, evidence, members, organisations, outbox, passports } from "./schema.ts";
 import { usesOfQuery } from "./uses.ts";
@@ -296,7 +297,7 @@ export function passportsWithBinding(
  * the organisation (`passportsWithBinding`), and verified holders elsewhere
  * (`verifiedHoldersElsewhere`), for a batch that may carry other reads of the same request.
  */
-export function primaryBindingHolderReads(
+function primaryBindingHolderReads(
   db: Database,
   organisationId: string,
   family: PassportRow["family"],
@@ -308,6 +309,28 @@ export function primaryBindingHolderReads(
     passportsWithBinding(db, organisationId, family, bindingClass, values),
     verifiedHoldersElsewhere(db, organisationId, bindingClass, values, now),
   ] as const;
+}
+
+/**
+ * A binding add's reads, in one round trip: the passport's binding with this class and value, if
+ * it has one, and who holds the value already (`primaryBindingHolderReads`).
+ */
+export async function bindingAndPrimaryHolders(
+  db: Database,
+  request: {
+    passportId: string;
+    organisationId: string;
+    family: PassportRow["family"];
+    binding: { class: string; value: string };
+    now: string;
+  },
+) {
+  const { passportId, organisationId, family, binding, now } = request;
+  const [[existing], inOrganisation, elsewhere] = await db.batch([
+    bindingWithValueRead(db, passportId, binding),
+    ...primaryBindingHolderReads(db, organisationId, family, binding.class, [binding.value], now),
+  ]);
+  return { existing, inOrganisation, elsewhere };
 }
 
 /** Who holds a primary binding value already (`primaryBindingHolderReads`), in one round trip. */
