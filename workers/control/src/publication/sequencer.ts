@@ -63,8 +63,9 @@ export class PublicationSequencer extends DurableObject<PublishEnv> implements S
   #read: Promise<CurrentState> | undefined;
   #token: { text: string; issuedAt: number; state: CurrentState } | undefined;
   /**
-   * The object's name (its identity id), read once: `ctx.id.name` is a native getter that cost
-   * about 4% of the object's CPU on the status route (scripts/bench/README.md, Status route).
+   * The object's name (its identity id), read once: `ctx.id.name` is a native getter that crosses
+   * into the runtime on every call, and the status route asks for it on every request (its cost is
+   * measured in scripts/bench/README.md, Status route).
    */
   #name: string | undefined | null = null;
 
