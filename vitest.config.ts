@@ -343,7 +343,10 @@ export default defineConfig({
           environment: "node",
           globalSetup: ["test/service-setup.ts"],
           fileParallelism: false,
-          testTimeout: 60_000,
+          // A test that follows the resolver through several changes may wait, at each, up to the
+          // local freshness bound (45 s, `currentRecord` in test/browser/browser.ts): under a short
+          // purge budget the edge model serves the previous record until its 30 s lifetime ends.
+          testTimeout: 300_000,
           hookTimeout: 120_000,
         },
       },
