@@ -35,7 +35,9 @@ export class EdgeCache {
   }
 
   #live(entry: Stored, now: number): boolean {
-    if (now >= entry.storedAt + entry.ttlMs) return false;
+    // A run visits times out of order (a provider's stapled token is fetched before the read that
+    // comes earlier in the list): an answer stored after `now` cannot be seen at `now`.
+    if (now < entry.storedAt || now >= entry.storedAt + entry.ttlMs) return false;
     return !this.purges.some((p) => entry.tags.includes(p.tag) && p.at > entry.storedAt && p.at <= now);
   }
 
