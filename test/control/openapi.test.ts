@@ -180,6 +180,25 @@ describe("OpenAPI document", () => {
     expect(info.license).toMatchObject({ name: expect.any(String), identifier: "LicenseRef-Proprietary" });
   });
 
+  it("declares the failures any operation can meet: 429 with Retry-After, 507 on writes, 500", async () => {
+    const document = await openApi();
+    const create = document.paths["/v1/passports"]?.post?.responses ?? {};
+    expect(Object.keys(create)).toEqual(expect.arrayContaining(["429", "500", "507"]));
+    expect(Object.keys(create["429"]?.headers ?? {})).toEqual(["Retry-After"]);
+    expect(create["507"]?.content?.["application/problem+json"]).toBeDefined();
+    // A member's read is not rate limited and changes nothing, so it can meet neither 429 nor 507.
+    const read = document.paths["/v1/passports/{id}"]?.get?.responses ?? {};
+    expect(Object.keys(read)).toContain("500");
+    expect(Object.keys(read)).not.toContain("429");
+    expect(Object.keys(read)).not.toContain("507");
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        expect(operation.responses["500"], `${method} ${path}`).toBeDefined();
+        if (method !== "get") expect(operation.responses["429"], `${method} ${path}`).toBeDefined();
+      }
+    }
+  });
+
   it("generates request schemas from the zod definitions", async () => {
     const response = await exports.default.fetch("http://control.test/openapi.json");
     const { components } = await response.json<{ components: { schemas: Body } }>();

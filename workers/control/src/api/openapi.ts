@@ -58,6 +58,36 @@ const problemResponse = (description: string) => ({
   content: { "application/problem+json": { schema: ref("Problem") } },
 });
 
+/**
+ * The answers any operation can meet whatever its input (api/rate-limit.ts, api/problem.ts): a
+ * write or a public read over its per-caller limit (429 with `Retry-After`), a write the full
+ * database refused (507: nothing was changed, reads still work), and a fault of ours (500).
+ */
+function failureResponses(operation: DeclaredOperation) {
+  const write = operation.method !== "get";
+  const limited = write || operation.role === "public";
+  return {
+    ...(limited
+      ? {
+          "429": {
+            ...problemResponse("Over the caller's rate limit; nothing was done"),
+            headers: {
+              "Retry-After": {
+                description: "Seconds to wait before trying again.",
+                required: true,
+                schema: { type: "integer", minimum: 1 },
+              },
+            },
+          },
+        }
+      : {}),
+    ...(write
+      ? { "507": problemResponse("The service's database is full; nothing was changed, reads still work") }
+      : {}),
+    "500": problemResponse("A fault of the service; retry, or contact support with the time of the request"),
+  };
+}
+
 function parameters(operation: DeclaredOperation) {
   const fromPath = [...operation.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
     name,
@@ -177,6 +207,7 @@ export function openApiDocument(serverUrl: string) {
         "404": problemResponse("Not found, or not in your organisations"),
         ...(request ? { "413": problemResponse("Body over 64 KiB"), "415": problemResponse("Not JSON") } : {}),
         ...(operation.ifMatch ? { "409": problemResponse("Conflict"), "412": problemResponse("Stale If-Match") } : {}),
+        ...failureResponses(operation),
       },
       security: operation.role === "public" ? [] : [{ bearer: [] }, { cloudflareAccess: [] }],
     };
