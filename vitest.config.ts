@@ -143,6 +143,10 @@ const MODELLED_TEST_TIMEOUT = 120_000;
 
 export default defineConfig({
   test: {
+    // The suites mostly wait, not compute: a passport's publications are spaced by a second (KV's
+    // one write a second to a key), and alarms, queues and the edge model keep their real delays.
+    // Four files at a time on a two-core machine keep the CPUs busy; more would starve workerd.
+    maxWorkers: 4,
     projects: [
       {
         plugins: [
@@ -330,8 +334,11 @@ export default defineConfig({
           name: "local",
           include: ["test/local/**/*.test.ts"],
           environment: "node",
+          // Each file starts its own `npm start`: one at a time, so two starts never compete for
+          // the CPUs with each other and with the workerd suites running beside them.
+          fileParallelism: false,
           testTimeout: 120_000,
-          hookTimeout: 120_000,
+          hookTimeout: 240_000,
         },
       },
       {
