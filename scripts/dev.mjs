@@ -5,7 +5,7 @@
 // organisation and passports once, and prints what a newcomer needs to try it.
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { startDemoAuditor } from "./demo-auditor.mjs";
 import {
   attestAsDemoAuditor,
@@ -20,6 +20,7 @@ import {
   root,
   signDevelopmentToken,
 } from "./dev-auth.mjs";
+import { removeLocalAddresses, stateDirectory, writeLocalAddresses } from "./local-addresses.mjs";
 import { startLocalCrons } from "./local-crons.mjs";
 import { runWrangler, startLocalWorkers } from "./local-workers.mjs";
 import { MODELLED_CONTROL_ENTRY, platformModelOn } from "./platform-model.mjs";
@@ -39,7 +40,7 @@ const demoApiUrl = `http://127.0.0.1:${demoApiPort}`;
 // deployed, so the resolver's port answers through it. PLATFORM_MODEL=off serves the resolver directly.
 const platformModel = process.env.PLATFORM_MODEL !== "off";
 // The tests give each local service its own state directory, so it never shares SQLite files with another.
-const persistTo = resolve(root, process.env.PASSPORT_STATE_DIR ?? join(".wrangler", "state"));
+const persistTo = stateDirectory();
 const seedFile = join(persistTo, "demo-passports.json");
 const controlConfig = join("workers", "control", "wrangler.toml");
 
@@ -56,6 +57,7 @@ async function stop(code = 0) {
   // Should the runtime not stop in time, leave anyway: the exit takes workerd with it.
   setTimeout(() => process.exit(code), 5000).unref();
   try {
+    removeLocalAddresses(persistTo);
     crons?.stop();
     demoAuditor?.stop();
     const service = await starting?.catch(() => undefined);
@@ -464,6 +466,14 @@ try {
       onOutput: (line) => process.stderr.write(`[demo auditor] ${line}\n`),
     });
   }
+  // The demos, the CLI and `npm run local-env` read these, so they follow the ports of this start.
+  writeLocalAddresses(persistTo, {
+    resolver: resolverUrl,
+    control: controlUrl,
+    marketplace: marketplaceUrl,
+    hosts: hostsUrl,
+    demoApi: demoApiUrl,
+  });
   const first = demo[0].identity_id;
   // A fresh endpoint each start, so the printed create command never collides with an earlier one.
   const exampleSuffix = Date.now().toString(36);
@@ -490,8 +500,14 @@ Try:
 
   curl -s "${resolverUrl}/api/agent-envelope?target=${encodeURIComponent(DEMO_MANIFEST)}"
 
+The same in your shell, on these ports: eval "$(npm run --silent local-env)" sets RESOLVER, CONTROL,
+MARKETPLACE and TOKEN for the README's commands.
+
 Call path demo: the demo agent signs a call to the demo API (${demoApiUrl}, served as ${DEMO_API_BASE}):
   npm run call-demo                     (docs/reciprocal-trust.md, Call path)
+
+Verify a passport with the CLI (it reads this start's resolver address):
+  npm run passport -- verify ${first} --jwks ${resolverUrl}/.well-known/jwks.json
 
 Acquisition demo: open ${marketplaceUrl}/ (simulated marketplace), subscribe, and claim on the onboarding page with the token above (docs/acquisition.md).
 

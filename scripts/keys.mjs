@@ -3,10 +3,11 @@
 //                                  adds the public key in front of SIGNING_JWKS in wrangler.toml
 //   npm run keys -- retire <kid>   removes a public key from SIGNING_JWKS; records it signed then
 //                                  fail verification with unknown_key
-//   npm run keys -- list           shows the key ids SIGNING_JWKS trusts
+//   npm run keys -- list           shows the key ids SIGNING_JWKS trusts, and the development key
+//                                  that `npm start` and the tests sign with instead
 //   npm run keys -- log <origin>   new transparency-log key (docs/transparency-log.md): prints the
 //                                  private JWK for LOG_SIGNING_KEY and, on stderr, the verifier key
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { root } from "./dev-auth.mjs";
 import { logKeyPair, signingKeyPair } from "./dev-keys.mjs";
@@ -53,7 +54,18 @@ if (command === "rotate") {
   );
   console.log(privateJwk);
 } else if (command === "list") {
-  for (const key of jwks.keys) console.log(key.kid);
+  // `npm start` does not sign with SIGNING_JWKS's keys: it signs with a key of its own, made on first use
+  // (recordSigningKeys in scripts/dev-auth.mjs), so that key is listed too, and said to be local.
+  const deployed = jwks.keys.map((key) => `  ${key.kid}`);
+  console.log("SIGNING_JWKS in wrangler.toml (what a deployed resolver's consumers trust):");
+  console.log(deployed.length > 0 ? deployed.join("\n") : "  none yet: `npm run keys -- rotate` makes the first");
+  const developmentKey = join(root, ".wrangler", "dev-auth", "record-signing.json");
+  console.log("Development key (what `npm start` signs records with; never deployed):");
+  console.log(
+    existsSync(developmentKey)
+      ? `  ${JSON.parse(readFileSync(developmentKey, "utf8")).publicJwk.kid}  (.wrangler/dev-auth/record-signing.json)`
+      : "  none yet: `npm start` makes it on first use",
+  );
 } else {
   console.error("usage: npm run keys -- rotate | retire <kid> | list | log <origin>");
   process.exit(64);

@@ -78,7 +78,7 @@ const { parseVerifierKey } = require("@passport/verifier/log");
 }
 
 /** The path of a runtime's binary, installed into .tools/runtimes/ when missing, or why it cannot be had. */
-export function runtime(name: keyof typeof RUNTIMES): { bin: string } | { skipped: string } {
+export function runtime(name: keyof typeof RUNTIMES): { bin: string } | { unavailable: string } {
   const bin = join(runtimesDir, "node_modules", ".bin", name);
   const version = () => spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout ?? "";
   if (existsSync(bin) && version().includes(RUNTIMES[name])) return { bin };
@@ -92,6 +92,6 @@ export function runtime(name: keyof typeof RUNTIMES): { bin: string } | { skippe
   );
   if (install.status === 0 && existsSync(bin) && version().includes(RUNTIMES[name])) return { bin };
   return {
-    skipped: `${name}@${RUNTIMES[name]} could not be installed from the npm registry: ${install.stderr.trim()}`,
+    unavailable: `${name}@${RUNTIMES[name]} could not be installed from the npm registry: ${install.stderr.trim()}`,
   };
 }

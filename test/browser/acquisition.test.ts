@@ -166,10 +166,13 @@ describe("marketplace acquisition in Chromium", () => {
     await organisationChoice.check();
     await page.getByRole("button", { name: "Claim this passport" }).click();
 
-    // Refused without a choice: both active passports are offered, none preselected.
+    // Without a choice, a question: both active passports are offered, the first preselected, and
+    // no refusal is shown.
     const choice = page.locator("#passport-choice");
     await choice.waitFor();
-    expect(await page.locator("#claim-problem").textContent()).toContain("2 active API passports");
+    expect(await page.locator("#claim-question").textContent()).toContain("2 active API passports");
+    expect(await page.locator("#claim-problem").count()).toBe(0);
+    expect(await choice.getByRole("radio", { checked: true }).count()).toBe(1);
     const options = choice.getByRole("radio");
     expect(await options.count()).toBe(2);
     expect(await choice.textContent()).toContain(ids[0]);

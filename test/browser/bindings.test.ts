@@ -4,6 +4,7 @@
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
 import { callControl, currentRecord, pagePerTest } from "./browser.ts";
+import { reveal } from "./sections.ts";
 
 const service = inject("service");
 let page: Page;
@@ -44,7 +45,8 @@ describe("Proven bindings in Chromium", () => {
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL((url) => url.pathname === `/dashboard/passports/${id}`);
 
-    await page.getByText("Environment and version", { exact: true }).click();
+    // The Bindings section, then the binding's "Environment and version", as a person opens them.
+    await reveal(page.getByLabel(/^Environment of /));
     await page.getByLabel(/^Environment of /).fill("staging");
     await page.getByLabel(/^Version of /).fill("2.5.0-rc.1");
     await page.getByRole("button", { name: "Save environment and version" }).click();
@@ -56,7 +58,8 @@ describe("Proven bindings in Chromium", () => {
 
     // Emptying a field clears it: the passport's own environment applies again.
     await page.goto(`${service.control}/dashboard/passports/${id}`);
-    await page.getByText("Environment and version", { exact: true }).click();
+    // The Bindings section, then the binding's "Environment and version", as a person opens them.
+    await reveal(page.getByLabel(/^Environment of /));
     await page.getByLabel(/^Environment of /).fill("");
     await page.getByRole("button", { name: "Save environment and version" }).click();
     await page.waitForURL((url) => url.searchParams.get("done") === "binding-context");
@@ -80,6 +83,7 @@ describe("Proven bindings in Chromium", () => {
     await page.waitForURL((url) => url.pathname === `/dashboard/passports/${id}`);
 
     const add = page.locator("#binding-add");
+    await reveal(add);
     await add.getByLabel("Class").selectOption("endpoint");
     await add.getByLabel("Value").fill(`https://${host}/v1`);
     await add.getByRole("button", { name: "Add binding" }).click();
@@ -145,6 +149,7 @@ describe("Proven bindings in Chromium", () => {
     const orders = service.demo.find((p) => p.name === "Demo Orders API (staging)");
     await page.goto(`${service.control}/dashboard/passports/${agent?.id}`);
     const add = page.locator("#uses-add");
+    await reveal(add);
     await add.getByLabel("Identity id").fill(orders?.id ?? "");
     await add.getByRole("button", { name: "Declare use" }).click();
     await expect(page.getByRole("status").first().textContent()).resolves.toContain("Use declared.");

@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
 import { callControl, currentRecord, developmentToken, pagePerTest, screenshot } from "./browser.ts";
+import { reveal } from "./sections.ts";
 
 const service = inject("service");
 let page: Page;
@@ -99,7 +100,10 @@ describe("Dashboard in Chromium", () => {
 
     const moved = endpoint.replace("/v1", "/v2");
     const bindings = page.locator("section", { has: page.getByRole("heading", { name: "Bindings" }) });
-    await bindings.locator("li", { hasText: endpoint }).getByText("Edit").click();
+    // The Bindings section, then the binding's "Edit", as a person opens them.
+    await reveal(
+      bindings.locator("li", { hasText: endpoint }).getByLabel("New value for this endpoint / base url binding"),
+    );
     await page.getByLabel("New value for this endpoint / base url binding").fill(moved);
     await page.getByRole("button", { name: "Save binding" }).click();
     await expect(page.getByRole("status").first().textContent()).resolves.toContain("Binding updated.");
@@ -108,6 +112,7 @@ describe("Dashboard in Chromium", () => {
     expect(edited.record_version).toBeGreaterThan(before.record_version);
 
     const evidence = page.locator("#evidence-add");
+    await reveal(evidence);
     await evidence.getByLabel("Claim it supports").fill("endpoint-control");
     await evidence.getByLabel("Source").fill("DNS TXT record check");
     await evidence.getByLabel("Scope").fill(new URL(moved).hostname);
@@ -216,6 +221,7 @@ describe("Dashboard in Chromium", () => {
     const other = await newPassport("Browser Errors Other API");
     await signIn(service.token, `/dashboard/passports/${id}`);
     const form = page.locator("#binding-add");
+    await reveal(form);
 
     await form.getByLabel("Class").selectOption("endpoint");
     await form.getByLabel("Value").fill("not a url");
@@ -235,6 +241,71 @@ describe("Dashboard in Chromium", () => {
     expect(problem).toContain("Another passport already identifies this object.");
     expect(problem).toContain(other.id);
     expect((await resolverRecord(id)).bindings).toHaveLength(1);
+  });
+
+  it("opens a passport on what a customer came for: name, state, id and main actions on the first screen at 1280 px", async () => {
+    const { id } = await newPassport("Browser First Screen API");
+    await signIn(service.token, `/dashboard/passports/${id}`);
+    const viewport = page.viewportSize() ?? { width: 0, height: 0 };
+    expect(viewport.width).toBe(1280);
+    expect(await page.evaluate(() => window.scrollY)).toBe(0);
+    // In view without scrolling: the name, the state badge, the id, the lifecycle actions, and the
+    // whole overview above the sections.
+    for (const selector of ["h1", "#lifecycle-status", "#identity-id", "#lifecycle", "#proof-status", ".section-nav"]) {
+      const box = await page.locator(selector).boundingBox();
+      expect(box, selector).not.toBeNull();
+      expect((box?.y ?? 0) + (box?.height ?? 0), selector).toBeLessThanOrEqual(viewport.height);
+    }
+    expect(await page.locator("#lifecycle-status").textContent()).toBe("active");
+    // The id is one piece, never broken across lines, so it is read and copied whole.
+    expect(await page.locator("#identity-id").evaluate((code) => code.getClientRects().length)).toBe(1);
+    // The sections are closed until a person opens one; the section navigation opens it.
+    expect(await page.locator("section.fold details[open]").count()).toBe(0);
+    expect(await page.locator("#evidence-add").isVisible()).toBe(false);
+    await page
+      .locator(".section-nav")
+      .getByRole("link", { name: /^Evidence/ })
+      .click();
+    await page.locator("#evidence").waitFor({ state: "visible" });
+    // Its form is behind "Add an evidence item".
+    expect(await page.locator("#evidence-add").isVisible()).toBe(false);
+    await page.getByText("Add an evidence item").click();
+    expect(await page.locator("#evidence-add").isVisible()).toBe(true);
+  });
+
+  it("fits every Dashboard page into 390 px, every section and form of a passport open, each navigation on one line", async () => {
+    const { id } = await newPassport("Browser Narrow Screen API with a rather long name for a phone");
+    const agent = service.demo.find((p) => p.family === "agent")?.id ?? "";
+    await signIn(service.token);
+    await page.setViewportSize({ width: 390, height: 844 });
+    const paths = [
+      "/dashboard/passports",
+      "/dashboard/passports?family=agent",
+      "/dashboard/passports/new",
+      `/dashboard/passports/${id}`,
+      `/dashboard/passports/${agent}`,
+      "/dashboard/organisations",
+      "/dashboard/organisations/org_demo",
+    ];
+    for (const path of paths) {
+      await page.goto(`${service.control}${path}`);
+      await page.evaluate(() => {
+        for (const disclosure of document.querySelectorAll("details")) disclosure.open = true;
+      });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(390);
+      for (const nav of await page.locator("header nav, .section-nav").all()) {
+        const lines = await nav.evaluate((element) => {
+          const tops = new Set(
+            [...element.querySelectorAll("a")].map((a) => Math.round(a.getBoundingClientRect().top)),
+          );
+          return tops.size;
+        });
+        expect(lines, `${path}: a navigation wraps`).toBe(1);
+      }
+    }
+    await page.context().clearCookies();
+    await page.goto(`${service.control}/dashboard/sign-in`);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth), "sign-in").toBeLessThanOrEqual(390);
   });
 
   it("works at phone width with the keyboard, under a strict Content-Security-Policy", async () => {

@@ -7,6 +7,7 @@ import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
 import { root } from "../local-service.ts";
 import { callControl, currentRecord, developmentToken, pagePerTest, screenshot } from "./browser.ts";
+import { reveal } from "./sections.ts";
 
 const service = inject("service");
 let page: Page;
@@ -148,6 +149,7 @@ describe("the customer's journey in Chromium", () => {
   it("adds structured authority, expires it and removes it, and the resolver follows each step", async () => {
     const { organisation, token, id } = await ownerWithPassport("Refunds API");
     await signIn(token, `/dashboard/passports/${id}`);
+    await reveal(page.locator("#authority-add"));
     await page.getByLabel("Action", { exact: true }).fill("payments.refund");
     // The passport's organisation is the grantor offered first; the API checks the owner's role.
     expect(await page.getByLabel("Granted by", { exact: true }).inputValue()).toBe(
@@ -218,6 +220,7 @@ describe("the customer's journey in Chromium", () => {
     const platform = await api<{ id: string }>(token, "POST", "/v1/organisations", { name: `Platform ${unique()}` });
     await signIn(token, `/dashboard/passports/${id}`);
     expect(await page.locator("#transfer-roles").textContent()).toContain("owner role here and in the receiving");
+    await reveal(page.locator("#transfer"));
     await page.getByLabel("Receiving organisation").selectOption(platform.id);
     await page.locator("#transfer-reason").fill("Ledger moved to platform");
     await screenshot(page, "passport-responsibility");
@@ -254,6 +257,7 @@ describe("the customer's journey in Chromium", () => {
     expect(await page.locator(`#duplicate-survivors option[value="${duplicate.identity_id}"]`).count()).toBe(0);
 
     // A survivor that is not a well-formed id is refused beside its field.
+    await reveal(page.locator("#duplicate"));
     await page.getByLabel("Identity id of the surviving passport").fill("psp_not-an-id");
     await page.locator("#duplicate-reason").fill("Same search service");
     await page.getByRole("button", { name: "Retire as a duplicate" }).click();

@@ -11,6 +11,53 @@ import { freePort, type ServiceInfo, startService, stopService } from "../local-
 
 type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
 
+/**
+ * A POST of `bytes` bytes in 64 KiB chunks with no length (chunked), or with its length, on a
+ * fresh connection; resolves to the status (0 for a failed request) and body of the answer.
+ */
+function upload(
+  url: string,
+  bytes: number,
+  { chunked, headers = {} }: { chunked: boolean; headers?: Record<string, string> },
+) {
+  return new Promise<{ status: number; body: string }>((resolve) => {
+    const req = request(
+      url,
+      {
+        method: "POST",
+        agent: false,
+        headers: {
+          "content-type": "application/json",
+          ...(chunked ? {} : { "content-length": String(bytes) }),
+          ...headers,
+        },
+      },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => {
+          body += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on("error", () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    // The server may stop reading once it has answered; the answer is what counts.
+    req.on("error", () => {});
+    const chunk = Buffer.alloc(64 * 1024, "a");
+    let sent = 0;
+    const more = () => {
+      while (sent < bytes) {
+        const part = chunk.subarray(0, Math.min(chunk.byteLength, bytes - sent));
+        sent += part.byteLength;
+        if (!req.write(part)) return void req.once("drain", more);
+      }
+      req.end();
+    };
+    more();
+  });
+}
+
 /** One request as curl sends it: node:http, a fresh connection, raw headers as given. */
 function send(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
   return new Promise<Answer>((resolve, reject) => {
@@ -91,6 +138,38 @@ describe("the edge proxy in front of each local Worker", () => {
     ]);
   });
 
+  it("relays an upstream's answer given before the body was read (413 by its length), never 502", async () => {
+    const limited = createServer((req, res) => {
+      res.writeHead(413, { "content-type": "text/plain", connection: "close" });
+      res.end("too large");
+      req.socket.end();
+    });
+    // Like workerd, the upstream honours "Expect: 100-continue": it answers without asking for the body.
+    limited.on("checkContinue", (_req, res) => {
+      res.writeHead(413, { "content-type": "text/plain", connection: "close" });
+      res.end("too large");
+    });
+    limited.listen(0, "127.0.0.1");
+    await once(limited, "listening");
+    const proxyPort = await freePort();
+    const stop = await startEdgeProxy({
+      host: "127.0.0.1",
+      port: proxyPort,
+      upstream: `http://127.0.0.1:${(limited.address() as AddressInfo).port}`,
+    });
+    try {
+      for (const chunked of [false, true, false, true]) {
+        expect(await upload(`http://127.0.0.1:${proxyPort}/v1/passports`, 3_000_000, { chunked })).toEqual({
+          status: 413,
+          body: "too large",
+        });
+      }
+    } finally {
+      await stop();
+      limited.close();
+    }
+  });
+
   it("sets the address on a request that sent none", async () => {
     seen = [];
     await send(`http://127.0.0.1:${port}/health`);
@@ -133,6 +212,15 @@ describe("npm start, as deployed: per-client limits and the edge cache", () => {
     expect(JSON.parse(refused[0]?.body ?? "{}")).toMatchObject({ type: "urn:svc:passport:problem:rate-limited" });
     // The same client without any forged header is in the same bucket.
     expect((await post()).status).toBe(429);
+  });
+
+  it("relays the control plane's own 413 for an 8 MB body, chunked or with its length, never 502", async () => {
+    const authorised = { authorization: `Bearer ${service.token}` };
+    for (const chunked of [true, false, true, true, false]) {
+      const answer = await upload(`${service.control}/v1/passports`, 8 * 1024 * 1024, { chunked, headers: authorised });
+      expect(answer.status).toBe(413);
+      expect(JSON.parse(answer.body)).toMatchObject({ status: 413 });
+    }
   });
 
   it("answers a record HIT the second time through the platform model's edge, and a revocation within 30 s", async () => {

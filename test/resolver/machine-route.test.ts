@@ -156,4 +156,10 @@ describe("methods, preflight and unknown routes", () => {
     expect(await response.json()).toEqual({ status: "ok" });
     expect(response.headers.get("cache-control")).toBe("no-store");
   });
+
+  it("answers a browser's automatic /favicon.ico with an empty 204, not a 404", async () => {
+    const response = await get("/favicon.ico");
+    expect(response.status).toBe(204);
+    expect(await response.text()).toBe("");
+  });
 });

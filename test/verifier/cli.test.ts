@@ -77,6 +77,9 @@ describe("passport CLI against the real resolver", () => {
     const result = await passport(["verify", mintIdentityId(), "--retries", "0"], down);
     expect(result.code).toBe(EXIT.network);
     expect(result.stdout).toMatch(/^FAIL\s+network_failure/);
+    expect(result.stderr).toBe(
+      `passport: the resolver tried was ${RESOLVER} (PASSPORT_RESOLVER); check that it answers there, or name another with --resolver URL or PASSPORT_RESOLVER.`,
+    );
   });
 
   it("resolve: prints the record and exits 0", async () => {

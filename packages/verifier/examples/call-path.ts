@@ -8,7 +8,9 @@
 // 2. The same call signed by a key the service never proved for the agent: refused.
 //
 // The agent's key and the demo passports come from `npm start`'s local state; the public origin
-// https://payments.demo.example is routed to the demo API Worker on this machine.
+// https://payments.demo.example is routed to the demo API Worker on this machine. The resolver's
+// and the demo API's addresses are those `npm start` recorded (scripts/with-local-addresses.mjs
+// sets them, whatever ports it was given), or PASSPORT_RESOLVER and DEMO_API.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassportCheckError, passportFetch, RequestSigner } from "../src/fetch.ts";
@@ -21,25 +23,50 @@ const stateDir = process.env.PASSPORT_STATE_DIR ?? join(root, ".wrangler", "stat
 const API_ORIGIN = "https://payments.demo.example";
 const KEY_DIRECTORY = "https://agents.demo.example/.well-known/http-message-signatures-directory";
 
+/** Ends the demo saying what was tried and what to do, without a stack trace. */
+function giveUp(problem: string): never {
+  console.error(
+    `${problem}\nStart the local service with \`npm start\` (any ports) and run \`npm run call-demo\` again; it reads the addresses the start recorded in ${join(stateDir, "addresses.json")}, or PASSPORT_RESOLVER and DEMO_API.`,
+  );
+  process.exit(1);
+}
+
+/** Why a fetch failed: the network's error code (ECONNREFUSED, ...) rather than "fetch failed". */
+const reason = (error: unknown) =>
+  String((error as { cause?: { code?: unknown } }).cause?.code ?? (error as Error).message);
+
+/** A JSON file of the local state, or the demo ends saying `npm start` has not made it yet. */
+function stateFile<T>(path: string): T {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as T;
+  } catch {
+    return giveUp(`No ${path}: the local service has not been started here yet.`);
+  }
+}
+
 interface Seeded {
   identity_id: string;
   display_name: string;
   family: string;
 }
-const passports = JSON.parse(readFileSync(join(stateDir, "demo-passports.json"), "utf8")) as Seeded[];
-const agent = passports.find((p) => p.family === "agent");
-if (!agent) throw new Error("no demo agent in the local state: run `npm start` first");
-const agentKey = JSON.parse(readFileSync(join(root, ".wrangler", "dev-auth", "demo-agent-signing.json"), "utf8")) as {
-  privateJwk: JsonWebKey;
-};
+const passports = stateFile<Seeded[]>(join(stateDir, "demo-passports.json"));
+const agent = passports.find((p) => p.family === "agent") ?? giveUp("No demo agent in the local state.");
+const agentKey = stateFile<{ privateJwk: JsonWebKey }>(join(root, ".wrangler", "dev-auth", "demo-agent-signing.json"));
 
 // Locally the service's record keys are read from the resolver; deployed, pin them out of band.
-const jwks = await (await fetch(`${resolver}/.well-known/jwks.json`)).json();
+const jwksUrl = `${resolver}/.well-known/jwks.json`;
+const jwks = await fetch(jwksUrl)
+  .then((answer) => answer.json())
+  .catch((error: unknown) => giveUp(`Could not read the resolver's keys at ${jwksUrl} (${reason(error)}).`));
 const verifier = new Verifier({ resolver, jwks });
 
 /** Sends what is addressed to the demo API's public origin to its Worker on this machine. */
-const toLocal = (request: Request) =>
-  fetch(request.url.startsWith(API_ORIGIN) ? new Request(request.url.replace(API_ORIGIN, demoApi), request) : request);
+const toLocal = (request: Request) => {
+  if (!request.url.startsWith(API_ORIGIN)) return fetch(request);
+  return fetch(new Request(request.url.replace(API_ORIGIN, demoApi), request)).catch((error: unknown) =>
+    giveUp(`Could not reach the demo API at ${demoApi} (${reason(error)}).`),
+  );
+};
 
 async function call(signer: RequestSigner, label: string): Promise<void> {
   const agentFetch = passportFetch({

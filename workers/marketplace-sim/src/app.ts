@@ -95,6 +95,8 @@ const OPERATIONS: Record<string, { service: Service; run: (body: unknown) => unk
 };
 
 app.get("/health", (c) => c.json({ status: "ok" }));
+// No icon: an empty answer keeps browsers' automatic request from a 404.
+app.get("/favicon.ico", (c) => c.body(null, 204, { "cache-control": "public, max-age=3600" }));
 
 /** Issues a registration token for tests and scripts (the real marketplace does this on "Subscribe"). */
 app.post("/sim/registrations", async (c) => {

@@ -20,6 +20,8 @@ export const app = new Hono<{ Bindings: Env }>();
 const HEALTH_HEADERS = { ...CORS_HEADERS, ...cacheHeaders("none"), "content-type": "application/json" };
 
 app.get("/health", () => new Response('{"status":"ok"}', { headers: HEALTH_HEADERS }));
+// No icon: an empty answer, cached like the pages, keeps browsers' automatic request from a 404.
+app.get("/favicon.ico", () => new Response(null, { status: 204, headers: cacheHeaders("stable") }));
 // Query routes a new query string sends past the edge cache (docs/limits.md).
 app.use("/api/agent-envelope", limitQueries);
 app.use("/api/p/:id/history.json", limitQueries);

@@ -52,6 +52,8 @@ export interface LogFlags {
 
 interface Common {
   resolver: string;
+  /** Where the resolver's address came from, so a failure to reach it can say which one was tried. */
+  resolverFrom: "--resolver" | "PASSPORT_RESOLVER" | "the default";
   json: boolean;
   timeoutMs: number;
   retries: number;
@@ -302,6 +304,12 @@ function commonFlags(values: Values, env: Record<string, string | undefined>): C
   const log = logFlags(values, env);
   return {
     resolver,
+    resolverFrom:
+      values.resolver !== undefined
+        ? "--resolver"
+        : env.PASSPORT_RESOLVER !== undefined
+          ? "PASSPORT_RESOLVER"
+          : "the default",
     json: values.json ?? false,
     timeoutMs: values.timeout === undefined ? 5000 : duration(values.timeout, "--timeout") * 1000,
     retries,

@@ -227,6 +227,13 @@ function auditExit(report: AuditReport): number {
  * @example
  * const code = await run(["verify", id, "--family", "api"], { stdout: console.log, stderr: console.error, env: process.env });
  */
+/** Whether a result (or a decision's outcome) says the resolver gave no answer. */
+function unreached(result: unknown): boolean {
+  const outcome = (result as { outcome?: unknown }).outcome;
+  const kind = typeof outcome === "object" && outcome !== null ? (outcome as { outcome?: unknown }).outcome : outcome;
+  return kind === "network_failure" || kind === "envelope_unavailable";
+}
+
 export async function run(argv: string[], io: Io): Promise<number> {
   try {
     const command = parseCommand(argv, io.env);
@@ -236,8 +243,15 @@ export async function run(argv: string[], io: Io): Promise<number> {
     }
     const { common } = command;
     // What the resolver serves is tenants' text: printed with its control characters escaped.
-    const print = <T>(value: T, format: (safe: T) => string) =>
+    // An answer that never came says, on stderr, which resolver was tried and how to name another.
+    const print = <T>(value: T, format: (safe: T) => string) => {
       io.stdout(common.json ? terminalJson(value) : format(escapeStrings(value)));
+      if (unreached(value)) {
+        io.stderr(
+          `passport: the resolver tried was ${common.resolver} (${common.resolverFrom}); check that it answers there, or name another with --resolver URL or PASSPORT_RESOLVER.`,
+        );
+      }
+    };
     const http = {
       fetch: io.fetch ?? platformFetch,
       timeoutMs: common.timeoutMs,

@@ -62,7 +62,8 @@ Transparency log (resolve, verify: --log turns it on; log: --log is required):
 
 Common:
   --resolver URL                 resolver base URL, https (plain http only to loopback)
-                                 (default: $PASSPORT_RESOLVER or http://127.0.0.1:8787)
+                                 (default: $PASSPORT_RESOLVER or http://127.0.0.1:8787);
+                                 one that does not answer is named on stderr
   --timeout DURATION             per attempt (default 5s)
   --retries N                    retries after a network failure or 5xx (default 2)
   --json                         print the machine-readable result

@@ -66,3 +66,13 @@ if (region) {
   };
   setTimeout(tick, seconds * 1000);
 }
+
+// The passport page's section links open the section they point at. Chromium opens a closed
+// disclosure that holds a link's target by itself; this does it where a browser does not.
+function openSectionOf(hash) {
+  const target = hash.length > 1 ? document.getElementById(decodeURIComponent(hash.slice(1))) : null;
+  const fold = target ? target.closest("details") : null;
+  if (fold) fold.open = true;
+}
+openSectionOf(location.hash);
+window.addEventListener("hashchange", () => openSectionOf(location.hash));

@@ -294,21 +294,26 @@ function passportChoiceFrom(problem: Problem, organisationId: string): PassportC
  */
 function PassportChoice(props: { acquisitionId: string; choice: PassportChoiceState; organisationName?: string }) {
   const { choice } = props;
+  // A question, not an error: the first passport the API lists is the preselected answer.
+  const chosen = choice.candidates[0]?.identity_id;
   return (
     <fieldset id="passport-choice">
       <legend>Which passport does this subscription adopt?</legend>
       <input type="hidden" name="organisation_id" value={choice.organisationId} />
-      <p class="hint">
-        {props.organisationName ?? "The organisation"} <code>{choice.organisationId}</code> has several active
-        passports. The one you choose keeps its identity id; the others are left as they are.{" "}
-        <a href={onboardingPath(props.acquisitionId)}>Choose another organisation</a>
+      <p id="claim-question">
+        {props.organisationName ?? "The organisation"} <code>{choice.organisationId}</code> has{" "}
+        {choice.candidates.length} active API passports. The one you choose keeps its identity id, so consumers that
+        pinned it see no change; the others are left as they are.
       </p>
       {choice.candidates.map((p) => (
         <label class="choice">
-          <input type="radio" name="passport_id" value={p.identity_id} required /> {p.display_name ?? "(no name)"}{" "}
-          <code>{p.identity_id}</code>
+          <input type="radio" name="passport_id" value={p.identity_id} required checked={p.identity_id === chosen} />{" "}
+          {p.display_name ?? "(no name)"} <code>{p.identity_id}</code>
         </label>
       ))}
+      <p class="hint">
+        <a href={onboardingPath(props.acquisitionId)}>Choose another organisation</a>
+      </p>
     </fieldset>
   );
 }
@@ -361,6 +366,9 @@ async function onboardingPage(
   const failedStage = acquisition.error?.stage as Stage | undefined;
   const choosing = acquisition.status === "completed" && !acquisition.claimed && acquisition.account === null;
   const organisations = choosing ? await api.call<{ items: OrganisationItem[] }>("/v1/organisations") : undefined;
+  // Several passports to adopt is a normal step: it is asked as a question, not shown as a refusal.
+  const asksForPassport =
+    passportChoice !== undefined && claimProblem?.type === `${PROBLEM_TYPE_BASE}passport-choice-required`;
 
   return c.html(
     <Layout title="Set up your API passport" viewer={viewer} noscriptRefresh={running ? REFRESH_SECONDS : undefined}>
@@ -413,7 +421,7 @@ async function onboardingPage(
             ) : choosing ? (
               <OrganisationChoice organisations={organisations?.ok ? organisations.body.items : []} />
             ) : null}
-            {claimProblem ? <ProblemMessage problem={claimProblem} id="claim-problem" /> : null}
+            {claimProblem && !asksForPassport ? <ProblemMessage problem={claimProblem} id="claim-problem" /> : null}
             <button type="submit">Claim this passport</button>
           </form>
         ) : null}
@@ -431,7 +439,7 @@ async function onboardingPage(
         ) : null}
       </div>
     </Layout>,
-    claimProblem ? (claimProblem.status as 400) : 200,
+    claimProblem && !asksForPassport ? (claimProblem.status as 400) : 200,
   );
 }
 

@@ -5,7 +5,7 @@ import type { BindingCheckView, PassportView } from "../api/views.ts";
 import type { ApiCall, ApiResult } from "./api.ts";
 import type { UiEnv } from "./context.ts";
 import { confirmationDue, confirmationPage, finalChange } from "./passport-confirm.tsx";
-import { passportPage } from "./passport-page.tsx";
+import { passportDonePath, passportPage } from "./passport-page.tsx";
 import { refuseForgedPost } from "./session.ts";
 
 type UiContext = Context<UiEnv>;
@@ -62,7 +62,7 @@ function handle(form: (c: UiContext) => string, done: string, step: Step, gate?:
     if (held) return held;
     const result = await step(fields, c);
     if (!result.ok) return fail(result.problem);
-    return c.redirect(`/dashboard/passports/${id}?done=${done}`, 303);
+    return c.redirect(passportDonePath(id, done), 303);
   };
 }
 
@@ -157,7 +157,7 @@ passportActions.post("/:id/bindings/:bindingId/verify", async (c) => {
       { method: "POST" },
     );
   if (!result.ok) return passportPage(c, id, { form, problem: result.problem });
-  if (result.body.result === "verified") return c.redirect(`/dashboard/passports/${id}?done=binding-verified`, 303);
+  if (result.body.result === "verified") return c.redirect(passportDonePath(id, "binding-verified"), 303);
   return passportPage(c, id, undefined, result.body);
 });
 

@@ -1,5 +1,6 @@
 import { BINDING_CLASSES } from "@passport/domain";
 import type { Context } from "hono";
+import type { Child } from "hono/jsx";
 import type { z } from "zod";
 import { type Role, roleAtLeast } from "../access/roles.ts";
 import type { DeclarersPage, HistoryEvent, PassportSummary, PassportView } from "../api/views.ts";
@@ -62,19 +63,6 @@ const FORM_ROLES: [prefix: string, role: Role][] = [
   ["duplicate", "admin"],
   ["transfer", "owner"],
 ];
-
-function ResolverLinks(props: { base: string; id: string }) {
-  return (
-    <ul>
-      <li>
-        <a href={`${props.base}/p/${props.id}`}>Resolver proof page</a> (what anyone sees)
-      </li>
-      <li>
-        <a href={`${props.base}/api/p/${props.id}.json`}>Machine-readable record (JSON)</a>
-      </li>
-    </ul>
-  );
-}
 
 export async function passportPage(c: Context<UiEnv>, id: string, failure?: Failure, check?: CheckShown) {
   const api = c.get("api");
@@ -142,108 +130,135 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
   const events = history.ok ? [...history.body.items].reverse() : [];
   const classes = BINDING_CLASSES.filter((cls) => passport.bindings.some((b) => b.class === cls));
 
+  // The outcome of a change is shown in the section it changed, which opens; a failed form's
+  // section opens with the form and its message beside it.
+  const doneKey = c.req.query("done") ?? "";
+  const doneIn = done ? sectionOfDone(doneKey) : undefined;
+  const failedIn = failure && failedFormShown ? sectionOfForm(failure.form) : undefined;
+  const opens = (section: SectionId) =>
+    doneIn === section || failedIn === section || (section === "bindings" && !!check);
+  const doneNotice = (section: SectionId | "overview") =>
+    done && doneIn === section ? <DoneNotice message={done} passport={passport} /> : null;
+  const verified = passport.bindings.filter((b) => b.verification.state === "verified").length;
+  const familyName = passport.family === "api" ? "API passport" : "Agent passport";
+  const usesShown = passport.family === "agent";
+  const declarersShown = declarers.ok && (passport.family === "api" || declarers.body.declared_by > 0);
+  // The section navigation: one line of links, each with how many things the section holds.
+  const sections: [SectionId, string, number | undefined][] = [
+    ["bindings", "Bindings", passport.bindings.length],
+    ...(usesShown || declarersShown ? [["uses", "Uses", undefined] as [SectionId, string, undefined]] : []),
+    ["evidence", "Evidence", passport.evidence.length],
+    ["authority", "Authority", passport.authority.length],
+    ["history", "History", events.length],
+    ["settings", "Settings", undefined],
+  ];
+
   return c.html(
     <Layout title={passport.display_name ?? passport.identity_id} viewer={viewer}>
-      <p>
+      <p class="crumbs">
         <a href="/dashboard/passports">← All passports</a>
       </p>
-      <h1>{passport.display_name ?? "Unnamed passport"}</h1>
-      {done ? (
-        <div class="notice" role="status">
-          {done}{" "}
-          {passport.publication.status === "published"
-            ? `Saved and published as record version ${passport.record_version} (signed and written). Resolvers in every location serve it within about a minute, at the latest within 2 minutes; browsers may show the previous version 15 seconds longer.`
-            : `Saved as record version ${passport.record_version}. Publication to the resolver is delayed and retried automatically${
-                passport.publication.next_attempt_at && Date.parse(passport.publication.next_attempt_at) > Date.now()
-                  ? ` at ${formatTime(passport.publication.next_attempt_at)}`
-                  : " within a minute"
-              }; until then the resolver serves the previous version.`}{" "}
-          <a href={passport.publication.status_url}>Check the current state now</a> (a signed status token from the
-          resolver).
+      <section class="passport-head" aria-labelledby="passport-name">
+        <div class="title-row">
+          <h1 id="passport-name">{passport.display_name ?? "Unnamed passport"}</h1>
+          <span class={`badge state s-${state.lifecycle}`} id="lifecycle-status">
+            {state.lifecycle}
+          </span>
         </div>
-      ) : null}
-      {failure && !failedFormShown ? <ProblemMessage problem={failure.problem} id={`${failure.form}-problem`} /> : null}
-      {failure && failedFormShown ? (
-        <p class="problem" role="alert">
-          <strong>The change was not made.</strong> See the message beside the form below.{" "}
-          <a href={`#${failure.form}-problem`}>Go to the message</a>
+        <p class="id-row">
+          <span class="sr-only">Identity id </span>
+          <code id="identity-id" class="identity-id">
+            {passport.identity_id}
+          </code>{" "}
+          <button type="button" class="secondary small" data-copy="identity-id" hidden>
+            Copy id
+          </button>
         </p>
-      ) : null}
-      <section class="panel" aria-labelledby="identity-heading">
-        <h2 id="identity-heading" class="sr-only">
-          Identity
-        </h2>
-        <dl class="facts">
-          <dt>Identity id</dt>
-          <dd>
-            <code id="identity-id">{passport.identity_id}</code>{" "}
-            <button type="button" class="secondary small" data-copy="identity-id" hidden>
-              Copy id
-            </button>
-          </dd>
-          <dt>Family</dt>
-          <dd>{passport.family === "api" ? "API passport" : "Agent passport"}</dd>
-          <dt>Organisation</dt>
-          <dd id="passport-organisation">
-            <OrganisationName organisation={passport.organisation} memberOf={memberOf} />{" "}
-            <span class="hint">({passport.organisation.relationship})</span> <code>{passport.organisation.id}</code>
-          </dd>
+        {doneNotice("overview")}
+        {failure && !failedFormShown ? (
+          <ProblemMessage problem={failure.problem} id={`${failure.form}-problem`} />
+        ) : null}
+        {failure && failedFormShown ? (
+          <p class="problem" role="alert">
+            <strong>The change was not made.</strong> See the message beside the form below.{" "}
+            <a href={`#${failure.form}-problem`}>Go to the message</a>
+          </p>
+        ) : null}
+        <dl class="facts overview">
+          <div>
+            <dt>Family</dt>
+            <dd>{familyName}</dd>
+          </div>
+          <div class="wide">
+            <dt>Organisation</dt>
+            <dd id="passport-organisation">
+              <OrganisationName organisation={passport.organisation} memberOf={memberOf} />{" "}
+              <span class="hint">
+                ({passport.organisation.relationship}) <code>{passport.organisation.id}</code>
+              </span>
+            </dd>
+          </div>
           {passport.operator ? (
-            <>
+            <div class="wide">
               <dt>Operated by</dt>
               <dd id="passport-operator">
                 <OrganisationName organisation={passport.operator} memberOf={memberOf} />{" "}
                 <code>{passport.operator.id}</code>
               </dd>
-            </>
+            </div>
           ) : null}
-          <dt>Parent</dt>
-          <dd id="passport-parent">
-            {passport.organisation.parent ? (
-              <OrganisationName organisation={passport.organisation.parent} memberOf={memberOf} />
-            ) : (
-              "None"
-            )}
-          </dd>
-          <dt>Your role</dt>
-          <dd>{role ?? "none"}</dd>
-          <dt>Record version</dt>
-          <dd>
-            {passport.record_version} (updated <Time at={passport.updated_at} />)
-          </dd>
-        </dl>
-        {canEdit ? <DetailsForm ctx={ctx} operators={operatorChoices} /> : null}
-        <h3>In the resolver</h3>
-        <ResolverLinks base={resolverBase} id={passport.identity_id} />
-        <ShareSection passport={passport} resolverBase={resolverBase} />
-      </section>
-
-      <section aria-labelledby="state-heading">
-        <h2 id="state-heading">State</h2>
-        <dl class="facts">
-          <dt>Lifecycle</dt>
-          <dd>
-            <span class={`badge s-${state.lifecycle}`} id="lifecycle-status">
-              {state.lifecycle}
-            </span>
-          </dd>
-          <dt>As of</dt>
-          <dd>
-            <Time at={state.as_of} />
-          </dd>
-          <dt>Availability</dt>
-          <dd>{state.availability ?? "not stated"}</dd>
-          <dt>Environment</dt>
-          <dd>{state.environment ?? "not stated"}</dd>
-          <dt>Version</dt>
-          <dd>{state.version ?? "not stated"}</dd>
+          <div class="wide">
+            <dt>Parent</dt>
+            <dd id="passport-parent">
+              {passport.organisation.parent ? (
+                <OrganisationName organisation={passport.organisation.parent} memberOf={memberOf} />
+              ) : (
+                "None"
+              )}
+            </dd>
+          </div>
+          <div class="wide">
+            <dt>Proof</dt>
+            <dd id="proof-status">
+              {passport.publication.status === "published" ? "Published" : "Publication pending"}, record version{" "}
+              {passport.record_version} (updated <Time at={passport.updated_at} />) ·{" "}
+              <a href={`${resolverBase}/p/${passport.identity_id}`}>Resolver proof page</a> ·{" "}
+              <a href={`${resolverBase}/api/p/${passport.identity_id}.json`}>JSON</a>
+            </dd>
+          </div>
+          <div>
+            <dt>Bindings</dt>
+            <dd>
+              {passport.bindings.length} bound, {verified} verified
+            </dd>
+          </div>
+          <div>
+            <dt>Environment and version</dt>
+            <dd>
+              {state.environment ?? "not stated"}, {state.version ? `version ${state.version}` : "no version stated"}
+            </dd>
+          </div>
+          <div>
+            <dt>Availability</dt>
+            <dd>{state.availability ?? "not stated"}</dd>
+          </div>
+          <div>
+            <dt>State as of</dt>
+            <dd>
+              <Time at={state.as_of} />
+            </dd>
+          </div>
+          <div>
+            <dt>Your role</dt>
+            <dd>{role ?? "none"}</dd>
+          </div>
           {state.duplicate_of ? (
-            <>
+            <div class="wide">
               <dt>Duplicate of</dt>
               <dd>
                 <a href={`/dashboard/passports/${state.duplicate_of}`}>{state.duplicate_of}</a>
               </dd>
-            </>
+            </div>
           ) : null}
         </dl>
         {state.recheck_required ? (
@@ -260,11 +275,24 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
         ) : null}
         {retired ? <p>Retired passports are kept exactly as they were; nothing about them can change.</p> : null}
         {canAdmin ? <LifecycleForm ctx={ctx} /> : null}
-        {canEdit ? <StateContextForm ctx={ctx} /> : null}
       </section>
 
-      <section aria-labelledby="bindings-heading">
-        <h2 id="bindings-heading">Bindings</h2>
+      <nav class="section-nav" aria-label="Passport sections">
+        {sections.map(([section, title, count]) => (
+          <a href={`#${section}`}>
+            {title}
+            {count === undefined ? null : <span class="count"> {count}</span>}
+          </a>
+        ))}
+      </nav>
+
+      <Section
+        id="bindings"
+        title="Bindings"
+        summary={`${passport.bindings.length} bound, ${verified} verified`}
+        open={opens("bindings")}
+      >
+        {doneNotice("bindings")}
         {classes.length === 0 ? <p>No bindings. What is absent is treated as absent.</p> : null}
         {classes.map((cls) => (
           <>
@@ -307,16 +335,28 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
             </ul>
           </>
         ))}
-        {canEdit ? <AddBindingForm ctx={ctx} /> : null}
-      </section>
+        {canEdit ? (
+          <Disclosure summary="Add a binding" open={failure?.form === "binding-add"}>
+            <AddBindingForm ctx={ctx} />
+          </Disclosure>
+        ) : null}
+      </Section>
 
-      {passport.family === "agent" ? <UsesSection ctx={ctx} canEdit={canEdit} /> : null}
-      {declarers.ok && (passport.family === "api" || declarers.body.declared_by > 0) ? (
-        <DeclarersSection declarers={declarers.body} />
+      {usesShown || declarersShown ? (
+        <Section id="uses" title="Uses" summary={usesCount(passport, declarers)} open={opens("uses")}>
+          {doneNotice("uses")}
+          {usesShown ? <UsesSection ctx={ctx} canEdit={canEdit} /> : null}
+          {declarers.ok && declarersShown ? <DeclarersSection declarers={declarers.body} /> : null}
+        </Section>
       ) : null}
 
-      <section aria-labelledby="evidence-heading">
-        <h2 id="evidence-heading">Evidence</h2>
+      <Section
+        id="evidence"
+        title="Evidence"
+        summary={counted(passport.evidence.length, "item", "items")}
+        open={opens("evidence")}
+      >
+        {doneNotice("evidence")}
         {passport.evidence.length === 0 ? (
           <p>No evidence. A claim without relevant evidence is not established.</p>
         ) : (
@@ -362,11 +402,20 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
             </table>
           </div>
         )}
-        {canEdit ? <AddEvidenceForm ctx={ctx} /> : null}
-      </section>
+        {canEdit ? (
+          <Disclosure summary="Add an evidence item" open={failure?.form === "evidence-add"}>
+            <AddEvidenceForm ctx={ctx} />
+          </Disclosure>
+        ) : null}
+      </Section>
 
-      <section aria-labelledby="authority-heading">
-        <h2 id="authority-heading">Authority</h2>
+      <Section
+        id="authority"
+        title="Authority"
+        summary={counted(passport.authority.length, "entry", "entries")}
+        open={opens("authority")}
+      >
+        {doneNotice("authority")}
         {passport.authority.length === 0 ? (
           <p>None. Identity is never blanket permission; authority is evaluated per action.</p>
         ) : (
@@ -386,25 +435,14 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
             ))}
           </ul>
         )}
-        {canEdit ? <AddAuthorityForm ctx={ctx} grantsAsOrganisation={canAdmin} /> : null}
-      </section>
+        {canEdit ? (
+          <Disclosure summary="Add an authority entry" open={failure?.form === "authority-add"}>
+            <AddAuthorityForm ctx={ctx} grantsAsOrganisation={canAdmin} />
+          </Disclosure>
+        ) : null}
+      </Section>
 
-      {canAdmin ? (
-        <section aria-labelledby="responsibility-heading" id="responsibility">
-          <h2 id="responsibility-heading">Responsibility and duplicates</h2>
-          {isOwner ? (
-            <TransferForm ctx={ctx} targets={transferTargets} />
-          ) : (
-            <p class="hint">
-              Moving responsibility to another organisation needs the owner role here and in the receiving organisation.
-            </p>
-          )}
-          <DuplicateForm ctx={ctx} suggestions={survivors} />
-        </section>
-      ) : null}
-
-      <section aria-labelledby="history-heading">
-        <h2 id="history-heading">History</h2>
+      <Section id="history" title="History" summary={counted(events.length, "event", "events")} open={opens("history")}>
         {history.ok ? (
           <ol class="timeline" reversed>
             {events.map((event) => (
@@ -419,9 +457,136 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
         ) : (
           <ProblemMessage problem={history.problem} />
         )}
-      </section>
+      </Section>
+
+      <Section
+        id="settings"
+        title="Settings and sharing"
+        summary={canEdit ? "name, organisations, environment, sharing" : "sharing"}
+        open={opens("settings")}
+      >
+        {doneNotice("settings")}
+        {canEdit ? (
+          <Disclosure summary="Edit name and organisations" open={failure?.form === "details"}>
+            <DetailsForm ctx={ctx} operators={operatorChoices} />
+          </Disclosure>
+        ) : null}
+        {canEdit ? (
+          <Disclosure summary="Edit environment, version and availability" open={failure?.form === "state"}>
+            <StateContextForm ctx={ctx} />
+          </Disclosure>
+        ) : null}
+        <ShareSection passport={passport} resolverBase={resolverBase} />
+        {canAdmin ? (
+          <section aria-labelledby="responsibility-heading" id="responsibility">
+            <h3 id="responsibility-heading">Responsibility and duplicates</h3>
+            {isOwner ? (
+              <Disclosure summary="Change the responsible organisation" open={failure?.form === "transfer"}>
+                <TransferForm ctx={ctx} targets={transferTargets} />
+              </Disclosure>
+            ) : (
+              <p class="hint">
+                Moving responsibility to another organisation needs the owner role here and in the receiving
+                organisation.
+              </p>
+            )}
+            <Disclosure summary="Mark as a duplicate" open={failure?.form === "duplicate"}>
+              <DuplicateForm ctx={ctx} suggestions={survivors} />
+            </Disclosure>
+          </section>
+        ) : null}
+      </Section>
     </Layout>,
     failure ? (failure.problem.status as 400) : 200,
+  );
+}
+
+type SectionId = "bindings" | "uses" | "evidence" | "authority" | "history" | "settings";
+
+/** Where the outcome of a change is shown: in the section that holds what it changed. */
+function sectionOfDone(done: string): SectionId | "overview" {
+  if (done.startsWith("binding-")) return "bindings";
+  if (done.startsWith("evidence-")) return "evidence";
+  if (done.startsWith("authority-")) return "authority";
+  if (done.startsWith("uses-")) return "uses";
+  if (done === "details" || done === "state") return "settings";
+  return "overview";
+}
+
+/** The section that holds a form, so it opens when that form failed. */
+function sectionOfForm(form: string): SectionId | undefined {
+  if (form.startsWith("binding") || form.startsWith("verify")) return "bindings";
+  if (form.startsWith("evidence")) return "evidence";
+  if (form.startsWith("authority")) return "authority";
+  if (form.startsWith("uses")) return "uses";
+  if (["details", "state", "transfer", "duplicate"].includes(form)) return "settings";
+  return undefined;
+}
+
+/** The path the Dashboard returns to after a change: the passport, at the section the change is shown in. */
+export function passportDonePath(id: string, done: string): string {
+  const section = sectionOfDone(done);
+  return `/dashboard/passports/${id}?done=${done}${section === "overview" ? "" : `#${section}`}`;
+}
+
+/** "1 item", "2 items". */
+function counted(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function usesCount(passport: PassportView, declarers: { ok: boolean; body?: unknown }): string {
+  const declaredBy = declarers.ok ? (declarers.body as z.infer<typeof DeclarersPage>).declared_by : 0;
+  return passport.family === "agent"
+    ? `uses ${counted(passport.uses.length, "passport", "passports")}`
+    : `${counted(declaredBy, "agent declares", "agents declare")} it`;
+}
+
+/**
+ * One part of the passport page a person opens: a disclosure with its heading as the summary, so it
+ * works without script (the section navigation's links open it: browsers open a closed disclosure
+ * that holds the link's target). Its body carries the section's id.
+ */
+function Section(props: { id: SectionId; title: string; summary: string; open: boolean; children: Child }) {
+  return (
+    <section class="fold" aria-labelledby={`${props.id}-heading`}>
+      <details open={props.open}>
+        <summary>
+          <h2 id={`${props.id}-heading`}>{props.title}</h2> <span class="hint">{props.summary}</span>
+        </summary>
+        <div class="fold-body" id={props.id}>
+          {props.children}
+        </div>
+      </details>
+    </section>
+  );
+}
+
+/** A form behind its "Add ..." or "Edit ..." summary, open when it failed so its message shows beside it. */
+function Disclosure(props: { summary: string; open: boolean; children: Child }) {
+  return (
+    <details class="disclosure" open={props.open}>
+      <summary>{props.summary}</summary>
+      {props.children}
+    </details>
+  );
+}
+
+/** What a change did, where it did it: saved, and when the resolver serves it. */
+function DoneNotice(props: { message: string; passport: PassportView }) {
+  const { message, passport } = props;
+  return (
+    <div class="notice" role="status">
+      {message}{" "}
+      {passport.publication.status === "published"
+        ? `Saved and published as record version ${passport.record_version} (signed and written). Resolvers in every location serve it within about a minute, at the latest within 2 minutes; browsers may show the previous version 15 seconds longer.`
+        : `Saved as record version ${passport.record_version}. Publication to the resolver is delayed and retried automatically${
+            passport.publication.next_attempt_at && Date.parse(passport.publication.next_attempt_at) > Date.now()
+              ? ` at ${formatTime(passport.publication.next_attempt_at)}`
+              : " within a minute"
+          }; until then the resolver serves the previous version.`}{" "}
+      <a href={passport.publication.status_url}>Check the current state now</a> (a signed status token from the
+      resolver).
+    </div>
   );
 }
 

@@ -17,26 +17,30 @@ export function LifecycleForm(props: { ctx: FormContext }) {
       <fieldset>
         <legend>Change lifecycle</legend>
         <Hidden ctx={ctx} />
-        <Field
-          form={form}
-          name="reason"
-          label="Reason (recorded in the history)"
-          failure={failure}
-          hint="Revocation and retirement are final: a revoked passport can only be retired; a retired one never changes."
-        />
+        <div class="row">
+          <div class="grow">
+            <Field
+              form={form}
+              name="reason"
+              label="Reason (recorded in the history)"
+              failure={failure}
+              hint="Revocation and retirement are final: a revoked passport can only be retired; a retired one never changes."
+            />
+          </div>
+          <p class="actions">
+            {allowed.map((to) => (
+              <button
+                type="submit"
+                name="lifecycle"
+                value={to}
+                class={to === "active" ? undefined : to === "suspended" ? "secondary" : "danger"}
+              >
+                {TRANSITION_VERBS[to]}
+              </button>
+            ))}
+          </p>
+        </div>
         <FormProblem failure={failure} id={`${form}-problem`} />
-        <p class="actions">
-          {allowed.map((to) => (
-            <button
-              type="submit"
-              name="lifecycle"
-              value={to}
-              class={to === "active" ? undefined : to === "suspended" ? "secondary" : "danger"}
-            >
-              {TRANSITION_VERBS[to]}
-            </button>
-          ))}
-        </p>
       </fieldset>
     </form>
   );

@@ -17,7 +17,7 @@ export function UsesSection(props: { ctx: FormContext; canEdit: boolean }) {
   const uses = ctx.passport.uses;
   return (
     <section aria-labelledby="uses-heading">
-      <h2 id="uses-heading">Passports this agent uses</h2>
+      <h3 id="uses-heading">Passports this agent uses</h3>
       {uses.length === 0 ? (
         <p>None declared. Declaring the API and MCP passports this agent calls lets their owners see it.</p>
       ) : (
@@ -34,7 +34,12 @@ export function UsesSection(props: { ctx: FormContext; canEdit: boolean }) {
           ))}
         </ul>
       )}
-      {canEdit ? <AddUsesForm ctx={ctx} /> : null}
+      {canEdit ? (
+        <details class="disclosure" open={ctx.failure?.form === "uses-add"}>
+          <summary>Declare a passport this agent uses</summary>
+          <AddUsesForm ctx={ctx} />
+        </details>
+      ) : null}
     </section>
   );
 }
@@ -89,7 +94,7 @@ export function DeclarersSection(props: { declarers: Declarers }) {
   const { declarers } = props;
   return (
     <section aria-labelledby="declarers-heading">
-      <h2 id="declarers-heading">Agents that declare they use this passport</h2>
+      <h3 id="declarers-heading">Agents that declare they use this passport</h3>
       <p>
         <span id="declarer-count">{declarers.declared_by}</span> agent passport
         {declarers.declared_by === 1 ? "" : "s"}
