@@ -416,6 +416,7 @@ const workers = [
       MARKETPLACE_ENTITLEMENT_URL: `${marketplaceUrl}/`,
       MARKETPLACE_SNS_CERT_ORIGIN: marketplaceUrl,
       DASHBOARD_ONBOARDING_URL: `${controlUrl}/dashboard/onboarding`,
+      CONTROL_BASE_URL: controlUrl,
     },
   },
 ];

@@ -179,6 +179,7 @@ export function generateConfigs(
       MARKETPLACE_ENTITLEMENT_CHECK: settings.marketplace.entitlementCheck,
       MARKETPLACE_PRODUCT_FAMILIES: JSON.stringify(settings.marketplace.productFamilies),
       DASHBOARD_ONBOARDING_URL: `${controlUrl}/dashboard/onboarding`,
+      CONTROL_BASE_URL: controlUrl,
       LOG_ORIGIN: logOrigin(settings.resolverDomain),
     },
   };

@@ -94,6 +94,42 @@ describe("tenant text that changes how it is shown", () => {
   });
 });
 
+describe("evidence source names the service reserves", () => {
+  it.each([
+    ["its own name", "passport-service"],
+    ["its name in other case and spacing", "Passport Service"],
+    ["its name in fullwidth letters, followed by more", "\uff50assport_service audit"],
+  ])("refuses evidence under %s (400) and stores nothing", async (_name, source) => {
+    const owner = await Caller.create("owner");
+    const passport = await owner.createPassport({
+      bindings: [{ class: "endpoint", value: `https://${uniqueHost()}/v1` }],
+    });
+    const before = await organisationState(owner.organisation);
+    const response = await owner.request("POST", `/v1/passports/${passport.identity_id}/evidence`, {
+      claim: "agent.endpoint_control",
+      source,
+      scope: "https://api.example",
+      observed_at: new Date().toISOString(),
+    });
+    expect(response.status).toBe(400);
+    const body = await response.json<{ errors: { path: string; message: string }[] }>();
+    expect(body.errors.some((e) => e.path.endsWith("source") && e.message.includes("reserved"))).toBe(true);
+    expect(await organisationState(owner.organisation)).toBe(before);
+  });
+
+  it("accepts a source that merely mentions a passport", async () => {
+    const owner = await Caller.create("owner");
+    const passport = await owner.createPassport({});
+    const response = await owner.request("POST", `/v1/passports/${passport.identity_id}/evidence`, {
+      claim: "organisation.identity",
+      source: "Acme passport office",
+      scope: "organisation",
+      observed_at: new Date().toISOString(),
+    });
+    expect(response.status).toBe(200);
+  });
+});
+
 describe("member subjects", () => {
   it.each([
     ["NUL", "bob%00"],

@@ -1,4 +1,4 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
@@ -52,6 +52,13 @@ describe("OpenAPI document", () => {
     expect(served.length).toBeGreaterThan(15);
     for (const route of served) expect(documented, route).toContain(route);
     for (const operation of documented) expect(served, operation).toContain(operation);
+  });
+
+  it("names the configured server URL, whatever host the request was sent to", async () => {
+    for (const url of ["http://control.test/openapi.json", "https://attacker.example/openapi.json"]) {
+      const document = await (await exports.default.fetch(url)).json<{ servers: { url: string }[] }>();
+      expect(document.servers).toEqual([{ url: env.CONTROL_BASE_URL }]);
+    }
   });
 
   it("answers every operation with the status and response shape the document declares", async () => {

@@ -48,6 +48,7 @@ describe("preflight", () => {
         'control: D1 database_id "passport-local" is a placeholder',
         "control: RESOLVER_BASE_URL points at a .invalid host (https://resolver.invalid)",
         "control: DASHBOARD_ONBOARDING_URL points at a .invalid host (https://dashboard.invalid/dashboard/onboarding)",
+        "control: CONTROL_BASE_URL points at a .invalid host (https://dashboard.invalid)",
         "resolver: SIGNING_JWKS is an empty key set; records could not be verified",
         "control: AUTH_ISSUER is the development issuer (https://issuer.invalid/)",
         "control: MARKETPLACE_PRODUCT_FAMILIES still holds the simulator's product code prod-passport-api",
@@ -292,6 +293,7 @@ describe("settings to configuration", () => {
         MARKETPLACE_PRODUCT_FAMILIES: '{"prod-a1b2c3d4e5f6g":"api"}',
         MARKETPLACE_ENTITLEMENT_CHECK: "get-entitlements",
         DASHBOARD_ONBOARDING_URL: "https://passport.example.com/dashboard/onboarding",
+        CONTROL_BASE_URL: "https://passport.example.com",
         ACQUISITION_RETRY_BASE_SECONDS: "2",
       },
     });

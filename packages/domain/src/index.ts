@@ -21,6 +21,7 @@ export * from "./encoding.ts";
 export * from "./envelope.ts";
 export * from "./envelope-schema.ts";
 export * from "./evidence-attestation.ts";
+export * from "./evidence-source.ts";
 export * from "./history.ts";
 export * from "./json-schema.ts";
 export * from "./labels.ts";

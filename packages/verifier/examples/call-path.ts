@@ -5,7 +5,8 @@
 //    signed as the agent (RFC 9421, Web Bot Auth) and sent. The provider middleware checks the
 //    signature against the keys the service proved for the agent, both passports at higher
 //    consequence, and answers.
-// 2. The same call signed by a key the service never proved for the agent: refused.
+// 2. The very request of 1, sent again: refused as a replay (the demo API keeps a nonce store).
+// 3. The same call signed by a key the service never proved for the agent: refused.
 //
 // The agent's key and the demo passports come from `npm start`'s local state; the public origin
 // https://payments.demo.example is routed to the demo API Worker on this machine. The resolver's
@@ -60,13 +61,32 @@ const jwks = await fetch(jwksUrl)
   .catch((error: unknown) => giveUp(`Could not read the resolver's keys at ${jwksUrl} (${reason(error)}).`));
 const verifier = new Verifier({ resolver, jwks });
 
+/** The last request sent to the demo API, kept to replay it. */
+let lastSent: Request | undefined;
+
 /** Sends what is addressed to the demo API's public origin to its Worker on this machine. */
 const toLocal = (request: Request) => {
   if (!request.url.startsWith(API_ORIGIN)) return fetch(request);
-  return fetch(new Request(request.url.replace(API_ORIGIN, demoApi), request)).catch((error: unknown) =>
+  lastSent = new Request(request.url.replace(API_ORIGIN, demoApi), request);
+  return fetch(lastSent.clone()).catch((error: unknown) =>
     giveUp(`Could not reach the demo API at ${demoApi} (${reason(error)}).`),
   );
 };
+
+/** Prints the provider's answer: what it accepted, or which check refused. */
+async function report(label: string, answer: Response): Promise<void> {
+  const body = (await answer.json()) as Record<string, unknown>;
+  console.log(`${label}: HTTP ${answer.status}`);
+  if (answer.ok) {
+    console.log(
+      `  accepted: caller ${String(body.caller)}, key ${String(body.keyid)}, decision ${
+        (body.receipt as { decision: string }).decision
+      }`,
+    );
+  } else {
+    console.log(`  refused: ${String(body.check)} (${String(body.type)}): ${String(body.detail)}`);
+  }
+}
 
 async function call(signer: RequestSigner, label: string): Promise<void> {
   const agentFetch = passportFetch({
@@ -77,18 +97,7 @@ async function call(signer: RequestSigner, label: string): Promise<void> {
     fetch: toLocal,
   });
   try {
-    const answer = await agentFetch(`${API_ORIGIN}/v2/orders`);
-    const body = (await answer.json()) as Record<string, unknown>;
-    console.log(`${label}: HTTP ${answer.status}`);
-    if (answer.ok) {
-      console.log(
-        `  accepted: caller ${String(body.caller)}, key ${String(body.keyid)}, decision ${
-          (body.receipt as { decision: string }).decision
-        }`,
-      );
-    } else {
-      console.log(`  refused: ${String(body.check)} (${String(body.type)}): ${String(body.detail)}`);
-    }
+    await report(label, await agentFetch(`${API_ORIGIN}/v2/orders`));
   } catch (error) {
     if (!(error instanceof PassportCheckError)) throw error;
     console.log(`${label}: not sent: ${error.message}`);
@@ -103,6 +112,8 @@ await call(
   }),
   `Signed by the demo agent's proven key (${agent.identity_id})`,
 );
+
+if (lastSent) await report("The same signed request, sent again", await fetch(lastSent));
 
 const stranger = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
 await call(

@@ -26,11 +26,57 @@ const DEFAULT_GRANTORS: readonly GrantRelationship[] = ["responsible", "parent"]
 const DECIMAL = /^(0|[1-9]\d*)(?:\.(\d+))?$/;
 
 /**
- * True when `pattern` covers `value`: compared exactly, or by a trailing `*` as a prefix (so
- * `payments.*` covers `payments.refund`, and `*` everything). Grants' actions and resources alike.
+ * True when the action `pattern` covers `value`: compared exactly, or by a trailing `*` as a
+ * prefix (so `payments.*` covers `payments.refund`, and `*` everything).
  */
 function patternCovers(pattern: string, value: string): boolean {
   return pattern === value || (pattern.endsWith("*") && value.startsWith(pattern.slice(0, -1)));
+}
+
+/**
+ * What can stand for a separator, a dot segment or an escape of either without being one: the
+ * backslash, the percent-encoded slash, backslash, dot and percent, and the characters drawn
+ * like a slash (fraction, division and mathematical slashes, box-drawing diagonals, the
+ * combining solidus overlays). A resource containing any of them covers and is covered by nothing.
+ */
+const LOOK_ALIKE =
+  /[\\\u2044\u2215\u2216\u2571\u2572\u27cb\u27cd\u29f5\u29f8\u29f9\ufe68\uff0f\uff3c]|\u0337|\u0338|%(?:2f|5c|2e|25)/i;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * A resource's segments, after Unicode compatibility normalisation (a fullwidth solidus becomes
+ * `/`); undefined when it could cross a segment: an empty, `.` or `..` segment, a control
+ * character, or anything in {@link LOOK_ALIKE}, before normalisation or after.
+ */
+export function resourceSegments(resource: string): string[] | undefined {
+  const normalised = resource.normalize("NFKC");
+  // Asked before normalisation too: a fullwidth solidus must not become a separator either.
+  if (LOOK_ALIKE.test(resource) || LOOK_ALIKE.test(normalised) || CONTROL.test(normalised)) return undefined;
+  const segments = normalised.split("/");
+  return segments.every((segment) => segment !== "" && segment !== "." && segment !== "..") ? segments : undefined;
+}
+
+/**
+ * True when the grant's resource `pattern` covers `resource`, segment by segment: each segment
+ * equal, except that a last pattern segment ending in `*` covers the segments that start with
+ * what precedes it and everything below them (`org:demo/customers/*` covers
+ * `org:demo/customers/c1/notes`, never `org:demo/customers/../../org:victim/x`; `*` covers every
+ * resource that can be read).
+ */
+export function resourceCovers(pattern: string, resource: string): boolean {
+  const wanted = resourceSegments(resource);
+  const granted = resourceSegments(pattern);
+  if (!wanted || !granted) return false;
+  const last = granted.length - 1;
+  for (const [index, segment] of granted.entries()) {
+    const asked = wanted[index];
+    if (asked === undefined) return false;
+    if (index === last && segment.endsWith("*")) return asked.startsWith(segment.slice(0, -1));
+    if (asked !== segment) return false;
+  }
+  return wanted.length === granted.length;
 }
 
 /** Compares two non-negative decimals written as text; undefined when either is not one. */
@@ -54,7 +100,7 @@ function grantProblem(
     amount: { value: string; currency: string } | undefined;
     now: number;
   },
-): { result: "not_held" | "expired" | "not_entitled"; detail: string } | undefined {
+): { result: "not_held" | "expired" | "not_entitled" | "not_established"; detail: string } | undefined {
   const { record, entitled, resource, amount, now } = asked;
   const by = grant.granted_by;
   const organisation = record.organisation;
@@ -77,11 +123,29 @@ function grantProblem(
   if (by.kind === "organisation" && by.role !== undefined && by.role !== "owner" && by.role !== "admin") {
     return { result: "not_entitled", detail: `granted by a member with role ${by.role}` };
   }
-  if (resource !== undefined && grant.scope?.resource !== undefined && !patternCovers(grant.scope.resource, resource)) {
+  if (
+    resource !== undefined &&
+    grant.scope?.resource !== undefined &&
+    !resourceCovers(grant.scope.resource, resource)
+  ) {
     return { result: "not_held", detail: `the grant covers ${grant.scope.resource}, not ${resource}` };
   }
+  if (resource === undefined && grant.scope?.resource !== undefined) {
+    // A grant limited to a resource says nothing of a call that names none.
+    return {
+      result: "not_established",
+      detail: `the grant covers ${grant.scope.resource} only, and no resource was given`,
+    };
+  }
+  const limit = grant.scope?.limits?.amount;
+  if (amount === undefined && limit) {
+    // A limited grant says nothing of a call whose amount is not known.
+    return {
+      result: "not_established",
+      detail: `the grant is limited to ${limit.value} ${limit.currency}, and no amount was given`,
+    };
+  }
   if (amount !== undefined) {
-    const limit = grant.scope?.limits?.amount;
     if (!limit) return { result: "not_held", detail: "the grant states no amount limit, so it covers no amount" };
     if (limit.currency !== amount.currency) {
       return { result: "not_held", detail: `the grant's limit is in ${limit.currency}, not ${amount.currency}` };
@@ -102,7 +166,7 @@ function grantProblem(
   return undefined;
 }
 
-const RANK = { not_entitled: 3, expired: 2, not_held: 1 } as const;
+const RANK = { not_entitled: 4, expired: 3, not_established: 2, not_held: 1 } as const;
 
 /**
  * The required authority for `action` against the record's `authority[]` at `now`. The call's own

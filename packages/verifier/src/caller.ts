@@ -34,7 +34,12 @@ export type CallerSignatureProblem =
   /** The keyid is not a key of a verified, fresh `signing_keys` binding of the named passport. */
   | "key_not_proven"
   /** The key is proven, but its public key could not be read from the key directory now. */
-  | "key_unavailable";
+  | "key_unavailable"
+  /**
+   * The key is not known yet, and the lookups that requests not yet verified may cause (this
+   * client's, or all clients' together) are spent for now: asked again shortly, it is decided.
+   */
+  | "lookups_exhausted";
 
 export type CallerSignatureCheck =
   | {
@@ -50,12 +55,33 @@ export type CallerSignatureCheck =
     }
   | { ok: false; problem: CallerSignatureProblem; detail: string; keyid?: string };
 
+/** Whether a nonce is new; a store remembers each one until its signature's window has passed. */
+export interface NonceStore {
+  /** True the first time `nonce` is offered before `until` (ms since the epoch), false after. */
+  firstSeen(nonce: string, until: number): boolean | Promise<boolean>;
+}
+
+/**
+ * The lookups (the calling passport's record and status) that requests not yet verified may
+ * cause: a request whose signature could not be checked before its passport is read spends one.
+ */
+export interface LookupBudget {
+  /** True when `client` (undefined: unknown) may cause one more lookup at `now`; spends it. */
+  take(client: string | undefined, now: number): boolean;
+}
+
 /** Checks an incoming request's signature against the calling passport's record. */
 export interface CallerSignatures {
   check(
     request: Request,
     record: PassportRecordView,
-    options: { windowSeconds: number; now: number; signal?: AbortSignal },
+    options: {
+      windowSeconds: number;
+      now: number;
+      signal?: AbortSignal;
+      /** Refuses a nonce seen before within its window, and a signature without one. */
+      nonces?: NonceStore;
+    },
   ): Promise<CallerSignatureCheck>;
   /**
    * The refusals that need no record: no signature, one that does not cover what it must, one
@@ -64,6 +90,17 @@ export interface CallerSignatures {
    * yet; `check` makes the same checks again.
    */
   screen?(request: Request, options: { windowSeconds: number; now: number }): CallerSignatureRefusal | undefined;
+  /**
+   * Verifies the signature before anything is looked up, when the key its keyid names is known
+   * already: `verified` when it verifies and that key was proven for `identityId` before, a
+   * refusal when it does not verify, `unknown` otherwise (the record decides; `check` then reuses
+   * this verification rather than repeating it). A request that is not `verified` here spends
+   * `decideCall`'s lookup budget.
+   */
+  verifyKnown?(
+    request: Request,
+    options: { identityId: string; windowSeconds: number; now: number },
+  ): Promise<"verified" | "unknown" | CallerSignatureRefusal>;
 }
 
 export type CallerSignatureRefusal = Exclude<CallerSignatureCheck, { ok: true }>;

@@ -8,6 +8,8 @@ import {
   type CallerSignatureCheck,
   type CallerSignatures,
   DEFAULT_SIGNATURE_WINDOW_SECONDS,
+  type LookupBudget,
+  type NonceStore,
   PASSPORT_AGENT_HEADER,
 } from "./caller.ts";
 import type { VerifierContext } from "./context.ts";
@@ -16,7 +18,9 @@ import { requireDuration, type SuppliedRecord } from "./expectation.ts";
 import type { VerifyOutcome } from "./outcome.ts";
 import { type ActionPolicy, actionPolicyFor, type CallerPolicy, type PolicyDocument } from "./policy.ts";
 import type { DecisionReceipt, ReceiptSide } from "./receipt.ts";
+import type { PassportRecordView } from "./record.ts";
 import { STATUS_HEADER } from "./status.ts";
+import { coveredBy } from "./url-match.ts";
 
 export interface DecideCallRequest {
   policy: PolicyDocument;
@@ -28,7 +32,26 @@ export interface DecideCallRequest {
    * is `identityId`, else the request's `Passport-Agent` header; its status token `statusToken`,
    * else the request's `Passport-Status` header.
    */
-  caller?: { request: Request; identityId?: string; statusToken?: string };
+  caller?: {
+    request: Request;
+    identityId?: string;
+    statusToken?: string;
+    /**
+     * The public origin of this API (`https://api.example`): a signature counts only when the
+     * request's address, whose authority it signed, is at this origin. Without it, the address
+     * must be covered by one of the API passport's verified, fresh endpoint bindings.
+     */
+    origin?: string;
+    /** Who sent the request (an address), for `lookups`. */
+    client?: string;
+    /** Refuses a nonce seen before within its window (`signature_replayed`), and a signature without one. */
+    nonces?: NonceStore;
+  };
+  /**
+   * Bounds the lookups of the calling passport that requests not verified yet may cause (a
+   * request signed by a key already proven for the passport it names spends nothing). Default: unbounded.
+   */
+  lookups?: LookupBudget;
   amount?: { value: string; currency: string };
   resource?: string;
   signal?: AbortSignal;
@@ -60,7 +83,35 @@ const SIGNATURE_DECISION: Record<Exclude<CallerSignatureCheck, { ok: true }>["pr
   signature_replayed: "deny",
   key_not_proven: "deny",
   key_unavailable: "delay",
+  lookups_exhausted: "delay",
 };
+
+/** The `@authority` a request to `url` is signed with (the default port dropped by the URL parser). */
+const authorityOf = (url: URL) => url.host;
+
+/**
+ * Whether the request's address is this API's: at its configured public origin, else covered by
+ * a verified, fresh endpoint binding of the API's passport. The signature covers the address's
+ * authority, so a signature made for another API does not count here.
+ */
+function addressedToThisApi(
+  url: URL,
+  origin: string | undefined,
+  api: PassportRecordView | undefined,
+  now: number,
+): boolean {
+  if (origin !== undefined) {
+    const own = new URL(origin);
+    return own.protocol === url.protocol && authorityOf(own) === authorityOf(url);
+  }
+  return (api?.bindings ?? []).some(
+    (binding) =>
+      binding.class === "endpoint" &&
+      binding.verification?.state === "verified" &&
+      Date.parse(binding.verification.fresh_until ?? "") > now &&
+      coveredBy(url.href, binding.value),
+  );
+}
 
 /** The caller's requirements as a policy of one action, decided on the caller's passport. */
 function callerPolicyDocument(action: string, outer: ActionPolicy, caller: CallerPolicy): PolicyDocument {
@@ -103,7 +154,7 @@ export async function decideCall(
     ...(request.resource ? { resource: request.resource } : {}),
     ...(request.signal ? { signal: request.signal } : {}),
   };
-  const { result: api } = await decide(context, request.api.identityId, {
+  const { result: api, record: apiRecord } = await decide(context, request.api.identityId, {
     policy: request.policy,
     action: request.action,
     ...(request.api.baseUrl ? { baseUrl: request.api.baseUrl } : {}),
@@ -170,6 +221,33 @@ export async function decideCall(
   if (screened) {
     return refuse("caller.signature", screened.problem, screened.detail, SIGNATURE_DECISION[screened.problem]);
   }
+  if (!apiRecord && request.caller?.origin === undefined) {
+    // Without its own record the API knows no address of its own: its side decides (not `allow`).
+    checks.push({ check: "caller", result: "not_checked", detail: "the API's own passport was not established" });
+    return finish(api.decision === "allow" ? "delay" : api.decision, api.outcome);
+  }
+  if (!addressedToThisApi(new URL(incoming.url), request.caller?.origin, apiRecord, context.now())) {
+    return refuse(
+      "caller.signature",
+      "signature_invalid",
+      "The request was signed for another address than this API's.",
+      "deny",
+    );
+  }
+  // A signature by a key already known is verified now, before any lookup: a forged one is
+  // refused for nothing, and one by a key proven for this passport before spends no budget.
+  const known = await signatures.verifyKnown?.(incoming, { identityId: callerId, windowSeconds, now: context.now() });
+  if (typeof known === "object") {
+    return refuse("caller.signature", known.problem, known.detail, SIGNATURE_DECISION[known.problem]);
+  }
+  if (known !== "verified" && request.lookups && !request.lookups.take(request.caller?.client, context.now())) {
+    return refuse(
+      "caller.signature",
+      "lookups_exhausted",
+      "The signing key is not known here yet and the lookups unverified requests may cause are spent for now.",
+      "delay",
+    );
+  }
 
   // The caller's passport under the caller policy; then its signature, against the record decided on.
   const decided = await decide(context, callerId, {
@@ -204,6 +282,7 @@ export async function decideCall(
     windowSeconds,
     now: context.now(),
     ...(common.signal ? { signal: common.signal } : {}),
+    ...(request.caller?.nonces ? { nonces: request.caller.nonces } : {}),
   });
   if (!signature.ok) {
     // The receipt names the caller's record whose keys the signature was checked against.

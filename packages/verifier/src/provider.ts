@@ -6,15 +6,21 @@
 // other decision is an RFC 9457 problem naming the failed check and nothing more. Hono and
 // web-bot-auth are optional peer dependencies of this subpath.
 import type { Context, MiddlewareHandler } from "hono";
+import { UnverifiedLookups } from "./call/lookup-budget.ts";
 import { type WebBotAuthOptions, webBotAuth } from "./call/web-bot-auth.ts";
-import type { CallerSignatures } from "./caller.ts";
+import type { CallerSignatures, LookupBudget, NonceStore } from "./caller.ts";
 import type { CallDecisionResult } from "./decide-call.ts";
 import { type StaplingOptions, StatusStapler } from "./hono.ts";
 import type { PolicyDocument } from "./policy.ts";
 import { STATUS_HEADER } from "./status.ts";
 import type { Verifier } from "./verifier.ts";
 
+export { type UnverifiedLookupOptions, UnverifiedLookups } from "./call/lookup-budget.ts";
 export { MemoryNonceStore, type NonceStore, type WebBotAuthOptions, webBotAuth } from "./call/web-bot-auth.ts";
+export type { LookupBudget } from "./caller.ts";
+
+/** The methods whose calls are refused when replayed, unless `replay.methods` says otherwise: the unsafe ones. */
+export const DEFAULT_REPLAY_METHODS: readonly string[] = ["POST", "PUT", "PATCH", "DELETE"];
 
 /** What the handler reads: `c.get("passport")`. */
 export type ProviderVariables = { passport: CallDecisionResult };
@@ -35,10 +41,25 @@ export interface ProviderOptions {
    */
   stapling?: Omit<StaplingOptions, "identityId"> | false;
   /**
-   * The public origin callers sign (`@authority`), when it differs from the URL the request
-   * arrives at: behind a proxy, or in local development.
+   * This API's public origin (`https://api.example`, no path): callers' signatures count only
+   * for it, and the address verified is this origin with the request's path and query, whatever
+   * the request's own URL, `Host` or `X-Forwarded-Host` say. Without it, the request's own URL
+   * must be covered by a verified, fresh endpoint binding of this API's passport.
    */
   origin?: string;
+  /**
+   * Refuses a replayed call: a signature whose nonce `store` has seen within its window, or one
+   * without a nonce, for the `methods` listed (default {@link DEFAULT_REPLAY_METHODS}). Share the
+   * store across isolates (a Durable Object) for it to see every replay.
+   */
+  replay?: { store: NonceStore; methods?: readonly string[] };
+  /**
+   * Bounds the resolver lookups that requests not verified yet may cause (default: 4 a minute per
+   * client, 24 in total); `false` for none. The provider's own status refreshes never count.
+   */
+  lookups?: LookupBudget | false;
+  /** The client a request comes from, for `lookups`; default its `CF-Connecting-IP` header. */
+  client?: (c: Context) => string | undefined;
   /** Checks callers' signatures; default `webBotAuth(signatureOptions)`. */
   signatures?: CallerSignatures;
   /** Options of the default checker (the key directory fetch, a nonce store). */
@@ -61,7 +82,7 @@ interface Refusal {
 function refusal(result: CallDecisionResult): Refusal & { check: string } {
   const failed = result.caller_problem;
   if (failed?.check === "caller.signature") {
-    const retry = failed.problem === "key_unavailable";
+    const retry = failed.problem === "key_unavailable" || failed.problem === "lookups_exhausted";
     return {
       check: failed.check,
       status: retry ? 503 : 401,
@@ -107,14 +128,31 @@ const SIGNATURE_DETAIL: Record<string, string> = {
   signature_replayed: "This signature was already used.",
   key_not_proven: "The request is signed with a key not proven for the calling passport.",
   key_unavailable: "The calling passport's key directory could not be read now; try again shortly.",
+  lookups_exhausted: "The request's signing key could not be checked now; try again shortly.",
 };
 
-/** The request as the caller signed it: at the public origin when one is configured. */
-function asSigned(request: Request, origin: string | undefined): Request {
+/**
+ * The request as the caller must have signed it: at the public origin when one is configured.
+ * The path and query are set on a copy of the origin's URL, never resolved against it, so no
+ * path (`//other.example/`, `/\\other.example`) can name another host.
+ */
+function asSigned(request: Request, origin: URL | undefined): Request {
   if (!origin) return request;
-  const url = new URL(request.url);
-  const publicUrl = new URL(`${url.pathname}${url.search}`, origin);
-  return new Request(publicUrl, { method: request.method, headers: request.headers });
+  const arrived = new URL(request.url);
+  const url = new URL(origin);
+  url.pathname = arrived.pathname;
+  url.search = arrived.search;
+  return new Request(url, { method: request.method, headers: request.headers });
+}
+
+/** The configured public origin, checked: an http(s) origin and nothing else. */
+function publicOrigin(origin: string | undefined): URL | undefined {
+  if (origin === undefined) return undefined;
+  const url = URL.canParse(origin) ? new URL(origin) : undefined;
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.href !== `${url.origin}/`) {
+    throw new TypeError(`origin: "${origin}" is not an origin (scheme, host and port only)`);
+  }
+  return url;
 }
 
 /**
@@ -132,6 +170,10 @@ export function passportProvider(options: ProviderOptions): MiddlewareHandler<{ 
       : new StatusStapler({ ...options.stapling, identityId: options.identityId });
   const header = (options.stapling ? options.stapling.header : undefined) ?? STATUS_HEADER;
   const signatures = options.signatures ?? webBotAuth(options.signatureOptions);
+  const origin = publicOrigin(options.origin);
+  const lookups = options.lookups === false ? undefined : (options.lookups ?? new UnverifiedLookups());
+  const replayMethods = new Set(options.replay?.methods ?? DEFAULT_REPLAY_METHODS);
+  const clientOf = options.client ?? ((c: Context) => c.req.header("cf-connecting-ip"));
   return async (c, next) => {
     const action = typeof options.action === "function" ? options.action(c) : options.action;
     let waitUntil: ((promise: Promise<unknown>) => void) | undefined;
@@ -152,11 +194,19 @@ export function passportProvider(options: ProviderOptions): MiddlewareHandler<{ 
       return;
     }
     const parameters = options.parameters?.(c);
+    const client = clientOf(c);
+    const replay = options.replay && replayMethods.has(c.req.method.toUpperCase()) ? options.replay.store : undefined;
     const result = await options.verifier.decideCall({
       policy: options.policy,
       action,
       api: { identityId: options.identityId, ...(token ? { statusToken: token } : {}) },
-      caller: { request: asSigned(c.req.raw, options.origin) },
+      caller: {
+        request: asSigned(c.req.raw, origin),
+        ...(origin ? { origin: origin.origin } : {}),
+        ...(client ? { client } : {}),
+        ...(replay ? { nonces: replay } : {}),
+      },
+      ...(lookups ? { lookups } : {}),
       signatures,
       ...(parameters?.amount ? { amount: parameters.amount } : {}),
       ...(parameters?.resource ? { resource: parameters.resource } : {}),

@@ -62,31 +62,37 @@ async function provenAgent() {
   return { id, directory, key };
 }
 
-/** The agent's fetch: checks the API's passport at higher, signs as the agent, reaches the local demo API. */
-async function agentFetch(signer: RequestSigner) {
+/** The local demo API's address for a request to its public origin. */
+const local = (request: Request) =>
+  request.url.startsWith(API_ORIGIN) ? new Request(request.url.replace(API_ORIGIN, service.demoApi), request) : request;
+
+/**
+ * The agent's fetch: checks the API's passport at higher, signs as the agent, reaches the local
+ * demo API; each request sent is kept in `sent` (to replay it).
+ */
+async function agentFetch(signer: RequestSigner, sent: Request[] = []) {
   const jwks = await (await fetch(`${service.resolver}/.well-known/jwks.json`)).json();
   return passportFetch({
     verifier: new Verifier({ resolver: service.resolver, jwks }),
     expectation: { consequence: "higher" },
     signer,
-    fetch: (request) =>
-      fetch(
-        request.url.startsWith(API_ORIGIN)
-          ? new Request(request.url.replace(API_ORIGIN, service.demoApi), request)
-          : request,
-      ),
+    fetch: (request) => {
+      sent.push(request.clone());
+      return fetch(local(request));
+    },
   });
 }
 
 describe("the call path on npm start", () => {
-  it("accepts a signed call, refuses an unproven key, and refuses the agent once revoked", async () => {
+  it("accepts a signed call, refuses a replay of it, an unproven key, and the agent once revoked", async () => {
     const agent = await provenAgent();
     const signer = await RequestSigner.create({
       privateJwk: agent.key.privateJwk,
       directory: agent.directory,
       identityId: agent.id,
     });
-    const call = await agentFetch(signer);
+    const sent: Request[] = [];
+    const call = await agentFetch(signer, sent);
 
     // The demo API's policy asks the caller to declare it: refused until the agent does.
     const unlinked = await call(`${API_ORIGIN}/v2/orders`);
@@ -111,6 +117,10 @@ describe("the call path on npm start", () => {
     expect(body.receipt).toMatchObject({ decision: "allow", caller: { identity_id: agent.id } });
     // The API staples its own current status token.
     expect(accepted.headers.get("passport-status")).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    // The same signed request, sent again within its window: the API's nonce store refuses it.
+    const replay = await fetch(local(sent.at(-1) as Request));
+    expect(replay.status).toBe(401);
+    expect(await replay.json()).toMatchObject({ check: "caller.signature", detail: expect.stringMatching(/already/) });
 
     const stranger = await edKey();
     const forged = await agentFetch(

@@ -2,10 +2,14 @@
 // passport's orders at https://payments.demo.example/v2 (its verified endpoint), served through
 // @passport/verifier/provider. Each call must be signed (RFC 9421,
 // Web Bot Auth) by an agent whose passport the service proved the signing key of; both passports
-// are decided at higher consequence, and this API staples its own status token to every answer.
+// are decided at higher consequence, this API staples its own status token to every answer, and a
+// replayed call is refused (a Durable Object keeps the nonces).
 import { loadPolicy, Verifier } from "@passport/verifier";
 import { type ProviderVariables, passportProvider } from "@passport/verifier/provider";
 import { Hono, type MiddlewareHandler } from "hono";
+import { nonceStore } from "./nonce-ledger.ts";
+
+export { NonceLedger } from "./nonce-ledger.ts";
 
 /** What this API asks of a call to read orders (docs/policy.md for the format). */
 export const POLICY = loadPolicy({
@@ -48,6 +52,9 @@ async function providerFor(env: Env): Promise<typeof provider> {
       policy: POLICY,
       action: "orders.read",
       origin: env.PUBLIC_ORIGIN,
+      // A payments API refuses every replayed call, reads too: a replayed read leaks the orders
+      // to whoever captured the request (the default refuses the unsafe methods only).
+      replay: { store: nonceStore(env), methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] },
       stapling: { resolver: env.RESOLVER_URL, fetch: resolverFetch },
       // The agents' key directories are on the simulated hosts here; deployed, the default fetch.
       signatureOptions: { fetch: (input, init) => env.HOSTS.fetch(input, init) },

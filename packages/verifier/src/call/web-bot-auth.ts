@@ -11,7 +11,6 @@ import {
   type Signer,
   signatureHeaders,
   type Verify,
-  verify as verifyMessage,
 } from "web-bot-auth";
 import { signerFromJWK, verifierFromJWK } from "web-bot-auth/crypto";
 import {
@@ -19,16 +18,30 @@ import {
   type CallerSignatureRefusal,
   type CallerSignatures,
   DEFAULT_SIGNATURE_WINDOW_SECONDS,
+  type NonceStore,
   PASSPORT_AGENT_HEADER,
   provenKeys,
 } from "../caller.ts";
 import { type FetchLike, insecureAddress, platformFetch, readStrictJson } from "../http.ts";
+import {
+  CLOCK_SKEW_MS,
+  type MessageSignature,
+  outsideWindow,
+  readSignature,
+  signatureBase,
+} from "./message-signature.ts";
 
-/** What every request signature must cover: who is called, how, and which passport the caller names. */
+export type { NonceStore } from "../caller.ts";
+
+/**
+ * What every request signature covers: who is called, how, and which passport the caller names;
+ * `@query` too when the request has a query.
+ */
 const SIGNED_COMPONENTS = ["@method", "@authority", "@path", "signature-agent", "passport-agent"] as const;
 /**
  * The minimum a signature must cover to count (a Web Bot Auth signer adds `passport-agent`): a
- * signature without `@method` and `@path` would authorise any request to the API within its window.
+ * signature without `@method` and `@path` would authorise any request to the API within its window,
+ * and one without `@query` any query on the same path (so it is required when a query is present).
  */
 const REQUIRED_COMPONENTS = ["@method", "@authority", "@path", "passport-agent"];
 
@@ -101,21 +114,17 @@ export class RequestSigner {
     const created = new Date(Math.floor(now / 1000) * 1000);
     const validity = this.#options.validitySeconds ?? DEFAULT_SIGNATURE_WINDOW_SECONDS;
     const expires = new Date(created.getTime() + validity * 1000);
+    const components: string[] = [...SIGNED_COMPONENTS];
+    if (new URL(request.url).search) components.splice(components.indexOf("@path") + 1, 0, "@query");
     const signed = await signatureHeaders({ method: request.method, url: request.url, headers }, this.#signer, {
       created,
       expires,
-      components: [...SIGNED_COMPONENTS],
+      components,
     });
     headers.set("signature", signed.Signature);
     headers.set("signature-input", signed["Signature-Input"]);
     return new Request(request, { headers });
   }
-}
-
-/** Whether a nonce is new; a store remembers each one until its signature's window has passed. */
-export interface NonceStore {
-  /** True the first time `nonce` is offered before `until` (ms since the epoch), false after. */
-  firstSeen(nonce: string, until: number): boolean | Promise<boolean>;
 }
 
 /**
@@ -167,70 +176,38 @@ interface Directory {
 const DIRECTORY_ACCEPT = `${MediaType.HTTP_MESSAGE_SIGNATURES_DIRECTORY}, application/jwk-set+json, application/json`;
 const MAX_DIRECTORY_BYTES = 64 * 1024;
 
-class Refusal extends Error {
-  readonly problem: Exclude<CallerSignatureCheck, { ok: true }>["problem"];
-  constructor(problem: Refusal["problem"], detail: string) {
-    super(detail);
-    this.problem = problem;
-  }
-}
-
-/**
- * What can be refused from the signature headers alone (`CallerSignatures.screen`): no signature,
- * one that does not cover the required components, one whose `created` and `expires` parameters
- * put it outside the window. The signature itself and its key are `check`'s, with the record.
- */
-function screen(request: Request, { windowSeconds, now }: { windowSeconds: number; now: number }) {
-  const input = request.headers.get("signature-input");
-  if (!input || !request.headers.get("signature")) {
-    return refusal("signature_missing", "The request carries no HTTP message signature.");
-  }
-  const covered = coveredComponents(input);
-  const missing = REQUIRED_COMPONENTS.filter((component) => !covered.includes(component));
-  if (missing.length > 0) return refusal("signature_invalid", `The signature does not cover ${missing.join(" and ")}.`);
-  // Seconds since the epoch, as RFC 9421 writes them, read from the first signature's parameters
-  // (after its component list, quoted values blanked so a keyid cannot carry one); a header
-  // without them is left to `check`, which reads the same parameters through the library.
-  const params = (
-    input
-      .slice(input.indexOf(")") + 1)
-      .replace(/"[^"]*"/g, '""')
-      .split(",")[0] ?? ""
-  ).trim();
-  const created = Number(/;\s*created=(\d{1,12})(?![\d])/.exec(params)?.[1]) * 1000;
-  const expires = Number(/;\s*expires=(\d{1,12})(?![\d])/.exec(params)?.[1]) * 1000;
-  const outside = outsideWindow(created, expires, now, windowSeconds);
-  return outside ? refusal("signature_expired", outside) : undefined;
-}
-
-/**
- * Why a signature made at `created` and expiring at `expires` (ms) is not within the window at
- * `now`, or undefined when it is (a time that is NaN, unknown, passes its comparisons). One rule
- * for the screen's own reading of the parameters and for `check`'s through the library.
- */
-function outsideWindow(created: number, expires: number, now: number, windowSeconds: number): string | undefined {
-  if (created > now + 5_000) return "The signature was created in the future.";
-  if (now - created > windowSeconds * 1000 || expires - created > windowSeconds * 1000) {
-    return `The signature is older than, or valid for longer than, the ${windowSeconds} s window.`;
-  }
-  if (expires < now) return "The signature has expired.";
-  return undefined;
-}
-
 function refusal(problem: CallerSignatureRefusal["problem"], detail: string): CallerSignatureRefusal {
   return { ok: false, problem, detail };
 }
 
-/** The components a `Signature-Input` covers, read from its first (or only) member. */
-function coveredComponents(input: string): string[] {
-  const list = /^[^=]+=\(([^)]*)\)/.exec(input.trim())?.[1] ?? "";
-  return [...list.matchAll(/"([^"]+)"/g)].map((match) => (match[1] ?? "").toLowerCase());
+/**
+ * The request's signature, when what its headers alone state could count: present, one this
+ * reader accepts, Web Bot Auth's, covering what it must (`@query` when the request has a query),
+ * within the window. The signature itself and its key are checked later.
+ */
+function screened(
+  request: Request,
+  { windowSeconds, now }: { windowSeconds: number; now: number },
+): { signature: MessageSignature; url: URL } | CallerSignatureRefusal {
+  const read = readSignature(request.headers);
+  if (!read.ok) return refusal(read.problem, read.detail);
+  const { signature } = read;
+  const url = new URL(request.url);
+  const required = url.search ? [...REQUIRED_COMPONENTS, "@query"] : REQUIRED_COMPONENTS;
+  const missing = required.filter((component) => !signature.components.includes(component));
+  if (missing.length > 0) return refusal("signature_invalid", `The signature does not cover ${missing.join(" and ")}.`);
+  if (signature.tag !== HTTP_MESSAGE_SIGNATURE_TAG)
+    return refusal("signature_invalid", "Not a Web Bot Auth signature.");
+  const outside = outsideWindow(signature.created, signature.expires, now, windowSeconds);
+  return outside ? refusal("signature_expired", outside) : { signature, url };
 }
 
 /**
  * The `CallerSignatures` of RFC 9421 / Web Bot Auth: verifies a request's Ed25519 (or RSA-PSS)
  * signature with the public key whose thumbprint is its keyid, read from the calling passport's
  * verified `signing_keys` directory, and only when that thumbprint is one the service proved.
+ * A key once read stays imported (a thumbprint names one key), so the signature of a later
+ * request by it is verified before its passport is looked up (`verifyKnown`).
  * @example
  * const verifier = new Verifier({ resolver, jwks, callerSignatures: webBotAuth() });
  */
@@ -240,8 +217,14 @@ export function webBotAuth(options: WebBotAuthOptions = {}): CallerSignatures {
   const directories = new Map<string, Directory>();
   const reading = new Map<string, Promise<Directory>>();
   const misses = new Map<string, number>();
-  /** Imported public keys by thumbprint (a thumbprint names one key, so this never goes stale). */
-  const verifiers = new Map<string, Verify<void>>();
+  /**
+   * Imported public keys by thumbprint, each with the passports it was proven for at a check that
+   * passed (a thumbprint names one key, so the key never goes stale; whether it is still proven
+   * is the record's to say, at every check).
+   */
+  const keys = new Map<string, { verify: Verify<void>; passports: Set<string> }>();
+  /** What `verifyKnown` found for a request, so `check` does not verify the same signature again. */
+  const verifiedBefore = new WeakMap<Request, { keyid: string; ok: boolean }>();
 
   async function read(url: string, signal?: AbortSignal): Promise<Directory> {
     const signals = [AbortSignal.timeout(options.timeoutMs ?? 3000), ...(signal ? [signal] : [])];
@@ -256,10 +239,10 @@ export function webBotAuth(options: WebBotAuthOptions = {}): CallerSignatures {
     }
     const read = await readStrictJson(response, MAX_DIRECTORY_BYTES);
     if (!read.ok) throw new Error(`the key directory is not usable: ${read.problem}`);
-    const keys = (read.value as { keys?: unknown } | null)?.keys;
-    if (!Array.isArray(keys)) throw new Error("the key directory holds no keys");
+    const listed = (read.value as { keys?: unknown } | null)?.keys;
+    if (!Array.isArray(listed)) throw new Error("the key directory holds no keys");
     const byThumbprint = new Map<string, JsonWebKey>();
-    for (const key of keys.slice(0, 32)) {
+    for (const key of listed.slice(0, 32)) {
       if (key && typeof key === "object" && !("d" in key)) {
         byThumbprint.set(await jwkThumbprint(key as JsonWebKey), key as JsonWebKey);
       }
@@ -292,78 +275,97 @@ export function webBotAuth(options: WebBotAuthOptions = {}): CallerSignatures {
     return key;
   }
 
+  /** Whether `signature` verifies over the request at `url` with `verify`. */
+  async function verifies(verify: Verify<void>, signature: MessageSignature, request: Request, url: URL) {
+    const base = signatureBase(signature, { method: request.method, url, headers: request.headers });
+    if (base === undefined) return false;
+    try {
+      await verify(base, signature.signature, {
+        keyid: signature.keyid,
+        tag: HTTP_MESSAGE_SIGNATURE_TAG,
+        created: new Date(signature.created),
+        expires: new Date(signature.expires),
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   return {
-    screen,
-    async check(request, record, { windowSeconds, now, signal }): Promise<CallerSignatureCheck> {
-      const refused = screen(request, { windowSeconds, now });
-      if (refused) return refused;
-      const proven = provenKeys(record, now);
-      let keyid: string | undefined;
-      try {
-        return await verifyMessage(request, async (data, signature, params) => {
-          keyid = params.keyid;
-          if (params.tag !== HTTP_MESSAGE_SIGNATURE_TAG)
-            throw new Refusal("signature_invalid", "Not a Web Bot Auth signature.");
-          const created = params.created.getTime();
-          const expires = params.expires.getTime();
-          const outside = Number.isNaN(created)
-            ? "The signature was created in the future."
-            : outsideWindow(created, expires, now, windowSeconds);
-          if (outside) throw new Refusal("signature_expired", outside);
-          const match = proven.find((entry) => entry.key.thumbprint === params.keyid);
-          if (!match) {
-            throw new Refusal(
-              "key_not_proven",
-              "The signing key is not one the service proved for the calling passport (a verified, fresh signing_keys binding).",
-            );
-          }
-          let jwk: JsonWebKey;
-          try {
-            jwk = await publicKey(match.directory, match.key.thumbprint, signal);
-          } catch (error) {
-            throw new Refusal("key_unavailable", `The key directory could not be read: ${(error as Error).message}.`);
-          }
-          try {
-            let check = verifiers.get(match.key.thumbprint);
-            if (!check) {
-              check = await verifierFromJWK(keyMaterial(jwk));
-              if (verifiers.size >= 1000) verifiers.clear();
-              verifiers.set(match.key.thumbprint, check);
-            }
-            await check(data, signature, params);
-          } catch {
-            throw new Refusal("signature_invalid", "The signature does not verify with the proven key.");
-          }
-          if (options.nonces) {
-            if (!params.nonce) throw new Refusal("signature_replayed", "The signature carries no nonce.");
-            if (!(await options.nonces.firstSeen(params.nonce, expires))) {
-              throw new Refusal("signature_replayed", "This signature's nonce was seen before within its window.");
-            }
-          }
-          return {
-            ok: true,
-            keyid: params.keyid,
-            thumbprint: match.key.thumbprint,
-            created: new Date(created).toISOString(),
-            expires: new Date(expires).toISOString(),
-            ...(params.nonce ? { nonce: params.nonce } : {}),
-            directory: match.directory,
-          };
-        });
-      } catch (error) {
-        if (error instanceof Refusal) {
-          return { ok: false, problem: error.problem, detail: error.message, ...(keyid ? { keyid } : {}) };
-        }
-        // The library's own refusals: an unparsable header, a wrong tag, created in the future or expired.
-        const message = (error as Error).message ?? "";
-        const expired = /expired|future/i.test(message);
+    screen(request, window) {
+      const read = screened(request, window);
+      return "ok" in read ? read : undefined;
+    },
+
+    async verifyKnown(request, { identityId, windowSeconds, now }) {
+      const read = screened(request, { windowSeconds, now });
+      if ("ok" in read) return read;
+      const known = keys.get(read.signature.keyid);
+      if (!known) return "unknown";
+      const ok = await verifies(known.verify, read.signature, request, read.url);
+      verifiedBefore.set(request, { keyid: read.signature.keyid, ok });
+      if (!ok) return refusal("signature_invalid", "The signature does not verify with the key its keyid names.");
+      return known.passports.has(identityId) ? "verified" : "unknown";
+    },
+
+    async check(request, record, { windowSeconds, now, signal, nonces }): Promise<CallerSignatureCheck> {
+      const read = screened(request, { windowSeconds, now });
+      if ("ok" in read) return read;
+      const { signature, url } = read;
+      const keyid = signature.keyid;
+      const match = provenKeys(record, now).find((entry) => entry.key.thumbprint === keyid);
+      if (!match) {
         return {
-          ok: false,
-          problem: expired ? "signature_expired" : "signature_invalid",
-          detail: expired ? "The signature is outside its validity window." : "The signature headers do not parse.",
-          ...(keyid ? { keyid } : {}),
+          ...refusal(
+            "key_not_proven",
+            "The signing key is not one the service proved for the calling passport (a verified, fresh signing_keys binding).",
+          ),
+          keyid,
         };
       }
+      let known = keys.get(keyid);
+      if (!known) {
+        let verify: Verify<void>;
+        try {
+          verify = await verifierFromJWK(keyMaterial(await publicKey(match.directory, keyid, signal)));
+        } catch (error) {
+          return {
+            ...refusal("key_unavailable", `The key directory could not be read: ${(error as Error).message}.`),
+            keyid,
+          };
+        }
+        if (keys.size >= 1000) keys.clear();
+        known = { verify, passports: new Set() };
+        keys.set(keyid, known);
+      }
+      const before = verifiedBefore.get(request);
+      const ok = before?.keyid === keyid ? before.ok : await verifies(known.verify, signature, request, url);
+      if (!ok) {
+        return { ...refusal("signature_invalid", "The signature does not verify with the proven key."), keyid };
+      }
+      if (known.passports.size >= 100) known.passports.clear();
+      known.passports.add(record.identity_id);
+      const store = nonces ?? options.nonces;
+      if (store) {
+        if (!signature.nonce) return { ...refusal("signature_replayed", "The signature carries no nonce."), keyid };
+        // Kept until the signature can no longer be accepted, its expiry plus the skew allowed.
+        if (!(await store.firstSeen(signature.nonce, signature.expires + CLOCK_SKEW_MS))) {
+          return {
+            ...refusal("signature_replayed", "This signature's nonce was seen before within its window."),
+            keyid,
+          };
+        }
+      }
+      return {
+        ok: true,
+        keyid,
+        thumbprint: keyid,
+        created: new Date(signature.created).toISOString(),
+        expires: new Date(signature.expires).toISOString(),
+        ...(signature.nonce ? { nonce: signature.nonce } : {}),
+        directory: match.directory,
+      };
     },
   };
 }

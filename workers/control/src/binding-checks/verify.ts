@@ -1,3 +1,4 @@
+import { SERVICE_EVIDENCE_SOURCE } from "@passport/domain";
 import { type Database, isConstraintError, randomId, UNIQUE_VIOLATION } from "../db/client.ts";
 import { insertEvidence, withdrawEvidence } from "../db/passport-entries.ts";
 import { commitChangeStatements, findPassport, type PassportChange, type PassportRow } from "../db/passports.ts";
@@ -31,8 +32,8 @@ import {
   renewalWindow,
 } from "./schedule.ts";
 
-/** The source every observed evidence item names: the service's own check. */
-const SERVICE_SOURCE = "passport-service";
+/** The source every observed evidence item names: the service's own check (reserved: tenants cannot use it). */
+const SERVICE_SOURCE = SERVICE_EVIDENCE_SOURCE;
 
 export interface CheckOutcome {
   result: "verified" | "not_proven";

@@ -12,8 +12,10 @@ import {
   displayTextRefusal,
   Family,
   GRANT_RELATIONSHIPS,
+  isReservedEvidenceSource,
   LifecycleStatus,
   lookalikeRefusal,
+  SERVICE_EVIDENCE_SOURCE,
 } from "@passport/domain";
 import { z } from "zod";
 
@@ -212,6 +214,13 @@ export const EvidenceInput = z
   .superRefine(({ attestation: _signature, ...evidence }, ctx) => {
     // The attestation is a public signature, not a credential (it holds nothing that grants access).
     noCredentials(evidence, ctx);
+    if (isReservedEvidenceSource(evidence.source)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["source"],
+        message: `is reserved: "${SERVICE_EVIDENCE_SOURCE}" names what the service itself observed`,
+      });
+    }
     if (evidence.fresh_until && Date.parse(evidence.fresh_until) <= Date.parse(evidence.observed_at)) {
       ctx.addIssue({ code: "custom", path: ["fresh_until"], message: "must be later than observed_at" });
     }

@@ -6,7 +6,10 @@ import type { AppEnv } from "../context.ts";
 
 export const reference = new Hono<AppEnv>();
 
-reference.get("/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
+/** The server URL the document names: this control plane's configured public origin, never the request's Host. */
+const serverUrl = (env: Env) => env.CONTROL_BASE_URL.replace(/\/+$/, "");
+
+reference.get("/openapi.json", (c) => c.json(openApiDocument(serverUrl(c.env))));
 
 type JsonSchema = {
   properties?: Record<string, { type?: unknown; description?: string; enum?: unknown[] }>;
@@ -47,7 +50,7 @@ reference.get(
   "/docs",
   secureHeaders({ contentSecurityPolicy: { defaultSrc: ["'none'"], styleSrc: ["'unsafe-inline'"] } }),
   (c) => {
-    const document = openApiDocument(new URL(c.req.url).origin);
+    const document = openApiDocument(serverUrl(c.env));
     const schemas = document.components.schemas as Record<string, JsonSchema>;
     return c.html(
       <html lang="en">
