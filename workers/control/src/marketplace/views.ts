@@ -1,9 +1,7 @@
-import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "../db/client.ts";
-import { passports } from "../db/schema.ts";
 import { CHECKLIST_ITEMS, completionChecklist } from "./checklist.ts";
-import { type AcquisitionRow, accountOf, stagesOf } from "./queries/acquisitions.ts";
+import { type AcquisitionRow, accountOf, lifecycleOf, stagesOf } from "./queries/acquisitions.ts";
 import { nextStep, STAGE_LABELS, type Stage } from "./stages.ts";
 
 const Nullable = z.string().nullable();
@@ -137,11 +135,6 @@ export async function acquisitionView(
     claimed: row.claimedBy !== null,
     claimed_by_you: row.claimedBy === subject,
   };
-}
-
-async function lifecycleOf(db: Database, passportId: string): Promise<string | null> {
-  const [row] = await db.select({ lifecycle: passports.lifecycle }).from(passports).where(eq(passports.id, passportId));
-  return row?.lifecycle ?? null;
 }
 
 /** An organisation's marketplace subscriptions with their events, and its acquisitions with their stages. */
