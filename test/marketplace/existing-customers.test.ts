@@ -124,7 +124,7 @@ describe("an existing customer's subscription", { timeout: 30_000 }, () => {
     expect(await passportsIn(organisationId)).toEqual([view.passport?.identity_id]);
   });
 
-  it("adopts only an active API passport: a suspended or revoked one is left alone and a new one issued", async () => {
+  it("spec 1.6, 3 and 4.3 step 8: adopts the organisation's only API passport while it is suspended, which stays suspended; no second identity", async () => {
     const customer = await existingCustomer();
     const revoked = await api(customer.user, "POST", "/v1/passports", {
       family: "api",
@@ -143,9 +143,51 @@ describe("an existing customer's subscription", { timeout: 30_000 }, () => {
 
     const claimed = await claimInto(customer.user, acquisitionId, claimReference, customer.organisationId);
     expect(claimed.status).toBe(200);
+    const view = await claimed.json<ClaimView & { passport: { lifecycle?: string } | null }>();
+    // The suspended passport is the same logical object: adopted, never replaced, never reactivated by the claim.
+    expect(view.passport).toMatchObject({
+      identity_id: customer.passportId,
+      outcome: "reused",
+      lifecycle: "suspended",
+    });
+    expect((await passportsIn(customer.organisationId)).sort()).toEqual([customer.passportId, revokedId].sort());
+    const stage = await env.DB.prepare(
+      "SELECT outcome FROM acquisition_stages WHERE acquisition_id = ? AND stage = 'passport'",
+    )
+      .bind(acquisitionId)
+      .first<{ outcome: string }>();
+    expect(stage?.outcome).toContain("stays suspended until you reactivate it");
+    const state = await env.DB.prepare("SELECT lifecycle FROM passports WHERE id = ?")
+      .bind(customer.passportId)
+      .first<{ lifecycle: string }>();
+    expect(state?.lifecycle).toBe("suspended");
+  });
+
+  it("spec 3 and 1.6: never repurposes a revoked passport; the new one's creation names the passport it follows", async () => {
+    const customer = await existingCustomer();
+    expect(
+      (await api(customer.user, "PATCH", `/v1/passports/${customer.passportId}/state`, { lifecycle: "revoked" }))
+        .status,
+    ).toBe(200);
+    const { acquisitionId, claimReference } = await processed(freshAccountId());
+
+    const claimed = await claimInto(customer.user, acquisitionId, claimReference, customer.organisationId);
+    expect(claimed.status).toBe(200);
     const view = await claimed.json<ClaimView>();
     expect(view.passport?.outcome).toBe("issued");
-    expect([customer.passportId, revokedId]).not.toContain(view.passport?.identity_id);
+    expect([customer.passportId]).not.toContain(view.passport?.identity_id);
+    const created = await env.DB.prepare(
+      "SELECT detail FROM events WHERE passport_id = ? AND kind = 'passport.created'",
+    )
+      .bind(view.passport?.identity_id)
+      .first<{ detail: string }>();
+    expect(JSON.parse(created?.detail ?? "{}")).toMatchObject({ follows: customer.passportId });
+    const stage = await env.DB.prepare(
+      "SELECT outcome FROM acquisition_stages WHERE acquisition_id = ? AND stage = 'passport'",
+    )
+      .bind(acquisitionId)
+      .first<{ outcome: string }>();
+    expect(stage?.outcome).toContain(`follows ${customer.passportId} (revoked)`);
   });
 
   it("refuses an organisation where the claimant is not owner or admin, and keeps the reference usable", async () => {

@@ -9,7 +9,7 @@ const PROBLEM = "urn:svc:passport:problem:";
 
 interface ClaimView {
   account: { organisation_id: string; outcome: string } | null;
-  passport: { identity_id: string; outcome: string } | null;
+  passport: { identity_id: string; outcome: string; lifecycle: string | null } | null;
 }
 
 interface CandidateProblem {
@@ -137,6 +137,59 @@ describe("choosing the passport a subscription adopts", { timeout: 30_000 }, () 
     const claimed = await claimInto(customer.user, acquisition, { organisation_id: customer.organisationId });
     expect(claimed.status).toBe(200);
     expect((await claimed.json<ClaimView>()).passport).toMatchObject({ identity_id: active, outcome: "reused" });
+  });
+
+  it("spec 1.6 and 4.3 step 8: with no passport in use, offers the suspended ones, marked, and adopts the one chosen", async () => {
+    const customer = await organisationWith(["Payments API", "Payments API (old region)"]);
+    const [first, second] = customer.passportIds as [string, string];
+    await setLifecycle(customer.user, first, "suspended");
+    await setLifecycle(customer.user, second, "suspended");
+    const acquisition = await processed();
+
+    const refused = await claimInto(customer.user, acquisition, { organisation_id: customer.organisationId });
+    expect(refused.status).toBe(409);
+    const problem = await refused.json<CandidateProblem>();
+    expect(problem.type).toBe(`${PROBLEM}passport-choice-required`);
+    expect(problem.candidates).toEqual([
+      { identity_id: first, display_name: "Payments API", lifecycle: "suspended" },
+      { identity_id: second, display_name: "Payments API (old region)", lifecycle: "suspended" },
+    ]);
+    const claimed = await claimInto(customer.user, acquisition, {
+      organisation_id: customer.organisationId,
+      passport_id: second,
+    });
+    expect(claimed.status).toBe(200);
+    expect((await claimed.json<ClaimView>()).passport).toMatchObject({ identity_id: second, outcome: "reused" });
+    // No second identity: the organisation holds the same two passports, both still suspended.
+    const holdings = await holdingsOf(acquisition.account);
+    expect(holdings.passports.map((p) => [p.id, p.lifecycle]).sort()).toEqual(
+      [
+        [first, "suspended"],
+        [second, "suspended"],
+      ].sort(),
+    );
+  });
+
+  it("a returning cloud account whose passport was suspended meanwhile gets that passport again, still suspended", async () => {
+    const customer = await organisationWith(["Payments API"]);
+    const [only] = customer.passportIds as [string];
+    const acquisition = await processed();
+    expect((await claimInto(customer.user, acquisition, { organisation_id: customer.organisationId })).status).toBe(
+      200,
+    );
+    await setLifecycle(customer.user, only, "suspended");
+
+    const again = await processed(acquisition.account);
+    const resubscribed = await claimInto(customer.user, again, {});
+    expect(resubscribed.status).toBe(200);
+    expect((await resubscribed.json<ClaimView>()).passport).toMatchObject({
+      identity_id: only,
+      outcome: "reused",
+      lifecycle: "suspended",
+    });
+    expect((await holdingsOf(acquisition.account)).passports).toEqual([
+      { id: only, family: "api", lifecycle: "suspended" },
+    ]);
   });
 
   it("refuses a choice once the acquisition's passport is set up", async () => {

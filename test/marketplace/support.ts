@@ -14,6 +14,7 @@ export interface Registration {
   product_code: string;
   license_arn: string | null;
   customer_identifier: string | null;
+  offer_type: "free-trial" | null;
 }
 
 export interface RegistrationOptions {
@@ -30,6 +31,7 @@ export interface RegistrationOptions {
     | "not-entitled"
     | "entitlement-throttle"
     | "unreadable-expiry";
+  offer_type?: "free-trial";
   failures?: number;
 }
 
@@ -50,9 +52,14 @@ export function freshAccountId(): string {
 }
 
 /** The buyer's browser posting the set-up form (redirects are not followed). */
-export function postFulfill(token: string | undefined, accept = "text/html,application/xhtml+xml,*/*;q=0.8") {
+export function postFulfill(
+  token: string | undefined,
+  accept = "text/html,application/xhtml+xml,*/*;q=0.8",
+  offerType?: string | null,
+) {
   const form = new URLSearchParams();
   if (token !== undefined) form.set("x-amzn-marketplace-token", token);
+  if (offerType) form.set("x-amzn-marketplace-offer-type", offerType);
   return exports.default.fetch("http://control.test/marketplace/fulfill", {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded", accept },
@@ -102,13 +109,14 @@ export async function waitUntilFinished(id: string): Promise<AcquisitionState> {
  * Records an acquisition as the fulfill route does and returns its queue message, without sending
  * it: the test delivers it to the consumer itself, as often and as concurrently as it wants.
  */
-export async function handoff(token: string) {
+export async function handoff(token: string, offerType?: string | null) {
   const at = new Date().toISOString();
   const claimReference = randomReference("clm_");
   const { acquisition } = await recordAcquisition(database(env.DB), {
     tokenHash: await keyedHash(env.MARKETPLACE_TOKEN_HASH_KEY, "registration-token", token),
     claimHash: await keyedHash(env.MARKETPLACE_TOKEN_HASH_KEY, "claim-reference", claimReference),
     claimExpiresAt: new Date(Date.now() + 600_000).toISOString(),
+    ...(offerType ? { offerType } : {}),
     at,
   });
   const message: AcquisitionMessage = {

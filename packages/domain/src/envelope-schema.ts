@@ -1,5 +1,6 @@
 import { ENVELOPE_ACTION_KINDS, ENVELOPE_ASSURANCES, ENVELOPE_TYPE, RECOMMENDED_PATHS } from "@passport/protocol";
 import { z } from "zod";
+import { ModelContext } from "./record.ts";
 
 /** The agent action envelope of spec 2.4. Extra members are allowed by the spec; ours are documented. */
 export const AgentActionEnvelope = z
@@ -20,6 +21,9 @@ export const AgentActionEnvelope = z
           .string()
           .optional()
           .describe("The target's version: the manifest binding's own, else the passport's state.version."),
+        model: ModelContext.optional().describe(
+          "The model the agent runs, from the passport's state.model: context only, never an input to the posture.",
+        ),
       })
       .loose(),
     posture: z.string(),

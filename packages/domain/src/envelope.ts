@@ -1,7 +1,7 @@
 import { ENVELOPE_ASSURANCES, ENVELOPE_TYPE, ENVELOPE_VERSION, isIdentityId } from "@passport/protocol";
 import { canonicalOf, canonicalUrl } from "./canonical-url.ts";
 import type { AgentActionEnvelope } from "./envelope-schema.ts";
-import type { PassportRecord } from "./record.ts";
+import type { ModelContext, PassportRecord } from "./record.ts";
 
 const AUTHORITY_BOUNDARY =
   "This envelope is read-only routing information derived from the published passport record. It grants no authority, approval or permission, does not change verification or binding state, and does not establish safety. The verifier's local policy decides; re-check the resolver record before relying on it.";
@@ -136,15 +136,17 @@ function manifestBindings(record: PassportRecord, target: EnvelopeTarget): Bindi
 /**
  * The environment and version the envelope reports: those of the manifest binding asked about
  * where it states them, else the passport's state (each member on its own); absent when neither
- * says. Asked by identity id, the passport's state.
+ * says. Asked by identity id, the passport's state. The model the agent runs (spec 1.1) comes from
+ * the state only: context for the reader, never an input to the posture.
  */
 function runtimeContext(
   record: PassportRecord,
   binding: Binding | undefined,
-): { environment?: string; version?: string } {
+): { environment?: string; version?: string; model?: ModelContext } {
   const environment = binding?.environment ?? record.state.environment;
   const version = binding?.version ?? record.state.version;
-  return { ...(environment ? { environment } : {}), ...(version ? { version } : {}) };
+  const model = record.state.model;
+  return { ...(environment ? { environment } : {}), ...(version ? { version } : {}), ...(model ? { model } : {}) };
 }
 
 /**

@@ -34,11 +34,11 @@ export const PROBLEMS = {
   },
   "passport-choice-required": {
     status: 409,
-    title: "The organisation has several active passports of this family; choose the one to adopt",
+    title: "The organisation has several passports of this family to adopt; choose one",
   },
   "passport-not-adoptable": {
     status: 409,
-    title: "The chosen passport is not an active passport of this family in the organisation",
+    title: "The chosen passport is not an adoptable passport of this family in the organisation",
   },
   "rate-limited": { status: 429, title: "Too many requests" },
   unavailable: { status: 503, title: "Temporarily unavailable" },

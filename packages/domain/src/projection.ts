@@ -24,6 +24,10 @@ export interface PassportAggregate {
     availability: Nullable<"available" | "degraded" | "unavailable">;
     environment: Nullable<string>;
     version: Nullable<string>;
+    /** Agent passports: the model the agent runs (spec 1.1); published only with provider and name. */
+    modelProvider?: Nullable<string>;
+    modelName?: Nullable<string>;
+    modelVersion?: Nullable<string>;
     stateAsOf: string;
     recheckRequired: boolean;
     duplicateOf: Nullable<string>;
@@ -194,6 +198,12 @@ export function authorityFields(a: AuthorityEntry): PublicAuthority {
   return present({ action: a.action, context: a.context ?? "", granted_by: a.grantedBy, expires_at: a.expiresAt });
 }
 
+/** The model context of an agent passport, when it states one (provider and name, version optional). */
+function modelContext(passport: PassportAggregate["passport"]) {
+  if (passport.family !== "agent" || !passport.modelProvider || !passport.modelName) return undefined;
+  return present({ provider: passport.modelProvider, name: passport.modelName, version: passport.modelVersion });
+}
+
 /**
  * Projects the stored passport to its public record. Only bounded proof leaves the control plane:
  * member subjects, internal notes, withdrawn evidence and acquisition context never do (spec 5.7).
@@ -228,6 +238,7 @@ export function projectPublicRecord(
       availability: passport.availability,
       environment: passport.environment,
       version: passport.version,
+      model: modelContext(passport),
       as_of: passport.stateAsOf,
       recheck_required: passport.recheckRequired ? (true as const) : undefined,
       duplicate_of: passport.duplicateOf,

@@ -188,17 +188,36 @@ const PublicOperator = z
     "The organisation that operates the object, where it is not the organisation named in `organisation`, which stays responsible for it (spec 2.1). A claim, like `organisation`: it proves no runtime control.",
   );
 
+/**
+ * The model an agent runs (spec 1.1: context around the persistent identity). Changing it is a new
+ * record version of the same identity id; it is stated by a member and proven by nothing.
+ */
+export const ModelContext = z
+  .object({
+    provider: Text(100).describe("Who provides the model, as the member states it, e.g. example-ai."),
+    name: Text(200).describe("The model's name, e.g. example-model-large."),
+    version: Text(64).optional().describe("The model's version or snapshot, when stated."),
+  })
+  .strict()
+  .describe(
+    "Agent passports: the model the agent runs, as context. A claim: it proves no runtime behaviour, and changing it keeps the identity id.",
+  );
+export type ModelContext = z.infer<typeof ModelContext>;
+
 const PublicState = z
   .object({
     lifecycle: LifecycleStatus,
     availability: Availability.optional(),
     environment: Text(64).optional(),
     version: Text(64).optional(),
+    model: ModelContext.optional(),
     as_of: Timestamp,
     recheck_required: z
       .literal(true)
       .optional()
-      .describe("Set after reactivation until bindings and evidence are re-checked."),
+      .describe(
+        "Set after reactivation or another material change (responsibility, relationship or operator) until bindings and evidence are re-checked.",
+      ),
     duplicate_of: IdentityId.optional(),
   })
   .strict();

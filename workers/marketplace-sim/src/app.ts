@@ -111,6 +111,7 @@ app.post("/sim/registrations", async (c) => {
       license_arn: r.licenseArn ?? null,
       customer_identifier: r.customerIdentifier ?? null,
       scenario: r.scenario,
+      offer_type: r.offerType ?? null,
     },
     201,
   );
@@ -134,10 +135,11 @@ app.post("/sim/subscribe", async (c) => {
     product_code: String(form.get("product_code") ?? "prod-passport-api"),
     legacy: form.get("legacy") === "on",
     scenario: String(form.get("scenario") ?? "ok"),
+    offer_type: form.get("offer_type") ? String(form.get("offer_type")) : undefined,
   });
   if (!parsed.success) return c.text(`Invalid subscription form: ${parsed.error.message}`, 400);
   const r = register(parsed.data);
-  return c.html(setupRedirectPage(c.env.FULFILLMENT_URL, r.token));
+  return c.html(setupRedirectPage(c.env.FULFILLMENT_URL, r.token, r.offerType));
 });
 
 /** A signed SNS Notification envelope, as SNS would deliver it, for tests and scripts to relay. */

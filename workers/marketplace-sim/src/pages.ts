@@ -35,6 +35,11 @@ export function marketplacePage(fulfillmentUrl: string) {
       <option value="disabled">API disabled in this Region</option>
       <option value="not-entitled">resolves, but the customer has no entitlement</option>
     </select>
+    <label for="offer">Offer</label>
+    <select id="offer" name="offer_type">
+      <option value="">the free listing ($0 software charge)</option>
+      <option value="free-trial">a free trial of a priced offer (refused: not zero charge)</option>
+    </select>
     <label><input type="checkbox" name="legacy"> legacy product (CustomerIdentifier, no LicenseArn)</label>
     <button type="submit">Subscribe ($0) and set up your account</button>
   </form>
@@ -43,7 +48,7 @@ export function marketplacePage(fulfillmentUrl: string) {
 }
 
 /** What the buyer's browser sees for a moment: a form that posts the token to the fulfillment URL. */
-export function setupRedirectPage(fulfillmentUrl: string, token: string) {
+export function setupRedirectPage(fulfillmentUrl: string, token: string, offerType?: string) {
   return html`<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Setting up your account…</title>${STYLE}</head>
@@ -51,6 +56,7 @@ export function setupRedirectPage(fulfillmentUrl: string, token: string) {
   <p>Taking you to the seller to set up your account…</p>
   <form id="handoff" method="post" action="${fulfillmentUrl}">
     <input type="hidden" name="x-amzn-marketplace-token" value="${token}">
+    ${offerType ? html`<input type="hidden" name="x-amzn-marketplace-offer-type" value="${offerType}">` : ""}
     <noscript><button type="submit">Continue</button></noscript>
   </form>
   <script>document.getElementById("handoff").submit();</script>

@@ -29,6 +29,12 @@ export const RegistrationRequest = z
     legacy: z.boolean().default(false),
     customer_identifier: z.string().min(1).max(64).optional(),
     scenario: Scenario.default("ok"),
+    /**
+     * The offer the buyer subscribed through, sent with the token as `x-amzn-marketplace-offer-type`
+     * (the marketplace sends `free-trial` for a free trial of a priced offer, nothing otherwise).
+     * Omitted: the API passport's zero-charge listing.
+     */
+    offer_type: z.enum(["free-trial"]).optional(),
     /** How many calls fail before the token resolves (throttle, internal, entitlement-throttle). */
     failures: z.number().int().min(0).max(100).default(1),
   })
@@ -42,6 +48,7 @@ export interface Registration {
   licenseArn?: string;
   customerIdentifier?: string;
   scenario: Scenario;
+  offerType?: "free-trial";
   failuresLeft: number;
   resolveCalls: number;
 }
@@ -68,6 +75,7 @@ export function register(request: RegistrationRequest): Registration {
     scenario: request.scenario,
     failuresLeft: request.failures,
     resolveCalls: 0,
+    ...(request.offer_type ? { offerType: request.offer_type } : {}),
   };
   if (request.legacy) {
     registration.customerIdentifier = request.customer_identifier ?? `cust-${digits(10)}`;

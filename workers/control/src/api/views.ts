@@ -10,6 +10,7 @@ import {
   Family,
   IdentityId,
   LifecycleStatus,
+  ModelContext,
   PublicSigningKey,
 } from "@passport/domain";
 import { z } from "zod";
@@ -75,6 +76,7 @@ export const PassportView = z.object({
     availability: Availability.nullable(),
     environment: z.string().nullable(),
     version: z.string().nullable(),
+    model: ModelContext.nullable().describe("Agent passports: the model the agent runs, as context (spec 1.1)."),
     as_of: Timestamp,
     recheck_required: z.boolean(),
     duplicate_of: IdentityId.nullable(),
@@ -232,6 +234,14 @@ export function passportView(
       availability: passport.availability,
       environment: passport.environment,
       version: passport.version,
+      model:
+        passport.modelProvider && passport.modelName
+          ? {
+              provider: passport.modelProvider,
+              name: passport.modelName,
+              ...(passport.modelVersion ? { version: passport.modelVersion } : {}),
+            }
+          : null,
       as_of: passport.stateAsOf,
       recheck_required: passport.recheckRequired,
       duplicate_of: passport.duplicateOf,

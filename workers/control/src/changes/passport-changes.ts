@@ -152,6 +152,20 @@ export async function duplicateRaceRefusal(
 }
 
 /**
+ * What a material change adds to start a re-evaluation (spec 3 "reactivation / change",
+ * docs/lifecycle.md#what-starts-a-re-evaluation): the record carries `recheck_required` from `at`,
+ * and every binding the service checked before is due for its check now (the binding-checks
+ * scheduler and queue run them, never the request). The flag clears by itself once they passed and
+ * the evidence was renewed. A change during a pending re-evaluation starts it again from `at`.
+ */
+function reevaluationFrom(db: Database, passportId: string, at: string) {
+  return {
+    set: { recheckRequired: true, recheckSince: at },
+    statements: [rescheduleCheckedBindings(db, passportId, at)],
+  };
+}
+
+/**
  * The organisation named as a separate operator, checked: another organisation than the passport's,
  * in which the caller is at least an editor (naming it publishes its name in the record). A
  * non-member gets the same answer as an unknown id, so the check reveals no organisation.
@@ -192,6 +206,11 @@ export async function displayUpdate(
     });
   }
   if (operatorId) await namedOperator(db, subject, passport, operatorId);
+  // Who answers for the object, or who runs it, changed: a material change (docs/lifecycle.md).
+  const material =
+    (input.relationship !== undefined && input.relationship !== passport.relationship) ||
+    (operatorId !== undefined && operatorId !== passport.operatorOrganisationId);
+  const reevaluation = material ? reevaluationFrom(db, passport.id, new Date().toISOString()) : undefined;
   const detail = {
     ...(input.display_name !== undefined ? { display_name: input.display_name } : {}),
     ...(input.relationship ? { relationship: input.relationship } : {}),
@@ -209,7 +228,9 @@ export async function displayUpdate(
       ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
       ...(input.relationship ? { relationship: input.relationship } : {}),
       ...(operatorId !== undefined ? { operatorOrganisationId: operatorId } : {}),
+      ...reevaluation?.set,
     },
+    ...(reevaluation ? { statements: reevaluation.statements } : {}),
   };
 }
 
@@ -420,16 +441,31 @@ export function stateChange(db: Database, passport: PassportRow, input: StateCha
       recheck_url: `/v1/passports/${passport.id}/recheck`,
     });
   }
+  if (input.model !== undefined && passport.family !== "agent") {
+    throw new Refusal("invalid-request", {
+      detail: "Only agent passports state the model they run.",
+      errors: [{ path: "model", message: "only agent passports state a model" }],
+    });
+  }
   const to = input.lifecycle;
   if (to && !canTransition(passport.lifecycle, to)) throw transitionRefusal(passport.lifecycle, to);
   const reactivated = to !== undefined && isReactivation(passport.lifecycle, to);
   const at = new Date().toISOString();
+  const reevaluation = reactivated ? reevaluationFrom(db, passport.id, at) : undefined;
   const set = {
     ...(to ? { lifecycle: to } : {}),
     ...(input.availability !== undefined ? { availability: input.availability } : {}),
     ...(input.environment !== undefined ? { environment: input.environment } : {}),
     ...(input.version !== undefined ? { version: input.version } : {}),
-    ...(reactivated ? { recheckRequired: true, recheckSince: at } : {}),
+    // Context around the same identity (spec 1.1, 1.6): a new record version, never a new id.
+    ...(input.model !== undefined
+      ? {
+          modelProvider: input.model?.provider ?? null,
+          modelName: input.model?.name ?? null,
+          modelVersion: input.model?.version ?? null,
+        }
+      : {}),
+    ...reevaluation?.set,
     stateAsOf: at,
   };
   return {
@@ -439,11 +475,12 @@ export function stateChange(db: Database, passport: PassportRow, input: StateCha
       ...(input.availability !== undefined ? { availability: input.availability } : {}),
       ...(input.environment !== undefined ? { environment: input.environment } : {}),
       ...(input.version !== undefined ? { version: input.version } : {}),
+      ...(input.model !== undefined ? { model: input.model } : {}),
       ...(reactivated ? { recheck_required: true } : {}),
       ...(input.reason ? { reason: input.reason } : {}),
     },
     set,
-    ...(reactivated ? { statements: [rescheduleCheckedBindings(db, passport.id, at)] } : {}),
+    ...(reevaluation ? { statements: reevaluation.statements } : {}),
     ...(to === "retired" ? { statements: [unscheduleBindings(db, passport.id)] } : {}),
   };
 }
@@ -472,15 +509,21 @@ export function duplicateRetirement(
   };
 }
 
-/** Moves responsibility for the passport; its identity id and history stay the same. */
-export function transfer(passport: PassportRow, organisationId: string, reason: string): PassportChange {
+/**
+ * Moves responsibility for the passport; its identity id and history stay the same. A material
+ * change: the organisation that answers for the object is another, so the record is re-evaluated
+ * before it is relied on (docs/lifecycle.md#what-starts-a-re-evaluation).
+ */
+export function transfer(db: Database, passport: PassportRow, organisationId: string, reason: string): PassportChange {
   if (passport.organisationId === organisationId) {
     throw new Refusal("invalid-request", { detail: "The passport already belongs to that organisation." });
   }
+  const reevaluation = reevaluationFrom(db, passport.id, new Date().toISOString());
   return {
     kind: "responsibility.changed",
     detail: { from: passport.organisationId, to: organisationId, reason },
-    set: { organisationId },
+    set: { organisationId, ...reevaluation.set },
+    statements: reevaluation.statements,
   };
 }
 

@@ -230,12 +230,28 @@ export const EvidenceInput = z
   });
 export type EvidenceInput = z.infer<typeof EvidenceInput>;
 
+/**
+ * The model an agent runs, as the member states it (spec 1.1; the record's `state.model`): the
+ * record's shape, with tenant text rules, since it is published.
+ */
+const ModelInput = z
+  .object({
+    provider: PublicText(100),
+    name: PublicText(200),
+    version: PublicText(64).optional(),
+  })
+  .strict()
+  .describe(
+    "Agent passports: the model the agent runs (provider, name, version); null clears it. Keeps the identity id.",
+  );
+
 export const StateChangeRequest = z
   .object({
     lifecycle: LifecycleStatus.optional(),
     availability: Availability.nullable().optional(),
     environment: Text(64).nullable().optional(),
     version: Text(64).nullable().optional(),
+    model: ModelInput.nullable().optional(),
     recheck_completed: z
       .literal(true)
       .optional()

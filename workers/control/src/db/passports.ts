@@ -17,6 +17,8 @@ export interface NewPassport {
   version?: string;
   bindings: Pick<typeof bindings.$inferInsert, "class" | "value" | "label" | "environment" | "version">[];
   distinctReason?: string;
+  /** The revoked or retired passport of the organisation this one follows (a marketplace re-subscription). */
+  follows?: string;
   actor: string;
   at: string;
 }
@@ -60,6 +62,7 @@ export function createPassportStatements(db: Database, input: NewPassport) {
         family: input.family,
         bindings: input.bindings.map((b) => ({ class: b.class, value: b.value })),
         ...(input.distinctReason ? { distinct_object_reason: input.distinctReason } : {}),
+        ...(input.follows ? { follows: input.follows } : {}),
       },
       recordVersion: 1,
     }),

@@ -93,6 +93,10 @@ export const passports = sqliteTable(
     availability: text("availability", { enum: ["available", "degraded", "unavailable"] }),
     environment: text("environment"),
     version: text("version"),
+    /** Agent passports: the model the agent runs, as context (spec 1.1; migration 0024). Both or neither. */
+    modelProvider: text("model_provider"),
+    modelName: text("model_name"),
+    modelVersion: text("model_version"),
     stateAsOf: text("state_as_of").notNull(),
     recheckRequired: integer("recheck_required", { mode: "boolean" }).notNull().default(false),
     /**

@@ -32,7 +32,7 @@ export const ClaimRequest = z
     /** An organisation you own or administer to hold a first-time subscription; omitted: a new one. */
     organisation_id: z.string().min(1).max(128).optional(),
     /**
-     * The organisation's active passport (of the product's family) to adopt, when it has several;
+     * The organisation's adoptable passport (of the product's family) to adopt, when it has several;
      * a claim without it is refused with the candidates listed (`passport-choice-required`).
      */
     passport_id: z.string().min(1).max(128).optional(),
@@ -67,14 +67,20 @@ async function chosenOrganisation(db: Database, subject: string, organisationId:
   return { organisationId, parentOrganisationId: organisation?.organisation.parentId ?? organisationId };
 }
 
-/** The passports offered to choose from, as the problem documents name them. */
-function candidateList(candidates: { id: string; displayName: string | null }[]) {
-  return candidates.slice(0, MAX_ADOPTION_CANDIDATES).map((p) => ({ identity_id: p.id, display_name: p.displayName }));
+type Candidate = { id: string; displayName: string | null; lifecycle: string };
+
+/** The passports offered to choose from, as the problem documents name them (a suspended one says so). */
+function candidateList(candidates: Candidate[]) {
+  return candidates.slice(0, MAX_ADOPTION_CANDIDATES).map((p) => ({
+    identity_id: p.id,
+    display_name: p.displayName,
+    ...(p.lifecycle === "suspended" ? { lifecycle: "suspended" as const } : {}),
+  }));
 }
 
 /**
  * The passport a claim adopts from the organisation that will hold the subscription (`target`):
- * the one the claimant chose, which must be one of its active passports of the family; with no
+ * the one the claimant chose, which must be one of its adoptable passports of the family; with no
  * choice, undefined (the only one is adopted, or a new one issued when there is none), unless it
  * has several: then the claimant must choose, and the refusal lists them. Checked before the claim
  * reference is used, so a refused claim can be sent again with a choice.
@@ -94,16 +100,16 @@ async function choosePassport(
     const count =
       candidates.length > MAX_ADOPTION_CANDIDATES ? `more than ${MAX_ADOPTION_CANDIDATES}` : String(candidates.length);
     throw new Refusal("passport-choice-required", {
-      detail: `The organisation has ${count} active ${family === "api" ? "API" : "agent"} passports; choose the one this subscription adopts (passport_id).`,
+      detail: `The organisation has ${count} ${candidates[0]?.lifecycle === "suspended" ? "suspended" : "active"} ${family === "api" ? "API" : "agent"} passports; choose the one this subscription adopts (passport_id).`,
       candidates: candidateList(candidates),
     });
   }
   return undefined;
 }
 
-function notAdoptable(chosen: string, candidates: { id: string; displayName: string | null }[]) {
+function notAdoptable(chosen: string, candidates: Candidate[]) {
   return new Refusal("passport-not-adoptable", {
-    detail: `Passport ${chosen} is not an active passport of this family in the organisation that holds the subscription. Choose one of the candidates${candidates.length ? "" : ", or send no passport_id to issue a new one"}.`,
+    detail: `Passport ${chosen} is not an adoptable passport of this family in the organisation that holds the subscription (one in use, or a suspended one when none is in use). Choose one of the candidates${candidates.length ? "" : ", or send no passport_id to issue a new one"}.`,
     passport_id: chosen,
     candidates: candidateList(candidates),
   });

@@ -2,11 +2,13 @@ import { type Database, database } from "../db/client.ts";
 import { pendingPublication } from "../db/passports.ts";
 import { publishOrDefer } from "../publication/index.ts";
 import { MarketplaceError, marketplaceClient, type ResolvedCustomer } from "./adapter.ts";
+import { CHARGED_OFFER } from "./checklist.ts";
 import { entitlementCheck, familyForProduct, type MarketplaceEnv, retryBaseSeconds, secret } from "./config.ts";
 import { openToken } from "./crypto.ts";
 import type { AcquisitionMessage } from "./messages.ts";
 import {
   type AccountOutcome,
+  type EnsuredPassport,
   type ExistingOrganisation,
   ensureAccount,
   ensurePassport,
@@ -151,10 +153,33 @@ async function identifyCustomer(env: MarketplaceEnv, message: AcquisitionMessage
 }
 
 /**
- * Activation: the entitlement check, then the recorded events weighed against `confirmedAt` (when
- * the marketplace last confirmed the customer). Returns the confirmation time it leaves.
+ * Spec 1.5 and 4.3 step 1: the API passport is acquired at zero software charge. The listing is
+ * free; the one charge signal a handoff carries is its offer type, which the marketplace sends only
+ * for a free trial (of a priced offer) and omits otherwise (docs/acquisition.md, "Zero charge").
+ * Any offer type is therefore not the zero-charge listing, and activation refuses it.
  */
-async function activate(env: MarketplaceEnv, db: Database, customer: ResolvedCustomer, confirmedAt: string) {
+function checkZeroCharge(offerType: string | null): string {
+  if (offerType === null) return "zero software charge";
+  throw new StageFailure(
+    CHARGED_OFFER,
+    false,
+    `The subscription came through a "${offerType}" offer, not the API passport's zero-charge listing. ${visibleError(CHARGED_OFFER)}`,
+  );
+}
+
+/**
+ * Activation: the offer's zero charge and the entitlement check, then the recorded events weighed
+ * against `confirmedAt` (when the marketplace last confirmed the customer). Returns the
+ * confirmation time it leaves.
+ */
+async function activate(
+  env: MarketplaceEnv,
+  db: Database,
+  customer: ResolvedCustomer,
+  confirmedAt: string,
+  offerType: string | null,
+) {
+  const charge = checkZeroCharge(offerType);
   const checked = entitlementCheck(env) === "get-entitlements";
   if (checked) {
     confirmedAt = new Date().toISOString();
@@ -164,7 +189,7 @@ async function activate(env: MarketplaceEnv, db: Database, customer: ResolvedCus
   if (recorded && ENDED_STATUSES.has(recorded.status) && recorded.statusAt > confirmedAt) {
     throw new StageFailure("NotEntitled", false);
   }
-  return { confirmedAt, outcome: checked ? "entitled (GetEntitlements)" : "subscription active" };
+  return { confirmedAt, outcome: `${checked ? "entitled (GetEntitlements)" : "subscription active"}; ${charge}` };
 }
 
 function productFamily(env: MarketplaceEnv, productCode: string): "api" | "agent" {
@@ -175,6 +200,21 @@ function productFamily(env: MarketplaceEnv, productCode: string): "api" | "agent
     false,
     `Product code ${productCode} is not mapped to a passport family. ${visibleError("UnknownProductCode")}`,
   );
+}
+
+/**
+ * The passport stage's outcome as the customer reads it: an adopted suspended passport says it
+ * stays suspended until its reactivation re-evaluates it (spec 3); a new one names what it follows.
+ */
+function passportOutcome(ensured: EnsuredPassport): string {
+  if (ensured.outcome === "reused") {
+    return ensured.suspended
+      ? "existing passport reused; it stays suspended until you reactivate it, which re-evaluates its bindings and evidence"
+      : "existing passport reused";
+  }
+  return ensured.follows
+    ? `new API passport issued; it follows ${ensured.follows.identityId} (${ensured.follows.lifecycle}), which is never reused`
+    : "new API passport issued";
 }
 
 /** What the account, passport and publication stages start from. */
@@ -214,7 +254,7 @@ async function setUpAccountAndPassport(env: MarketplaceEnv, run: StageRun, input
   const passportId = await run.settle("passport", async () => {
     const ensured = await ensurePassport(db, account, input.family, run.now(), input.chosenPassport);
     return {
-      outcome: ensured.outcome === "issued" ? "new API passport issued" : "existing passport reused",
+      outcome: passportOutcome(ensured),
       passport: { passportId: ensured.passportId, outcome: ensured.outcome, at: run.now() },
       value: ensured.passportId,
     };
@@ -279,7 +319,7 @@ export async function runAcquisition(
         };
       }));
     const confirmedAt = await run.settle("activation", async () => {
-      const activated = await activate(env, db, customer, resolved);
+      const activated = await activate(env, db, customer, resolved, acquisition.offerType);
       return { outcome: activated.outcome, value: activated.confirmedAt };
     });
     const family = await run.settle("product_mapping", async () => {

@@ -39,6 +39,7 @@ const VISIBLE: Record<string, string> = {
   NetworkError: "The marketplace could not be reached; set-up is retried automatically.",
   NotEntitled: `The marketplace reports no current entitlement for this subscription. Check the subscription in the marketplace; if it is active, ${SUPPORT.charAt(0).toLowerCase()}${SUPPORT.slice(1)}`,
   UnknownProductCode: `This marketplace product is not mapped to a passport family here. ${SUPPORT}`,
+  ChargedOffer: `The API passport is free of charge and is acquired only through its zero-charge listing; nothing was set up. Cancel this subscription in the marketplace and subscribe to the free listing; if you believe it is the free listing, ${SUPPORT.charAt(0).toLowerCase()}${SUPPORT.slice(1)}`,
   TokenUnreadable: `The handoff could not be read back (a key changed while it was queued). ${SUPPORT}`,
   RetriesExhausted: `Set-up kept failing and was stopped; nothing was duplicated. ${SUPPORT}`,
 };

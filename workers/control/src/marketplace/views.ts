@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Database } from "../db/client.ts";
-import { type AcquisitionRow, accountOf, stagesOf } from "./queries/acquisitions.ts";
+import { CHECKLIST_ITEMS, completionChecklist } from "./checklist.ts";
+import { type AcquisitionRow, accountOf, lifecycleOf, stagesOf } from "./queries/acquisitions.ts";
 import { nextStep, STAGE_LABELS, type Stage } from "./stages.ts";
 
 const Nullable = z.string().nullable();
@@ -43,10 +44,24 @@ export const AcquisitionView = z.object({
       identity_id: z.string(),
       family: Nullable,
       outcome: Nullable,
+      lifecycle: Nullable.describe(
+        "The passport's lifecycle now: an adopted suspended passport stays suspended until its reactivation re-evaluates it.",
+      ),
       dashboard_url: z.string(),
       resolver_url: z.url(),
     })
     .nullable(),
+  checklist: z
+    .array(
+      z.object({
+        item: z.enum(CHECKLIST_ITEMS),
+        label: z.string(),
+        state: z.enum(["done", "pending", "failed", "confirm"]),
+      }),
+    )
+    .describe(
+      "The completion checklist of spec 4.3, item by item: done (recorded by the service), pending, failed, or confirm (the customer checks it).",
+    ),
   claimed: z.boolean(),
   claimed_by_you: z.boolean(),
   existing_account: z.boolean().optional(),
@@ -59,7 +74,11 @@ export async function acquisitionView(
   row: AcquisitionRow,
   subject: string,
 ): Promise<AcquisitionView> {
-  const [stages, account] = await Promise.all([stagesOf(db, row.id), accountOf(db, row)]);
+  const [stages, account, lifecycle] = await Promise.all([
+    stagesOf(db, row.id),
+    accountOf(db, row),
+    row.passportId ? lifecycleOf(db, row.passportId) : null,
+  ]);
   return {
     acquisition_id: row.id,
     status: row.status,
@@ -105,10 +124,14 @@ export async function acquisitionView(
           identity_id: row.passportId,
           family: row.family,
           outcome: row.passportOutcome,
+          lifecycle,
           dashboard_url: `/dashboard/passports/${row.passportId}`,
           resolver_url: `${env.RESOLVER_BASE_URL}/api/p/${row.passportId}.json`,
         }
       : null,
+    checklist: completionChecklist(
+      stages.map((s) => ({ stage: s.stage, status: s.status, error: s.errorCode ? { code: s.errorCode } : null })),
+    ),
     claimed: row.claimedBy !== null,
     claimed_by_you: row.claimedBy === subject,
   };

@@ -356,7 +356,7 @@ passports.post(
     if (!target) throw new Refusal("route-not-found", { detail: "No such organisation." });
     // Owner of both: the declared role in the organisation the passport moves to as well.
     requireRole(target, c.get("declaredRole"));
-    return applyChange(c, c.req.param("id"), (passport) => transfer(passport, organisation_id, reason));
+    return applyChange(c, c.req.param("id"), (passport) => transfer(c.get("db"), passport, organisation_id, reason));
   },
 );
 

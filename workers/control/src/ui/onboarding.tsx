@@ -32,7 +32,14 @@ interface Acquisition {
   support: SupportDetails | null;
   /** null until the claim for a cloud account seen for the first time: the claimant chooses. */
   account: { organisation_id: string } | null;
-  passport: { identity_id: string; family: string; outcome: string | null; resolver_url: string } | null;
+  passport: {
+    identity_id: string;
+    family: string;
+    outcome: string | null;
+    lifecycle: string | null;
+    resolver_url: string;
+  } | null;
+  checklist: { item: string; label: string; state: "done" | "pending" | "failed" | "confirm" }[];
   claimed: boolean;
   claimed_by_you: boolean;
 }
@@ -174,6 +181,34 @@ function StageList(props: { acquisition: Acquisition }) {
   );
 }
 
+const CHECKLIST_STATES: Record<Acquisition["checklist"][number]["state"], string> = {
+  done: "done",
+  pending: "pending",
+  failed: "failed",
+  confirm: "yours to confirm",
+};
+
+/**
+ * The completion checklist of spec 4.3, each item with its state: what the service recorded, and
+ * what only the customer can confirm (the Dashboard and the Resolver show the intended passport;
+ * no secret was copied anywhere).
+ */
+function CompletionChecklist(props: { checklist: Acquisition["checklist"] }) {
+  return (
+    <section class="panel" id="completion-checklist" aria-labelledby="checklist-heading">
+      <h2 id="checklist-heading">Completion checklist</h2>
+      <ul class="stages">
+        {props.checklist.map((entry) => (
+          <li data-item={entry.item}>
+            <strong>{entry.label}</strong>
+            <span class={`badge st-${entry.state}`}>{CHECKLIST_STATES[entry.state]}</span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
 function ClaimedPassport(props: { acquisition: Acquisition; passport?: PassportView; resolverBase: string }) {
   const id = props.acquisition.passport?.identity_id;
   if (!id) return null;
@@ -211,6 +246,12 @@ function ClaimedPassport(props: { acquisition: Acquisition; passport?: PassportV
           Your organisation is published under the neutral name “{passport.organisation.name}”.{" "}
           <a href={`/dashboard/organisations/${passport.organisation.id}`}>Name your organisation</a> so consumers
           checking this passport learn who stands behind it.
+        </p>
+      ) : null}
+      {props.acquisition.passport?.lifecycle === "suspended" ? (
+        <p class="notice" id="suspended-adopted">
+          This subscription adopted your organisation's suspended passport: it keeps its identity id and stays suspended
+          until you reactivate it in the Dashboard, which re-evaluates its bindings and evidence.
         </p>
       ) : null}
       <p>Confirm it is the passport you meant, then re-check it in the resolver (what anyone else sees):</p>
@@ -268,6 +309,8 @@ function OrganisationChoice(props: { organisations: OrganisationItem[] }) {
 interface PassportCandidate {
   identity_id: string;
   display_name: string | null;
+  /** Present on a suspended passport, offered when the organisation has none in use. */
+  lifecycle?: "suspended";
 }
 
 /** The organisation chosen at the claim, and its active passports when it has several. */
@@ -302,13 +345,14 @@ function PassportChoice(props: { acquisitionId: string; choice: PassportChoiceSt
       <input type="hidden" name="organisation_id" value={choice.organisationId} />
       <p id="claim-question">
         {props.organisationName ?? "The organisation"} <code>{choice.organisationId}</code> has{" "}
-        {choice.candidates.length} active API passports. The one you choose keeps its identity id, so consumers that
-        pinned it see no change; the others are left as they are.
+        {choice.candidates.length} API passports this subscription could adopt. The one you choose keeps its identity
+        id, so consumers that pinned it see no change; the others are left as they are.
       </p>
       {choice.candidates.map((p) => (
         <label class="choice">
           <input type="radio" name="passport_id" value={p.identity_id} required checked={p.identity_id === chosen} />{" "}
           {p.display_name ?? "(no name)"} <code>{p.identity_id}</code>
+          {p.lifecycle === "suspended" ? " (suspended)" : null}
         </label>
       ))}
       <p class="hint">
@@ -398,6 +442,7 @@ async function onboardingPage(
           </div>
         ) : null}
         <StageList acquisition={acquisition} />
+        <CompletionChecklist checklist={acquisition.checklist} />
         {acquisition.status === "completed" && !acquisition.claimed ? (
           <form method="post" action="/dashboard/onboarding/claim" class="panel" id="claim">
             <h2>Claim your passport</h2>

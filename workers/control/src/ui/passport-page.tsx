@@ -238,6 +238,16 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
               {state.environment ?? "not stated"}, {state.version ? `version ${state.version}` : "no version stated"}
             </dd>
           </div>
+          {passport.family === "agent" ? (
+            <div>
+              <dt>Model</dt>
+              <dd id="model">
+                {state.model
+                  ? [state.model.provider, state.model.name, state.model.version].filter(Boolean).join(" · ")
+                  : "not stated"}
+              </dd>
+            </div>
+          ) : null}
           <div>
             <dt>Availability</dt>
             <dd>{state.availability ?? "not stated"}</dd>
@@ -264,10 +274,10 @@ export async function passportPage(c: Context<UiEnv>, id: string, failure?: Fail
         {state.recheck_required ? (
           <div class="panel" role="note" id="recheck-pending">
             <p>
-              <strong>Re-check pending.</strong> This passport was reactivated: consumers are told to re-evaluate it
-              until every binding checked before has passed a new check and the evidence was renewed. The service
-              re-checks the bindings by itself and clears this flag when they pass; a host that does not answer keeps it
-              pending.
+              <strong>Re-check pending.</strong> This passport was reactivated or materially changed (its responsible
+              organisation, relationship or operator): consumers are told to re-evaluate it until every binding checked
+              before has passed a new check and the evidence was renewed. The service re-checks the bindings by itself
+              and clears this flag when they pass; a host that does not answer keeps it pending.
             </p>
             {recheck?.ok ? <RecheckPending pending={recheck.body.pending} /> : null}
             {canEdit ? <RecheckForm ctx={ctx} /> : null}

@@ -143,6 +143,14 @@ export function PassportPage(props: { record: PassportRecord; jsonUrl: string; n
             <dd>{state.version}</dd>
           </>
         ) : null}
+        {state.model ? (
+          <>
+            <dt>Model (context)</dt>
+            <dd id="model">
+              {[state.model.provider, state.model.name, state.model.version].filter(Boolean).join(" · ")}
+            </dd>
+          </>
+        ) : null}
       </dl>
 
       <h2>Organisation</h2>

@@ -1,5 +1,5 @@
 import { mintIdentityId } from "@passport/domain";
-import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import {
   marketplaceAccountPassports,
   marketplaceAccounts,
@@ -189,15 +189,27 @@ async function passportSlot(db: Database, accountId: string, family: "api" | "ag
 /** At most this many passports are offered to choose from at a claim; more is an organisation to tidy first. */
 export const MAX_ADOPTION_CANDIDATES = 50;
 
-/** What makes a passport adoptable by a marketplace account of its organisation. */
+/**
+ * What makes a passport adoptable by a marketplace account of its organisation (spec 1.6, 3, 4.3
+ * step 8). A passport in use is; a suspended one is the same logical object, temporarily out of
+ * use, so it is adopted when the organisation has no passport of the family in use: it stays
+ * suspended, and its reactivation re-evaluates it (docs/lifecycle.md). Beside one in use it is
+ * not offered: that one already carries the organisation's object. A revoked or retired passport
+ * is never repurposed, and a duplicate never operated. The condition is written against the
+ * unaliased `passports` table, so the statement reading it must select from that table.
+ */
 function adoptable(organisationId: string, family: "api" | "agent") {
   return and(
     eq(passports.organisationId, organisationId),
     eq(passports.family, family),
-    // Only a passport in use may carry the subscription: a suspended or revoked one was taken
-    // out of use on purpose, and adopting it would hand the customer a passport consumers refuse.
-    eq(passports.lifecycle, "active"),
     isNull(passports.duplicateOf),
+    or(
+      eq(passports.lifecycle, "active"),
+      and(
+        eq(passports.lifecycle, "suspended"),
+        sql`NOT EXISTS (SELECT 1 FROM passports AS in_use WHERE in_use.organisation_id = passports.organisation_id AND in_use.family = passports.family AND in_use.lifecycle = 'active' AND in_use.duplicate_of IS NULL)`,
+      ),
+    ),
   );
 }
 
@@ -206,26 +218,64 @@ export async function adoptionCandidates(
   db: Database,
   organisationId: string,
   family: "api" | "agent",
-): Promise<{ id: string; displayName: string | null }[]> {
+): Promise<{ id: string; displayName: string | null; lifecycle: string }[]> {
   return db
-    .select({ id: passports.id, displayName: passports.displayName })
+    .select({ id: passports.id, displayName: passports.displayName, lifecycle: passports.lifecycle })
     .from(passports)
     .where(adoptable(organisationId, family))
     .orderBy(asc(passports.createdAt), asc(passports.id))
     .limit(MAX_ADOPTION_CANDIDATES + 1);
 }
 
+/**
+ * The organisation's passport of this family that a new one follows: the one most recently
+ * revoked or retired (never a duplicate), which is never repurposed (spec 3). Undefined when it
+ * had none.
+ */
+async function predecessorOf(db: Database, organisationId: string, family: "api" | "agent") {
+  const [row] = await db
+    .select({ id: passports.id, lifecycle: passports.lifecycle })
+    .from(passports)
+    .where(
+      and(
+        eq(passports.organisationId, organisationId),
+        eq(passports.family, family),
+        inArray(passports.lifecycle, ["revoked", "retired"]),
+        isNull(passports.duplicateOf),
+      ),
+    )
+    .orderBy(desc(passports.stateAsOf), desc(passports.id))
+    .limit(1);
+  return row;
+}
+
 /** The passport the claimant chose is no longer an active passport of the organisation. */
 export class PassportNotAdoptable extends Error {}
 
+/** What the passport stage did: reused (adopted) a passport, or issued one, and what that one follows. */
+export interface EnsuredPassport {
+  passportId: string;
+  outcome: "issued" | "reused";
+  /** A reused passport's lifecycle when it is not in use (`suspended`): its reactivation re-evaluates it. */
+  suspended?: boolean;
+  /** An issued passport's predecessor: the organisation's revoked or retired passport of the family. */
+  follows?: { identityId: string; lifecycle: string };
+}
+
+async function reused(db: Database, passportId: string): Promise<EnsuredPassport> {
+  const [row] = await db.select({ lifecycle: passports.lifecycle }).from(passports).where(eq(passports.id, passportId));
+  return { passportId, outcome: "reused", ...(row?.lifecycle === "suspended" ? { suspended: true } : {}) };
+}
+
 /**
- * Reuses the account's passport of this family or issues one (spec 4.3 step 8). An existing,
- * active passport of the account organisation is adopted before a new id is minted: `chosen` when
- * the claimant chose one, else the oldest. Adoption is one conditional statement (the slot is
- * inserted from the passport row only while it is active and in the organisation), so a passport
- * suspended in between is never adopted. A new passport is created in the same transaction as the
- * account's passport slot, whose primary key (account, family) aborts every racing writer but one,
- * so no second identity survives.
+ * Reuses the account's passport of this family or issues one (spec 4.3 step 8, 1.6). An adoptable
+ * passport of the account organisation (above: in use, else suspended) is adopted before a new id
+ * is minted: `chosen` when the claimant chose one, else the oldest. Adoption is one conditional
+ * statement (the slot is inserted from the passport row only while it is adoptable and in the
+ * organisation), so a passport suspended in between, beside one in use, is never adopted. A new
+ * passport is created in the same transaction as the account's passport slot, whose primary key
+ * (account, family) aborts every racing writer but one, so no second identity survives; its
+ * creation event names the revoked or retired passport it follows, if any (`detail.follows`).
  */
 export async function ensurePassport(
   db: Database,
@@ -233,9 +283,9 @@ export async function ensurePassport(
   family: "api" | "agent",
   at: string,
   chosen?: string,
-): Promise<{ passportId: string; outcome: "issued" | "reused" }> {
+): Promise<EnsuredPassport> {
   const existing = await passportSlot(db, account.id, family);
-  if (existing) return { passportId: existing.passportId, outcome: "reused" };
+  if (existing) return reused(db, existing.passportId);
 
   const condition = and(adoptable(account.organisationId, family), chosen ? eq(passports.id, chosen) : undefined);
   await db
@@ -245,10 +295,11 @@ export async function ensurePassport(
     )
     .onConflictDoNothing();
   const slot = await passportSlot(db, account.id, family);
-  if (slot) return { passportId: slot.passportId, outcome: "reused" };
+  if (slot) return reused(db, slot.passportId);
   if (chosen) throw new PassportNotAdoptable(chosen);
 
   const id = mintIdentityId();
+  const predecessor = await predecessorOf(db, account.organisationId, family);
   try {
     await db.batch([
       ...createPassportStatements(db, {
@@ -257,15 +308,20 @@ export async function ensurePassport(
         family,
         displayName: family === "api" ? "API passport" : "Agent passport",
         bindings: [],
+        follows: predecessor?.id,
         actor: MARKETPLACE_ACTOR,
         at,
       }),
       db.insert(marketplaceAccountPassports).values({ marketplaceAccountId: account.id, family, passportId: id }),
     ]);
-    return { passportId: id, outcome: "issued" };
+    return {
+      passportId: id,
+      outcome: "issued",
+      ...(predecessor ? { follows: { identityId: predecessor.id, lifecycle: predecessor.lifecycle } } : {}),
+    };
   } catch (error) {
     const winner = isConstraintError(error, UNIQUE_VIOLATION) ? await passportSlot(db, account.id, family) : undefined;
-    if (winner) return { passportId: winner.passportId, outcome: "reused" };
+    if (winner) return reused(db, winner.passportId);
     throw error;
   }
 }

@@ -9,7 +9,7 @@ import {
   type StageStatus,
 } from "../../db/acquisitions-schema.ts";
 import type { Database } from "../../db/client.ts";
-import { members } from "../../db/schema.ts";
+import { members, passports } from "../../db/schema.ts";
 import { randomReference } from "../crypto.ts";
 import { STAGES, type Stage } from "../stages.ts";
 
@@ -287,4 +287,10 @@ export async function acquisitionToRun(db: Database, id: string) {
     )
     .where(eq(acquisitions.id, id));
   return found;
+}
+
+/** The lifecycle of an acquisition's passport now (an adopted suspended one stays suspended). */
+export async function lifecycleOf(db: Database, passportId: string): Promise<string | null> {
+  const [row] = await db.select({ lifecycle: passports.lifecycle }).from(passports).where(eq(passports.id, passportId));
+  return row?.lifecycle ?? null;
 }
