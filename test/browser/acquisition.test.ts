@@ -170,7 +170,9 @@ describe("marketplace acquisition in Chromium", () => {
     // no refusal is shown.
     const choice = page.locator("#passport-choice");
     await choice.waitFor();
-    expect(await page.locator("#claim-question").textContent()).toContain("2 API passports this subscription could adopt");
+    expect(await page.locator("#claim-question").textContent()).toContain(
+      "2 API passports this subscription could adopt",
+    );
     expect(await page.locator("#claim-problem").count()).toBe(0);
     expect(await choice.getByRole("radio", { checked: true }).count()).toBe(1);
     const options = choice.getByRole("radio");
