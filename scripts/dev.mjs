@@ -16,6 +16,7 @@ import {
   demoAuditorKeys,
   developmentKeys,
   logSigningKeys,
+  notificationSigningKeys,
   recordSigningKeys,
   root,
   signDevelopmentToken,
@@ -319,6 +320,7 @@ async function seed(token) {
 
 const keys = await developmentKeys();
 const signing = await recordSigningKeys();
+const notificationSigning = await notificationSigningKeys();
 const logSigning = await logSigningKeys();
 const auditor = await demoAuditorKeys();
 
@@ -390,7 +392,8 @@ const workers = [
       ? { PLATFORM_EDGE_CACHE: { name: "passport-platform-model", entrypoint: "EdgeCachePurge" } }
       : {},
     vars: {
-      SIGNING_JWKS: JSON.stringify({ keys: [signing.publicJwk] }),
+      // The record key, and the change notifications' key (docs/events.md).
+      SIGNING_JWKS: JSON.stringify({ keys: [signing.publicJwk, notificationSigning.publicJwk] }),
       LOG_VERIFIER_KEY: logSigning.verifierKey,
       PUBLIC_BASE_URL: resolverUrl,
       DASHBOARD_BASE_URL: controlUrl,
@@ -409,6 +412,7 @@ const workers = [
       RESOLVER_BASE_URL: resolverUrl,
       SIGNING_KEY: JSON.stringify(signing.privateJwk),
       LOG_SIGNING_KEY: logSigning.privateJwk,
+      NOTIFICATION_SIGNING_KEY: JSON.stringify(notificationSigning.privateJwk),
       ...marketplaceSecrets(),
       MARKETPLACE_METERING_URL: `${marketplaceUrl}/`,
       MARKETPLACE_ENTITLEMENT_URL: `${marketplaceUrl}/`,

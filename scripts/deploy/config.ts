@@ -44,7 +44,13 @@ function nameIn(environment: string, base: string): string {
 /** The queues' names come from the rule the control plane routes its batches by. */
 function deployedQueueNames(environment: string) {
   const names = queueNames(environmentSuffix(environment));
-  return { queue: names.acquisitions, deadLetterQueue: names.deadLetter, bindingChecksQueue: names.bindingChecks };
+  return {
+    queue: names.acquisitions,
+    deadLetterQueue: names.deadLetter,
+    bindingChecksQueue: names.bindingChecks,
+    notificationsQueue: names.notifications,
+    notificationsDeadLetterQueue: names.notificationsDeadLetter,
+  };
 }
 
 /** What `queueNames` takes for an environment: production keeps the base names. */

@@ -79,7 +79,13 @@ async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
     d1DatabaseId = await d1Id();
   } else ctx.log(`D1 database ${names.d1} exists`);
 
-  for (const queue of [names.queue, names.deadLetterQueue, names.bindingChecksQueue]) {
+  for (const queue of [
+    names.queue,
+    names.deadLetterQueue,
+    names.bindingChecksQueue,
+    names.notificationsQueue,
+    names.notificationsDeadLetterQueue,
+  ]) {
     try {
       await ctx.run(["queues", "info", queue]);
       ctx.log(`queue ${queue} exists`);
@@ -136,6 +142,8 @@ export function planLines(
     queue: string;
     deadLetterQueue: string;
     bindingChecksQueue: string;
+    notificationsQueue: string;
+    notificationsDeadLetterQueue: string;
     resolver: string;
     control: string;
   },
@@ -148,7 +156,7 @@ export function planLines(
     control: `deploy ${names.control} on ${urls.control}, with any missing secret (generated or from the environment)`,
   };
   const lines = [
-    `find or create KV ${names.kv}, D1 ${names.d1}, queues ${names.queue}, ${names.deadLetterQueue} and ${names.bindingChecksQueue}`,
+    `find or create KV ${names.kv}, D1 ${names.d1}, queues ${names.queue}, ${names.deadLetterQueue}, ${names.bindingChecksQueue}, ${names.notificationsQueue} and ${names.notificationsDeadLetterQueue}`,
     `write configuration to ${configDir}/ and apply D1 migrations remotely`,
     ...workerDeploys(false).map((step) => upload[step]),
     `smoke check ${urls.resolver}/health and /.well-known/jwks.json`,
