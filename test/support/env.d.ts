@@ -16,6 +16,8 @@ declare namespace Cloudflare {
     /** Private JWK the control plane signs records with, and the matching public key set. */
     SIGNING_KEY: string;
     TEST_SIGNING_JWKS: string;
+    /** Private Ed25519 JWK change notifications are signed with; its public half is in TEST_SIGNING_JWKS. */
+    NOTIFICATION_SIGNING_KEY: string;
     /** Private Ed25519 JWK the transparency log signs checkpoints with, and its note verifier key. */
     LOG_SIGNING_KEY: string;
     TEST_LOG_VERIFIER_KEY: string;

@@ -301,7 +301,7 @@ describe("settings to configuration", () => {
     const everything = (c: Configs) => [
       c.resolver.name,
       c.control.name,
-      ...(JSON.stringify(c.control.queues).match(/passport-(acquisitions|binding-checks)[a-z-]*/g) ?? []),
+      ...(JSON.stringify(c.control.queues).match(/passport-(acquisitions|binding-checks|notifications)[a-z-]*/g) ?? []),
       ...(c.control.d1_databases as { database_name: string }[]).map((db) => db.database_name),
       ...[...(c.resolver.ratelimits as object[]), ...(c.control.ratelimits as object[])].map(
         (l) => `rl-${(l as { namespace_id: string }).namespace_id}`,
@@ -349,6 +349,12 @@ describe("settings to configuration", () => {
       { queue: "passport-acquisitions-staging", role: "acquisitions", deadLetters: "deadLetter" },
       { queue: "passport-acquisitions-staging-dlq", role: "deadLetter" },
       { queue: "passport-binding-checks-staging", role: "bindingChecks" },
+      {
+        queue: "passport-notifications-staging",
+        role: "notifications",
+        deadLetters: "notificationsDeadLetter",
+      },
+      { queue: "passport-notifications-staging-dlq", role: "notificationsDeadLetter" },
     ]);
     expect(routed(prod).map(({ role, deadLetters }) => ({ role, deadLetters }))).toEqual(
       routed(stage).map(({ role, deadLetters }) => ({ role, deadLetters })),
@@ -470,6 +476,10 @@ describe("deploy steps", () => {
       "queues create passport-acquisitions-dlq",
       "queues info passport-binding-checks",
       "queues create passport-binding-checks",
+      "queues info passport-notifications",
+      "queues create passport-notifications",
+      "queues info passport-notifications-dlq",
+      "queues create passport-notifications-dlq",
       "secret list --format json -c control.json",
       "d1 migrations apply DB --remote -c control.json",
       // Each Worker binds the other: the control plane goes first without RESOLVER, with its secrets.
@@ -497,6 +507,8 @@ describe("deploy steps", () => {
       "queues info passport-acquisitions",
       "queues info passport-acquisitions-dlq",
       "queues info passport-binding-checks",
+      "queues info passport-notifications",
+      "queues info passport-notifications-dlq",
       "secret list --format json -c control.json",
       "d1 migrations apply DB --remote -c control.json",
       "deploy -c resolver.json",
@@ -542,7 +554,7 @@ describe("deploy steps", () => {
       ".deploy/staging",
     );
     expect(lines).toEqual([
-      "1. find or create KV passport-snapshots-staging, D1 passport-staging, queues passport-acquisitions-staging, passport-acquisitions-staging-dlq and passport-binding-checks-staging",
+      "1. find or create KV passport-snapshots-staging, D1 passport-staging, queues passport-acquisitions-staging, passport-acquisitions-staging-dlq, passport-binding-checks-staging, passport-notifications-staging and passport-notifications-staging-dlq",
       "2. write configuration to .deploy/staging/ and apply D1 migrations remotely",
       "3. on a first deploy only (no passport-control-staging yet): deploy passport-control-staging without its RESOLVER binding, with its secrets, so the resolver's binding to its PublicationSequencer has a class to bind",
       "4. deploy passport-resolver-staging on https://id.staging.example.com",

@@ -1,12 +1,7 @@
 import { type Database, database } from "../db/client.ts";
+import type { PublicationAnnounced } from "../publication/index.ts";
 import { eventKindsOf, wantedKinds } from "./kinds.ts";
-import {
-  changeNotification,
-  type DeliveryDue,
-  isNotificationMessage,
-  type NotificationEnv,
-  type PublicationAnnounced,
-} from "./messages.ts";
+import { changeNotification, type DeliveryDue, isNotificationMessage, type NotificationEnv } from "./messages.ts";
 import { deliveryToSend, fanOutReads, insertDeliveries, type NewDelivery, recordAttempt } from "./queries.ts";
 import { received, sendSigned } from "./send.ts";
 

@@ -1,20 +1,9 @@
+import type { PublicationAnnounced } from "../publication/index.ts";
 import type { EventKind } from "./kinds.ts";
 import type { DeliveryRow, SubscriptionRow } from "./queries.ts";
 
 /** What the control plane's notifications need beyond its bindings: the signing secret. */
 export type NotificationEnv = Env & { NOTIFICATION_SIGNING_KEY?: string };
-
-/** A publication, announced by the publication wing once it is written (one message per publication). */
-export interface PublicationAnnounced {
-  kind: "publication";
-  version: 1;
-  passport_id: string;
-  record_version: number;
-  digest: string;
-  previous_digest: string | null;
-  published_at: string;
-  change_kinds: string[];
-}
 
 /** One delivery owed to one subscription; its state and attempts are in D1. */
 export interface DeliveryDue {

@@ -184,29 +184,32 @@ export async function deliveryToSend(
 }
 
 /**
- * Appends an attempt to the delivery's log (numbered after the last one) and, when the attempt
- * settles the delivery (delivered, or dead-lettered), settles it in the same batch. A settled
- * delivery stays settled: a late duplicate of its message only adds to the log.
+ * Appends an attempt to the delivery's log (numbered after the last one) while the delivery is
+ * pending, then settles it when the attempt does (delivered, or dead-lettered). A settled delivery
+ * stays as it is: a late duplicate of its message, or an attempt that ends after the dead-letter
+ * queue gave up, adds nothing.
  */
 export async function recordAttempt(
   db: Database,
   deliveryId: string,
   attempt: Omit<AttemptRow, "deliveryId" | "attempt">,
 ): Promise<void> {
-  const next = sql`(SELECT COALESCE(MAX(${notificationAttempts.attempt}), 0) + 1 FROM ${notificationAttempts}
-    WHERE ${notificationAttempts.deliveryId} = ${deliveryId})`;
-  const insert = db.insert(notificationAttempts).values({ deliveryId, attempt: next, ...attempt });
-  if (attempt.outcome === "failed") {
-    await insert;
-    return;
-  }
-  await db.batch([
-    insert,
-    db
-      .update(notificationDeliveries)
-      .set({ state: attempt.outcome === "delivered" ? "delivered" : "dead", settledAt: attempt.at })
-      .where(and(eq(notificationDeliveries.id, deliveryId), eq(notificationDeliveries.state, "pending"))),
-  ]);
+  const pending = sql`EXISTS (SELECT 1 FROM ${notificationDeliveries}
+    WHERE ${notificationDeliveries.id} = ${deliveryId} AND ${notificationDeliveries.state} = 'pending')`;
+  const insert = db.run(sql`INSERT INTO ${notificationAttempts}
+    (delivery_id, attempt, at, status, outcome, reason, duration_ms)
+    SELECT ${deliveryId}, next, ${attempt.at}, ${attempt.status}, ${attempt.outcome}, ${attempt.reason}, ${attempt.durationMs}
+    FROM (SELECT COALESCE(MAX(${notificationAttempts.attempt}), 0) + 1 AS next FROM ${notificationAttempts}
+      WHERE ${notificationAttempts.deliveryId} = ${deliveryId})
+    WHERE ${pending}`);
+  await insert;
+  if (attempt.outcome === "failed") return;
+  // Settled after its attempt is logged: should this fail, the message is retried, the delivery
+  // still pending, and the endpoint may get it twice (at least once; `webhook-id` tells it so).
+  await db
+    .update(notificationDeliveries)
+    .set({ state: attempt.outcome === "delivered" ? "delivered" : "dead", settledAt: attempt.at })
+    .where(and(eq(notificationDeliveries.id, deliveryId), eq(notificationDeliveries.state, "pending")));
 }
 
 /** Page size of a subscription's deliveries. */

@@ -14,7 +14,7 @@ import {
 import type { BatchItem } from "drizzle-orm/batch";
 import { type Database, database } from "../db/client.ts";
 import { loadAggregateWith } from "../db/passports.ts";
-import { announcePublication } from "../notifications/index.ts";
+import { announcePublication } from "./announce.ts";
 import { logIndexOf, logPublication } from "./log/append.ts";
 import { requestPurges } from "./purge-budget.ts";
 import {
