@@ -49,7 +49,7 @@ export const SubscriptionView = z.object({
 
 export const SubscriptionList = z.object({ items: z.array(SubscriptionView) });
 
-export const AttemptView = z.object({
+const AttemptView = z.object({
   attempt: z.int(),
   at: z.string(),
   outcome: z.enum(["delivered", "failed", "dead-lettered"]),
