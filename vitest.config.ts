@@ -205,6 +205,8 @@ export default defineConfig({
                   TEST_PLATFORM_MODEL: platformModel,
                   // The simulation's duration in seconds (test/platform-model/production-hour.test.ts); empty for the short run.
                   TEST_SIMULATION_SECONDS: process.env.SIMULATION_SECONDS ?? "",
+                  // Revocations timed to their notification (test/platform-model/notification-latency.test.ts); empty for 5.
+                  TEST_NOTIFICATION_SAMPLES: process.env.NOTIFICATION_SAMPLES ?? "",
                   TEST_IDP_PUBLIC_JWK: identityProviderKeys.publicJwk,
                   TEST_IDP_PRIVATE_JWK: identityProviderKeys.privateJwk,
                   TEST_CONTROL_CRONS: JSON.stringify(controlPlaneCrons),

@@ -38,6 +38,8 @@ declare namespace Cloudflare {
     TEST_PLATFORM_MODEL: string;
     /** The simulation's duration in seconds (`SIMULATION_SECONDS`); empty for `npm test`'s short run. */
     TEST_SIMULATION_SECONDS: string;
+    /** How many revocations the notification latency test times (`NOTIFICATION_SAMPLES`); empty for 5. */
+    TEST_NOTIFICATION_SAMPLES: string;
     TEST_PROPAGATION_SEED: string;
     TEST_MIGRATION_DB_RECHECKS: D1Database;
     TEST_MIGRATION_DB_AUTHORITY: D1Database;

@@ -31,8 +31,8 @@ async function deliveryId(subscriptionId: string, passportId: string, recordVers
 }
 
 /**
- * Fans a publication out: one delivery for each subscription to the passport or its organisation
- * that asked for a kind the publication matches, recorded in D1 and then queued on its own, so
+ * Fans a publication out: one delivery for each subscription to the passport or its organisation,
+ * confirmed before the publication, that asked for a kind the publication matches, recorded in D1 and then queued on its own, so
  * each endpoint is retried alone.
  */
 async function fanOut(env: NotificationEnv, db: Database, publication: PublicationAnnounced): Promise<true> {
@@ -40,6 +40,9 @@ async function fanOut(env: NotificationEnv, db: Database, publication: Publicati
   const matched = eventKindsOf(publication.change_kinds, keysChanged);
   const rows: NewDelivery[] = [];
   for (const subscription of subscriptions) {
+    // A subscription is told of what is published after it was confirmed, not of what it missed
+    // before (a fan-out that ran late would otherwise send it an older version first).
+    if (subscription.confirmedAt > publication.published_at) continue;
     const kinds = wantedKinds(subscription.eventKinds, matched);
     if (kinds.length === 0) continue;
     rows.push({
