@@ -24,6 +24,7 @@ export type ResolvedIds = { kvNamespaceId?: string; d1DatabaseId?: string };
 export const CONTROL_SECRETS = [
   "SIGNING_KEY",
   "LOG_SIGNING_KEY",
+  "NOTIFICATION_SIGNING_KEY",
   "MARKETPLACE_AWS_ACCESS_KEY_ID",
   "MARKETPLACE_AWS_SECRET_ACCESS_KEY",
   "MARKETPLACE_TOKEN_HASH_KEY",

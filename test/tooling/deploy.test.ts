@@ -497,7 +497,15 @@ describe("deploy steps", () => {
     // The log key is made too; its verifier key is kept, named by the resolver's log origin.
     expect(JSON.parse(secrets.LOG_SIGNING_KEY ?? "{}")).toMatchObject({ kty: "OKP", crv: "Ed25519" });
     expect(first.newLogVerifierKey).toMatch(/^id\.example\.com\/log\+[0-9a-f]{8}\+/);
-    expect(account.kept).toEqual([{ keys: [first.newSigningKey] }]);
+    // The change-notification key too (docs/events.md): its public half goes in the same key set, after the record key.
+    expect(JSON.parse(secrets.NOTIFICATION_SIGNING_KEY ?? "{}")).toMatchObject({
+      kty: "OKP",
+      crv: "Ed25519",
+      alg: "EdDSA",
+    });
+    expect(first.newNotificationKey).toMatchObject({ kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig" });
+    expect(first.newNotificationKey).not.toHaveProperty("d");
+    expect(account.kept).toEqual([{ keys: [first.newSigningKey, first.newNotificationKey] }]);
 
     account.calls.length = 0;
     const second = await deploy(account.context());
@@ -515,6 +523,7 @@ describe("deploy steps", () => {
       "deploy -c control.json",
     ]);
     expect(second.newSigningKey).toBeUndefined();
+    expect(second.newNotificationKey).toBeUndefined();
     expect(second.newLogVerifierKey).toBeUndefined();
     expect(account.secretFiles).toHaveLength(1);
   });

@@ -120,6 +120,14 @@ export async function subscribe(
   subscriber: string,
   wanted: Wanted,
 ): Promise<{ subscription: SubscriptionRow; created: boolean }> {
+  if (!env.NOTIFICATION_SIGNING_KEY) {
+    // Nothing could be signed, not even the challenge: a deployment without the key (docs/deploy.md).
+    throw new Refusal(
+      "unavailable",
+      { detail: "Change notifications are not configured on this service yet." },
+      { retryAfterSeconds: 3600 },
+    );
+  }
   const endpoint = endpointOf(env, wanted.endpointUrl);
   await checkTarget(db, subscriber, wanted.target);
   const key = { subscriber, endpointUrl: endpoint.href, targetKind: wanted.target.kind, targetId: wanted.target.id };
