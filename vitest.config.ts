@@ -42,6 +42,8 @@ function marketplaceSecrets() {
 async function controlPlaneKeys() {
   const devKeys = await signingKeyPair("ES256");
   const recordSigningKeys = await signingKeyPair("ES256");
+  // Change notifications are signed with Ed25519 (docs/events.md); the resolver lists both keys.
+  const notificationSigningKeys = await signingKeyPair("EdDSA");
   // LOG_ORIGIN of the control plane's development environment (workers/control/wrangler.toml).
   const logKeys = await logKeyPair("passport.localhost/log");
   // The one trusted evidence source of the tests, and the key it attests with.
@@ -55,7 +57,10 @@ async function controlPlaneKeys() {
       DEV_AUTH_PUBLIC_JWK: devKeys.publicJwk,
       TEST_DEV_PRIVATE_JWK: devKeys.privateJwk,
       SIGNING_KEY: recordSigningKeys.privateJwk,
-      TEST_SIGNING_JWKS: JSON.stringify({ keys: [JSON.parse(recordSigningKeys.publicJwk)] }),
+      NOTIFICATION_SIGNING_KEY: notificationSigningKeys.privateJwk,
+      TEST_SIGNING_JWKS: JSON.stringify({
+        keys: [JSON.parse(recordSigningKeys.publicJwk), JSON.parse(notificationSigningKeys.publicJwk)],
+      }),
       LOG_SIGNING_KEY: logKeys.privateJwk,
       TEST_LOG_VERIFIER_KEY: logKeys.verifierKey,
     },
@@ -204,6 +209,8 @@ export default defineConfig({
                   TEST_PLATFORM_MODEL: platformModel,
                   // The simulation's duration in seconds (test/platform-model/production-hour.test.ts); empty for the short run.
                   TEST_SIMULATION_SECONDS: process.env.SIMULATION_SECONDS ?? "",
+                  // Revocations timed to their notification (test/platform-model/notification-latency.test.ts); empty for 5.
+                  TEST_NOTIFICATION_SAMPLES: process.env.NOTIFICATION_SAMPLES ?? "",
                   TEST_IDP_PUBLIC_JWK: identityProviderKeys.publicJwk,
                   TEST_IDP_PRIVATE_JWK: identityProviderKeys.privateJwk,
                   TEST_CONTROL_CRONS: JSON.stringify(controlPlaneCrons),

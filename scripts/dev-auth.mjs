@@ -13,11 +13,11 @@ const AUDIENCE = "passport-dashboard";
 export const DEMO_ORGANISATION = "org_demo";
 const keyDir = join(root, ".wrangler", "dev-auth");
 
-/** An ES256 key pair kept in `.wrangler/dev-auth/{name}.json`, made on first use. */
-async function localKeyPair(name) {
+/** A key pair (ES256 unless `alg` says otherwise) kept in `.wrangler/dev-auth/{name}.json`, made on first use. */
+async function localKeyPair(name, alg = "ES256") {
   const file = join(keyDir, `${name}.json`);
   if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
-  const { publicJwk, privateJwk } = await signingKeyPair("ES256", `${name}-${Date.now().toString(36)}`);
+  const { publicJwk, privateJwk } = await signingKeyPair(alg, `${name}-${Date.now().toString(36)}`);
   const keys = { publicJwk: JSON.parse(publicJwk), privateJwk: JSON.parse(privateJwk) };
   mkdirSync(keyDir, { recursive: true });
   writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
@@ -29,6 +29,12 @@ export const developmentKeys = () => localKeyPair("keys");
 
 /** The local record-signing key pair (production keeps its private key in the SIGNING_KEY secret). */
 export const recordSigningKeys = () => localKeyPair("record-signing");
+
+/**
+ * The local change-notification key pair, Ed25519 (docs/events.md): the control plane's
+ * NOTIFICATION_SIGNING_KEY; its public half is listed in the resolver's SIGNING_JWKS.
+ */
+export const notificationSigningKeys = () => localKeyPair("notification-signing", "EdDSA");
 
 /** The demo's trusted evidence source; only its key's attestation makes its evidence count. */
 export const DEMO_AUDITOR = "Demo trusted auditor";

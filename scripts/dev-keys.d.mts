@@ -5,7 +5,7 @@ export interface SigningKeyPair {
   privateJwk: string;
 }
 
-export function signingKeyPair(alg?: "ES256" | "RS256", kid?: string): Promise<SigningKeyPair>;
+export function signingKeyPair(alg?: "ES256" | "RS256" | "EdDSA", kid?: string): Promise<SigningKeyPair>;
 
 export interface LogKeyPair {
   /** JSON of the private Ed25519 JWK (the LOG_SIGNING_KEY secret). */

@@ -16,6 +16,7 @@ import {
   demoAuditorKeys,
   developmentKeys,
   logSigningKeys,
+  notificationSigningKeys,
   recordSigningKeys,
   root,
   signDevelopmentToken,
@@ -321,6 +322,7 @@ async function seed(token) {
 
 const keys = await developmentKeys();
 const signing = await recordSigningKeys();
+const notificationSigning = await notificationSigningKeys();
 const logSigning = await logSigningKeys();
 const auditor = await demoAuditorKeys();
 
@@ -392,7 +394,8 @@ const workers = [
       ? { PLATFORM_EDGE_CACHE: { name: "passport-platform-model", entrypoint: "EdgeCachePurge" } }
       : {},
     vars: {
-      SIGNING_JWKS: JSON.stringify({ keys: [signing.publicJwk] }),
+      // The record key, and the change notifications' key (docs/events.md).
+      SIGNING_JWKS: JSON.stringify({ keys: [signing.publicJwk, notificationSigning.publicJwk] }),
       LOG_VERIFIER_KEY: logSigning.verifierKey,
       PUBLIC_BASE_URL: resolverUrl,
       DASHBOARD_BASE_URL: controlUrl,
@@ -411,6 +414,7 @@ const workers = [
       RESOLVER_BASE_URL: resolverUrl,
       SIGNING_KEY: JSON.stringify(signing.privateJwk),
       LOG_SIGNING_KEY: logSigning.privateJwk,
+      NOTIFICATION_SIGNING_KEY: JSON.stringify(notificationSigning.privateJwk),
       ...marketplaceSecrets(),
       MARKETPLACE_METERING_URL: `${marketplaceUrl}/`,
       MARKETPLACE_ENTITLEMENT_URL: `${marketplaceUrl}/`,

@@ -15,6 +15,7 @@ const TARGETS = {
   log: () => import("./targets/log.mjs"),
   status: () => import("./targets/status.mjs"),
   provider: () => import("./targets/provider.mjs"),
+  notifications: () => import("./targets/notifications.mjs"),
 };
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));

@@ -24,6 +24,7 @@ export type ResolvedIds = { kvNamespaceId?: string; d1DatabaseId?: string };
 export const CONTROL_SECRETS = [
   "SIGNING_KEY",
   "LOG_SIGNING_KEY",
+  "NOTIFICATION_SIGNING_KEY",
   "MARKETPLACE_AWS_ACCESS_KEY_ID",
   "MARKETPLACE_AWS_SECRET_ACCESS_KEY",
   "MARKETPLACE_TOKEN_HASH_KEY",
@@ -44,7 +45,13 @@ function nameIn(environment: string, base: string): string {
 /** The queues' names come from the rule the control plane routes its batches by. */
 function deployedQueueNames(environment: string) {
   const names = queueNames(environmentSuffix(environment));
-  return { queue: names.acquisitions, deadLetterQueue: names.deadLetter, bindingChecksQueue: names.bindingChecks };
+  return {
+    queue: names.acquisitions,
+    deadLetterQueue: names.deadLetter,
+    bindingChecksQueue: names.bindingChecks,
+    notificationsQueue: names.notifications,
+    notificationsDeadLetterQueue: names.notificationsDeadLetter,
+  };
 }
 
 /** What `queueNames` takes for an environment: production keeps the base names. */

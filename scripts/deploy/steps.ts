@@ -53,7 +53,14 @@ export type DeployContext = {
   log: (line: string) => void;
 };
 
-export type DeployResult = { resolverUrl: string; controlUrl: string; newSigningKey?: Jwk; newLogVerifierKey?: string };
+export type DeployResult = {
+  resolverUrl: string;
+  controlUrl: string;
+  newSigningKey?: Jwk;
+  /** The public half of a change-notification key the deploy made (docs/events.md), now in the key set. */
+  newNotificationKey?: Jwk;
+  newLogVerifierKey?: string;
+};
 
 async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
   const names = resourceNames(ctx.environment);
@@ -79,7 +86,13 @@ async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
     d1DatabaseId = await d1Id();
   } else ctx.log(`D1 database ${names.d1} exists`);
 
-  for (const queue of [names.queue, names.deadLetterQueue, names.bindingChecksQueue]) {
+  for (const queue of [
+    names.queue,
+    names.deadLetterQueue,
+    names.bindingChecksQueue,
+    names.notificationsQueue,
+    names.notificationsDeadLetterQueue,
+  ]) {
     try {
       await ctx.run(["queues", "info", queue]);
       ctx.log(`queue ${queue} exists`);
@@ -136,6 +149,8 @@ export function planLines(
     queue: string;
     deadLetterQueue: string;
     bindingChecksQueue: string;
+    notificationsQueue: string;
+    notificationsDeadLetterQueue: string;
     resolver: string;
     control: string;
   },
@@ -148,7 +163,7 @@ export function planLines(
     control: `deploy ${names.control} on ${urls.control}, with any missing secret (generated or from the environment)`,
   };
   const lines = [
-    `find or create KV ${names.kv}, D1 ${names.d1}, queues ${names.queue}, ${names.deadLetterQueue} and ${names.bindingChecksQueue}`,
+    `find or create KV ${names.kv}, D1 ${names.d1}, queues ${names.queue}, ${names.deadLetterQueue}, ${names.bindingChecksQueue}, ${names.notificationsQueue} and ${names.notificationsDeadLetterQueue}`,
     `write configuration to ${configDir}/ and apply D1 migrations remotely`,
     ...workerDeploys(false).map((step) => upload[step]),
     `smoke check ${urls.resolver}/health and /.well-known/jwks.json`,
@@ -185,6 +200,7 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
   const missing: Record<string, string> = {};
   let signingJwks = ctx.signingJwks;
   let newSigningKey: Jwk | undefined;
+  let newNotificationKey: Jwk | undefined;
   let logVerifierKey = ctx.logVerifierKey;
   for (const name of CONTROL_SECRETS) {
     if (have.has(name)) continue;
@@ -192,6 +208,15 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
       const pair = await logKeyPair(logOrigin(new URL(ctx.urls.resolver).host));
       missing.LOG_SIGNING_KEY = pair.privateJwk;
       logVerifierKey = pair.verifierKey;
+      continue;
+    }
+    if (name === "NOTIFICATION_SIGNING_KEY") {
+      // Change notifications are signed with Ed25519 (docs/events.md); receivers verify them
+      // against the same published key set as records, where the public half goes last.
+      const kid = `ntf-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString("hex")}`;
+      const pair = await signingKeyPair("EdDSA", kid);
+      missing.NOTIFICATION_SIGNING_KEY = pair.privateJwk;
+      newNotificationKey = JSON.parse(pair.publicJwk) as Jwk;
       continue;
     }
     if (name === "SIGNING_KEY") {
@@ -205,9 +230,10 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
       missing[name] = ctx.providedSecrets[name] ?? "";
     } else missing[name] = ctx.providedSecrets[name] || generatedKey();
   }
-  if (newSigningKey) ctx.keepSigningJwks(signingJwks);
+  if (newNotificationKey) signingJwks = { keys: [...signingJwks.keys, newNotificationKey] };
+  if (newSigningKey || newNotificationKey) ctx.keepSigningJwks(signingJwks);
   if (logVerifierKey !== ctx.logVerifierKey) ctx.keepLogVerifierKey(logVerifierKey);
-  if (newSigningKey || logVerifierKey !== ctx.logVerifierKey)
+  if (newSigningKey || newNotificationKey || logVerifierKey !== ctx.logVerifierKey)
     files = ctx.writeConfigs(ids, signingJwks, logVerifierKey);
   ctx.log(`secrets to set: ${Object.keys(missing).join(", ") || "none"} (values never printed)`);
 
@@ -239,6 +265,7 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
     resolverUrl: ctx.urls.resolver,
     controlUrl: ctx.urls.control,
     newSigningKey,
+    ...(newNotificationKey ? { newNotificationKey } : {}),
     ...(logVerifierKey !== ctx.logVerifierKey ? { newLogVerifierKey: logVerifierKey } : {}),
   };
 }

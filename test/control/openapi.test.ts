@@ -3,6 +3,7 @@ import { Validator } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
 import { type Body, Caller, uniqueEndpoint } from "../support/api.ts";
+import { receiver, uniqueHost } from "../support/hosts.ts";
 
 type Response = { headers?: Record<string, Body>; content?: Record<string, { schema: Body }> };
 type Document = {
@@ -159,6 +160,19 @@ describe("OpenAPI document", () => {
       survivor_id: survivor.identity_id,
       reason: "same object",
     });
+    // Change notifications (docs/events.md), to an endpoint on the hosts simulator that echoes the challenge.
+    const hooks = uniqueHost("contract-hooks");
+    await receiver(hooks, { path: "/events" });
+    const N = "/v1/notifications/subscriptions";
+    const subscription = await call("post", N, N, {
+      endpoint_url: `https://${hooks}/events`,
+      passport_id: passport.identity_id,
+      events: ["lifecycle", "version"],
+    });
+    await call("get", N, N);
+    await call("get", `${N}/{id}`, `${N}/${subscription.id}`);
+    await call("get", `${N}/{id}/deliveries`, `${N}/${subscription.id}/deliveries`);
+    await call("delete", `${N}/{id}`, `${N}/${subscription.id}`);
 
     const withShapes = Object.entries(document.paths)
       .filter(([path]) => !path.startsWith("/v1/acquisitions"))

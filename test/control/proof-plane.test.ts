@@ -34,7 +34,16 @@ describe("GET /.well-known/jwks.json", () => {
     expect(response.headers.get("access-control-allow-origin")).toBe("*");
     const body = await response.json<{ keys: Record<string, unknown>[] }>();
     expect(body.keys.map((k) => k.kid)).toEqual(trustedKeys().map((k: { kid: string }) => k.kid));
-    for (const key of body.keys) expect(Object.keys(key).sort()).toEqual(["alg", "crv", "kid", "kty", "use", "x", "y"]);
+    // The record key (EC P-256) and the change notifications' key (Ed25519, docs/events.md): each
+    // with exactly its public members.
+    const publicMembers = {
+      EC: ["alg", "crv", "kid", "kty", "use", "x", "y"],
+      OKP: ["alg", "crv", "kid", "kty", "use", "x"],
+    };
+    expect(body.keys.map((k) => `${k.kty}/${k.crv}`).sort()).toEqual(["EC/P-256", "OKP/Ed25519"]);
+    for (const key of body.keys) {
+      expect(Object.keys(key).sort()).toEqual(publicMembers[key.kty as keyof typeof publicMembers]);
+    }
 
     const etag = response.headers.get("etag") ?? "";
     const again = await get("/.well-known/jwks.json", { headers: { "if-none-match": etag } });

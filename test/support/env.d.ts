@@ -16,6 +16,8 @@ declare namespace Cloudflare {
     /** Private JWK the control plane signs records with, and the matching public key set. */
     SIGNING_KEY: string;
     TEST_SIGNING_JWKS: string;
+    /** Private Ed25519 JWK change notifications are signed with; its public half is in TEST_SIGNING_JWKS. */
+    NOTIFICATION_SIGNING_KEY: string;
     /** Private Ed25519 JWK the transparency log signs checkpoints with, and its note verifier key. */
     LOG_SIGNING_KEY: string;
     TEST_LOG_VERIFIER_KEY: string;
@@ -36,6 +38,8 @@ declare namespace Cloudflare {
     TEST_PLATFORM_MODEL: string;
     /** The simulation's duration in seconds (`SIMULATION_SECONDS`); empty for `npm test`'s short run. */
     TEST_SIMULATION_SECONDS: string;
+    /** How many revocations the notification latency test times (`NOTIFICATION_SAMPLES`); empty for 5. */
+    TEST_NOTIFICATION_SAMPLES: string;
     TEST_PROPAGATION_SEED: string;
     TEST_MIGRATION_DB_RECHECKS: D1Database;
     TEST_MIGRATION_DB_AUTHORITY: D1Database;

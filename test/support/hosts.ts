@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import type { Answer } from "../../workers/hosts-sim/src/index.ts";
+import type { ReceiverFixture } from "../../workers/hosts-sim/src/receiver.ts";
 
 // Fixtures for the hosts simulator (workers/hosts-sim) the control plane's binding checks reach.
 
@@ -39,3 +40,26 @@ export const keyDirectory = (document: unknown): Answer => ({
   content_type: "application/http-message-signatures-directory+json",
   body: document,
 });
+
+/** Makes `host` a webhook receiver at `fixture.path` (workers/hosts-sim/src/receiver.ts). */
+export async function receiver(host: string, fixture: ReceiverFixture): Promise<void> {
+  const response = await simulator().fetch(`https://hosts-sim.invalid/receivers/${host}`, {
+    method: "PUT",
+    body: JSON.stringify(fixture),
+  });
+  if (response.status !== 204) throw new Error(`simulator refused receiver fixture: ${response.status}`);
+}
+
+/** One POST a receiver got, as it got it. */
+export interface ReceivedPost {
+  at: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** What the receiver `host` got so far, oldest first. */
+export async function receivedBy(host: string): Promise<ReceivedPost[]> {
+  const response = await simulator().fetch(`https://hosts-sim.invalid/receivers/${host}`);
+  if (response.status !== 200) throw new Error(`${host} is not a receiver: ${response.status}`);
+  return (await response.json<{ received: ReceivedPost[] }>()).received;
+}

@@ -7,7 +7,7 @@ import { cyclesOf } from "./import-graph.ts";
  * queries and limits in its folder, and the rest of the code reaches it only through its face,
  * `<wing>/index.ts`.
  */
-const WINGS = ["marketplace", "publication", "binding-checks"] as const;
+const WINGS = ["marketplace", "publication", "binding-checks", "notifications"] as const;
 
 /**
  * Arrows the core never draws (docs/control-layout.md): the rules in `changes/` know no HTTP, so

@@ -303,7 +303,7 @@ describe("settings to configuration", () => {
     const everything = (c: Configs) => [
       c.resolver.name,
       c.control.name,
-      ...(JSON.stringify(c.control.queues).match(/passport-(acquisitions|binding-checks)[a-z-]*/g) ?? []),
+      ...(JSON.stringify(c.control.queues).match(/passport-(acquisitions|binding-checks|notifications)[a-z-]*/g) ?? []),
       ...(c.control.d1_databases as { database_name: string }[]).map((db) => db.database_name),
       ...[...(c.resolver.ratelimits as object[]), ...(c.control.ratelimits as object[])].map(
         (l) => `rl-${(l as { namespace_id: string }).namespace_id}`,
@@ -351,6 +351,12 @@ describe("settings to configuration", () => {
       { queue: "passport-acquisitions-staging", role: "acquisitions", deadLetters: "deadLetter" },
       { queue: "passport-acquisitions-staging-dlq", role: "deadLetter" },
       { queue: "passport-binding-checks-staging", role: "bindingChecks" },
+      {
+        queue: "passport-notifications-staging",
+        role: "notifications",
+        deadLetters: "notificationsDeadLetter",
+      },
+      { queue: "passport-notifications-staging-dlq", role: "notificationsDeadLetter" },
     ]);
     expect(routed(prod).map(({ role, deadLetters }) => ({ role, deadLetters }))).toEqual(
       routed(stage).map(({ role, deadLetters }) => ({ role, deadLetters })),
@@ -472,6 +478,10 @@ describe("deploy steps", () => {
       "queues create passport-acquisitions-dlq",
       "queues info passport-binding-checks",
       "queues create passport-binding-checks",
+      "queues info passport-notifications",
+      "queues create passport-notifications",
+      "queues info passport-notifications-dlq",
+      "queues create passport-notifications-dlq",
       "secret list --format json -c control.json",
       "d1 migrations apply DB --remote -c control.json",
       // Each Worker binds the other: the control plane goes first without RESOLVER, with its secrets.
@@ -489,7 +499,15 @@ describe("deploy steps", () => {
     // The log key is made too; its verifier key is kept, named by the resolver's log origin.
     expect(JSON.parse(secrets.LOG_SIGNING_KEY ?? "{}")).toMatchObject({ kty: "OKP", crv: "Ed25519" });
     expect(first.newLogVerifierKey).toMatch(/^id\.example\.com\/log\+[0-9a-f]{8}\+/);
-    expect(account.kept).toEqual([{ keys: [first.newSigningKey] }]);
+    // The change-notification key too (docs/events.md): its public half goes in the same key set, after the record key.
+    expect(JSON.parse(secrets.NOTIFICATION_SIGNING_KEY ?? "{}")).toMatchObject({
+      kty: "OKP",
+      crv: "Ed25519",
+      alg: "EdDSA",
+    });
+    expect(first.newNotificationKey).toMatchObject({ kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig" });
+    expect(first.newNotificationKey).not.toHaveProperty("d");
+    expect(account.kept).toEqual([{ keys: [first.newSigningKey, first.newNotificationKey] }]);
 
     account.calls.length = 0;
     const second = await deploy(account.context());
@@ -499,12 +517,15 @@ describe("deploy steps", () => {
       "queues info passport-acquisitions",
       "queues info passport-acquisitions-dlq",
       "queues info passport-binding-checks",
+      "queues info passport-notifications",
+      "queues info passport-notifications-dlq",
       "secret list --format json -c control.json",
       "d1 migrations apply DB --remote -c control.json",
       "deploy -c resolver.json",
       "deploy -c control.json",
     ]);
     expect(second.newSigningKey).toBeUndefined();
+    expect(second.newNotificationKey).toBeUndefined();
     expect(second.newLogVerifierKey).toBeUndefined();
     expect(account.secretFiles).toHaveLength(1);
   });
@@ -544,7 +565,7 @@ describe("deploy steps", () => {
       ".deploy/staging",
     );
     expect(lines).toEqual([
-      "1. find or create KV passport-snapshots-staging, D1 passport-staging, queues passport-acquisitions-staging, passport-acquisitions-staging-dlq and passport-binding-checks-staging",
+      "1. find or create KV passport-snapshots-staging, D1 passport-staging, queues passport-acquisitions-staging, passport-acquisitions-staging-dlq, passport-binding-checks-staging, passport-notifications-staging and passport-notifications-staging-dlq",
       "2. write configuration to .deploy/staging/ and apply D1 migrations remotely",
       "3. on a first deploy only (no passport-control-staging yet): deploy passport-control-staging without its RESOLVER binding, with its secrets, so the resolver's binding to its PublicationSequencer has a class to bind",
       "4. deploy passport-resolver-staging on https://id.staging.example.com",

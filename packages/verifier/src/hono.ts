@@ -81,6 +81,14 @@ export class StatusStapler {
     return best && (this.#options.now ?? Date.now)() < best.expiresAt ? best.token : undefined;
   }
 
+  /**
+   * Drops the held token when `identityId` is this stapler's passport (a change notification said
+   * it changed), so the next answer staples a token fetched after the change.
+   */
+  invalidate(identityId: string): void {
+    if (identityId === this.#options.identityId) this.#held = undefined;
+  }
+
   async #refresh(): Promise<Held | undefined> {
     try {
       const fetched = await fetchStatusToken(this.#resolver, this.#options.identityId, {

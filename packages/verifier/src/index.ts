@@ -60,6 +60,18 @@ export { type AuditMismatch, type AuditReport, auditLog } from "./log/audit.ts";
 export { DEFAULT_MAX_BUNDLES, type LogOptions } from "./log/check.ts";
 export { type CheckpointStore, MemoryCheckpointStore, type StoredCheckpoint } from "./log/checkpoint.ts";
 export { LogClient, TileCache } from "./log/client.ts";
+export {
+  type Invalidates,
+  MemoryNotificationIds,
+  NOTIFICATION_TOLERANCE_SECONDS,
+  type NotificationCheck,
+  type NotificationIdStore,
+  type NotificationOptions,
+  type NotifiedVersion,
+  type ReceiverOptions,
+  receiveNotification,
+  verifyNotification,
+} from "./notification.ts";
 export * from "./outcome.ts";
 export {
   type ActionPolicy,

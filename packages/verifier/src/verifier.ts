@@ -120,6 +120,20 @@ export class Verifier {
     return recordUrl(this.resolver, identityId);
   }
 
+  /**
+   * Makes the cached copy of a passport's record stale at once, so the next check asks the
+   * resolver (with the copy's ETag) however fresh the copy was: what a change notification asks
+   * for (`receiveNotification`). The copy stays as the version seen before, so an older record
+   * served later is still caught as a rollback.
+   */
+  async invalidate(identityId: string): Promise<void> {
+    const cache = this.#context.cache;
+    if (!cache) return;
+    const url = this.recordUrl(identityId);
+    const entry = await cache.get(url);
+    if (entry && entry.stale > 0) await cache.set(url, { ...entry, stale: 0 });
+  }
+
   /** Settings shared with the other requests this verifier makes (the envelope). */
   get http(): HttpPolicy {
     return this.#context.http;

@@ -9,6 +9,7 @@ import type { AppEnv } from "./context.ts";
 import { database } from "./db/client.ts";
 import { ensureDevelopmentMembership } from "./db/organisations.ts";
 import { marketplace, marketplaceApi } from "./marketplace/index.ts";
+import { notificationsApi } from "./notifications/index.ts";
 import { me } from "./routes/me.ts";
 import { organisations } from "./routes/organisations.ts";
 import { passports } from "./routes/passports.ts";
@@ -52,6 +53,7 @@ app.route("/v1/passports", bindingChecksApi);
 app.route("/v1/passports", uses);
 app.route("/v1/organisations", organisations);
 app.route("/v1", marketplaceApi);
+app.route("/v1/notifications", notificationsApi);
 
 app.notFound((c) =>
   problemResponse(problem("route-not-found", { detail: `Nothing is served at ${new URL(c.req.url).pathname}.` })),

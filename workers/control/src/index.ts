@@ -7,6 +7,7 @@ import {
   consumeDeadLetteredAcquisitions,
   deleteExpiredAcquisitions,
 } from "./marketplace/index.ts";
+import { consumeDeadLetteredNotifications, consumeNotifications } from "./notifications/index.ts";
 import { drainOutbox, maintainLog } from "./publication/index.ts";
 import { type QueueRole, queueRole } from "./queues.ts";
 
@@ -17,6 +18,8 @@ const CONSUMERS: Record<QueueRole, (batch: MessageBatch<unknown>, env: Env) => P
   acquisitions: consumeAcquisitions,
   deadLetter: consumeDeadLetteredAcquisitions,
   bindingChecks: consumeBindingChecks,
+  notifications: consumeNotifications,
+  notificationsDeadLetter: consumeDeadLetteredNotifications,
 };
 
 export default {

@@ -9,6 +9,7 @@
 
 const ACQUISITIONS = "passport-acquisitions";
 const BINDING_CHECKS = "passport-binding-checks";
+const NOTIFICATIONS = "passport-notifications";
 const DEAD_LETTER_SUFFIX = "-dlq";
 
 /**
@@ -25,6 +26,8 @@ export function queueNames(environment: string | undefined) {
     acquisitions: named(ACQUISITIONS),
     deadLetter: `${named(ACQUISITIONS)}${DEAD_LETTER_SUFFIX}`,
     bindingChecks: named(BINDING_CHECKS),
+    notifications: named(NOTIFICATIONS),
+    notificationsDeadLetter: `${named(NOTIFICATIONS)}${DEAD_LETTER_SUFFIX}`,
   };
 }
 
@@ -34,6 +37,8 @@ const ROLES: readonly [QueueRole, RegExp][] = [
   ["deadLetter", new RegExp(`^${ACQUISITIONS}(-[a-z][a-z0-9-]*)?${DEAD_LETTER_SUFFIX}$`)],
   ["acquisitions", new RegExp(`^${ACQUISITIONS}(-[a-z][a-z0-9-]*)?$`)],
   ["bindingChecks", new RegExp(`^${BINDING_CHECKS}(-[a-z][a-z0-9-]*)?$`)],
+  ["notificationsDeadLetter", new RegExp(`^${NOTIFICATIONS}(-[a-z][a-z0-9-]*)?${DEAD_LETTER_SUFFIX}$`)],
+  ["notifications", new RegExp(`^${NOTIFICATIONS}(-[a-z][a-z0-9-]*)?$`)],
 ];
 
 /** Which queue `name` is, in any environment; `undefined` for a queue the control plane does not own. */

@@ -1,5 +1,5 @@
 // Plays the hosts a tenant binds (well-known documents, agent cards, MCP server descriptions,
-// OpenAPI documents, Web Bot Auth key directories and JWK Sets), transparency-log witnesses (witness.ts) and a DNS over HTTPS resolver, answering per host name from fixtures that
+// OpenAPI documents, Web Bot Auth key directories and JWK Sets), transparency-log witnesses (witness.ts), webhook receivers (receiver.ts) and a DNS over HTTPS resolver, answering per host name from fixtures that
 // tests and `npm start` set through the admin host. Fixtures live in this isolate's memory: the
 // simulator is one long-lived Worker per test run or local service.
 
@@ -17,6 +17,7 @@ export interface Answer {
   stream_bytes?: number;
 }
 
+import { type ReceiverFixture, receivedBy, receiverAnswer, registerReceiver } from "./receiver.ts";
 import { registerWitness, type WitnessFixture, witnessAnswer } from "./witness.ts";
 
 const ADMIN_HOST = "hosts-sim.invalid";
@@ -82,14 +83,21 @@ function dnsAnswer(url: URL): Response {
 /**
  * The admin host: `PUT /hosts/{host}` with `{ "paths": { "/path": Answer } }` replaces what a host
  * answers; `PUT /dns/{name}` with `{ "txt": [...] }` sets TXT records (empty removes them);
- * `PUT /witness/{host}` with a {@link WitnessFixture} makes `host` a tlog witness.
+ * `PUT /witness/{host}` with a {@link WitnessFixture} makes `host` a tlog witness;
+ * `PUT /receivers/{host}` with a {@link ReceiverFixture} makes `host` a webhook receiver, and
+ * `GET /receivers/{host}` lists what it received.
  */
 async function admin(request: Request, url: URL): Promise<Response> {
   if (request.method === "GET" && url.pathname === "/health") return json({ status: "ok" });
   const [, kind, name] = url.pathname.split("/");
+  if (request.method === "GET" && kind === "receivers" && name) {
+    const received = receivedBy(name.toLowerCase());
+    return received ? json({ received }) : json({ error: "not a receiver" }, 404);
+  }
   if (request.method !== "PUT" || !name) return json({ error: "PUT /hosts/{host} or /dns/{name}" }, 404);
   const body = (await request.json()) as { paths?: Record<string, Answer>; txt?: string[] };
   if (kind === "witness") await registerWitness(name.toLowerCase(), body as unknown as WitnessFixture);
+  else if (kind === "receivers") registerReceiver(name.toLowerCase(), body as unknown as ReceiverFixture);
   else if (kind === "hosts") hosts.set(name.toLowerCase(), body.paths ?? {});
   else if (kind === "dns") {
     if (body.txt?.length) txtRecords.set(name.toLowerCase(), body.txt);
@@ -107,6 +115,8 @@ export default {
     if (host === DOH_HOST && url.pathname === "/dns-query") return dnsAnswer(url);
     const witnessed = await witnessAnswer(host, request, url);
     if (witnessed) return witnessed;
+    const receiver = await receiverAnswer(host, request, url);
+    if (receiver) return receiver;
     const spec = hosts.get(host)?.[url.pathname];
     if (!spec) return new Response("not found", { status: 404, headers: { "content-type": "text/plain" } });
     return answer(spec);

@@ -417,3 +417,75 @@ export const historyArchiveCursor = sqliteTable(
   },
   (t) => [check("history_archive_cursor_one", sql`${t.id} = 1`)],
 );
+
+/**
+ * Change notifications (docs/events.md): an HTTPS endpoint a subscriber has confirmed (it echoed
+ * the challenge) for one passport or for every passport of one organisation, and the event kinds
+ * it wants. Written only once the endpoint echoed, so every row may be delivered to.
+ */
+export const notificationSubscriptions = sqliteTable(
+  "notification_subscriptions",
+  {
+    id: text("id").primaryKey(),
+    /** The authenticated subject that subscribed; only it sees and manages the subscription. */
+    subscriber: text("subscriber").notNull(),
+    endpointUrl: text("endpoint_url").notNull(),
+    /** The endpoint's host name, what the per-endpoint cap counts. */
+    endpointHost: text("endpoint_host").notNull(),
+    targetKind: text("target_kind", { enum: ["passport", "organisation"] }).notNull(),
+    targetId: text("target_id").notNull(),
+    eventKinds: text("event_kinds", { mode: "json" }).$type<string[]>().notNull(),
+    createdAt: createdAt(),
+    confirmedAt: text("confirmed_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("notification_subscriptions_unique").on(t.subscriber, t.endpointUrl, t.targetKind, t.targetId),
+    // The fan-out after a publication: who subscribed to this passport or its organisation.
+    index("notification_subscriptions_target").on(t.targetKind, t.targetId),
+    index("notification_subscriptions_host").on(t.endpointHost),
+  ],
+);
+
+/**
+ * One notification owed to one subscription: a publication it asked for. `id` is the Standard
+ * Webhooks `webhook-id`, the same on every attempt (the receiver's idempotency key).
+ */
+export const notificationDeliveries = sqliteTable(
+  "notification_deliveries",
+  {
+    id: text("id").primaryKey(),
+    subscriptionId: text("subscription_id")
+      .notNull()
+      .references(() => notificationSubscriptions.id, { onDelete: "cascade" }),
+    passportId: text("passport_id").notNull(),
+    recordVersion: integer("record_version").notNull(),
+    digest: text("digest").notNull(),
+    previousDigest: text("previous_digest"),
+    publishedAt: text("published_at").notNull(),
+    changeKinds: text("change_kinds", { mode: "json" }).$type<string[]>().notNull(),
+    eventKinds: text("event_kinds", { mode: "json" }).$type<string[]>().notNull(),
+    /** pending until an attempt is answered 2xx (delivered) or the dead-letter queue gives up (dead). */
+    state: text("state", { enum: ["pending", "delivered", "dead"] }).notNull(),
+    createdAt: createdAt(),
+    settledAt: text("settled_at"),
+  },
+  (t) => [index("notification_deliveries_subscription").on(t.subscriptionId, t.createdAt)],
+);
+
+/** Each attempt to deliver a notification, as its subscriber sees it in the attempts log. */
+export const notificationAttempts = sqliteTable(
+  "notification_attempts",
+  {
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => notificationDeliveries.id, { onDelete: "cascade" }),
+    attempt: integer("attempt").notNull(),
+    at: text("at").notNull(),
+    /** The endpoint's HTTP status, when it answered. */
+    status: integer("status"),
+    outcome: text("outcome", { enum: ["delivered", "failed", "dead-lettered"] }).notNull(),
+    reason: text("reason"),
+    durationMs: integer("duration_ms"),
+  },
+  (t) => [primaryKey({ columns: [t.deliveryId, t.attempt] })],
+);

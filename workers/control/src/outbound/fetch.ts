@@ -189,36 +189,54 @@ export type Posted = { ok: true; status: number; body: string };
  * {@link fetchChecked}; no redirects followed) and returns the status and text of any answer, for
  * protocols whose error statuses carry meaning (a tlog-witness 409 names the witness's size).
  */
-export async function postText(
+export function postText(
   transport: Transport,
   policy: OutboundPolicy,
   target: URL,
   body: string,
   userAgent: string,
 ): Promise<Posted | FetchFailure> {
+  return postBody(transport, policy, target, body, {
+    "content-type": "text/plain; charset=utf-8",
+    "user-agent": userAgent,
+  });
+}
+
+/**
+ * POSTs `body` with `headers` to `target` (the address rules of {@link fetchChecked}, no
+ * redirects followed: a 3xx is an answer like any other) and returns the status and text of the
+ * answer. A timeout, a network failure or an answer past the size cap is a failure; those that
+ * say nothing about the receiver's will (a timeout or an unreachable host) are `unreachable`.
+ */
+export async function postBody(
+  transport: Transport,
+  policy: OutboundPolicy,
+  target: URL,
+  body: string,
+  headers: Record<string, string>,
+): Promise<Posted | FetchFailure> {
   const refused = refusal(target, policy);
   if (refused) return { ok: false, reason: refused };
   const signal = AbortSignal.timeout(policy.timeoutMs);
   try {
     const response = await transport.fetch(
-      new Request(target, {
-        method: "POST",
-        redirect: "manual",
-        signal,
-        body,
-        headers: { "content-type": "text/plain; charset=utf-8", "user-agent": userAgent },
-      }),
+      new Request(target, { method: "POST", redirect: "manual", signal, body, headers }),
     );
     const text = await readText(response, policy.maxBytes, signal);
     if (typeof text !== "string") return text;
     return { ok: true, status: response.status, body: text };
   } catch (error) {
     if (signal.aborted) {
-      return { ok: false, reason: `no complete answer from ${target.host} within ${policy.timeoutMs} ms` };
+      return {
+        ok: false,
+        reason: `no complete answer from ${target.host} within ${policy.timeoutMs} ms`,
+        unreachable: true,
+      };
     }
     return {
       ok: false,
       reason: `${target.host} could not be reached (${error instanceof Error ? error.name : "error"})`,
+      unreachable: true,
     };
   }
 }

@@ -14,6 +14,7 @@ import {
 import type { BatchItem } from "drizzle-orm/batch";
 import { type Database, database } from "../db/client.ts";
 import { loadAggregateWith } from "../db/passports.ts";
+import { announcePublication } from "./announce.ts";
 import { logIndexOf, logPublication } from "./log/append.ts";
 import { requestPurges } from "./purge-budget.ts";
 import {
@@ -97,6 +98,10 @@ export async function writePublication(env: PublishEnv, identityId: string): Pro
   await env.SNAPSHOTS.put(snapshotKey(identityId), JSON.stringify(record), { metadata });
   await putHistoryAndFeed(env, publication);
   const indexChanges = await syncManifestIndex(env, db, record, published);
+  // Subscribers are told (docs/events.md) before the publication counts as written, so a failed
+  // announcement is retried with it; a version already written before (a republish) is not
+  // announced again.
+  if (!(republish && last?.writtenAt)) await announcePublication(env, publication);
   // One round trip: the log index and the entries are recorded, the manifest keys as published, and
   // the outbox row cleared. Should it fail, the retry writes the same entries and keys again, and
   // the log answers the same index.

@@ -4,8 +4,9 @@ import { cacheHeaders } from "../edge-cache.ts";
 import { CORS_ETAG_HEADERS, ifNoneMatch, problemAnswer, textEntityTag } from "../http.ts";
 
 /**
- * The public members of an EC signing key. Anything else in SIGNING_JWKS (above all a private
- * `d` pasted by mistake) is never served.
+ * The public members of an EC signing key (records) or an OKP one (the Ed25519 key of change
+ * notifications, docs/events.md). Anything else in SIGNING_JWKS (above all a private `d` pasted
+ * by mistake) is never served.
  */
 const PUBLIC_MEMBERS = ["kty", "crv", "x", "y", "kid", "alg", "use"] as const;
 

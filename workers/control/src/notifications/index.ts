@@ -1,0 +1,4 @@
+// The notifications wing's face (docs/control-layout.md, docs/events.md): what the rest of the
+// control plane may use.
+export { consumeDeadLetteredNotifications, consumeNotifications } from "./consumer.ts";
+export { notificationsApi } from "./routes.ts";
