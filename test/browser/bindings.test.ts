@@ -142,7 +142,7 @@ describe("Proven bindings in Chromium", () => {
     await page.getByLabel("Development token").fill(service.token);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL((url) => url.pathname === `/dashboard/passports/${payments?.id}`);
-    const declarers = page.locator("section", { hasText: "Agents that declare they use this passport" });
+    const declarers = page.locator('section[aria-labelledby="declarers-heading"]');
     expect(await declarers.textContent()).toContain("Demo Support Agent");
 
     // From the agent's page: declare another API, see it listed, remove it again.

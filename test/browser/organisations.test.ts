@@ -3,6 +3,7 @@
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
 import { callControl, currentRecord, developmentToken, pagePerTest, screenshot } from "./browser.ts";
+import { reveal } from "./sections.ts";
 
 const service = inject("service");
 let page: Page;
@@ -185,6 +186,7 @@ describe("organisation page in Chromium", () => {
     await signIn(token, `/dashboard/passports/${id}`);
 
     const details = page.locator("#details");
+    await reveal(details);
     await details.getByLabel("Display name").fill("Card Payments API");
     await details.getByLabel("Operated by another organisation").selectOption(hosting.id);
     await details.getByRole("button", { name: "Save name and organisations" }).click();
@@ -207,6 +209,7 @@ describe("organisation page in Chromium", () => {
     expect(proof).toContain("Example Hosting");
 
     // "Operates it" beside a separate operator is refused beside the operator field, keeping the choice.
+    await reveal(page.locator("#details"));
     await page.locator("#details").getByLabel("Example Payments's relationship").selectOption("operator");
     await page.locator("#details").getByRole("button", { name: "Save name and organisations" }).click();
     await page.locator("#details-operator_organisation_id-error").waitFor();
@@ -248,6 +251,8 @@ describe("organisation page in Chromium", () => {
       `verifier.verify("${passport.identity_id}", { family: "api", organisation: "${organisation}" })`,
     );
     expect(sdk).toContain("jwks: pinnedKeySet");
+    // Sharing is in the Settings and sharing section, opened as a person opens it.
+    await reveal(page.locator("#share-cli"));
     expect(await page.getByRole("button", { name: "Copy command" }).isVisible()).toBe(true);
     // The keys the command pins are really served where it says.
     const keysUrl = /curl -fsS -o passport-keys.json (\S+)/.exec(cli)?.[1] ?? "";

@@ -134,6 +134,9 @@ export async function authenticate(headers: Headers, env: AuthEnv): Promise<Prin
 async function verify(token: string, env: AuthEnv): Promise<VerifiedToken<Principal>> {
   const development = env.ENVIRONMENT === "development" && issuerOf(token) === DEVELOPMENT_ISSUER;
   if (development && !env.DEV_AUTH_PUBLIC_JWK) throw unauthenticated("development key not configured");
+  // A token that names another issuer (or none) is refused before any key is fetched: looking its
+  // keys up could only end in the same refusal, and a stranger's token never makes this call out.
+  if (!development && issuerOf(token) !== env.AUTH_ISSUER) throw unauthenticated("token from another issuer");
   const keys = development
     ? localKeySet(env.DEV_AUTH_PUBLIC_JWK as string)
     : remoteKeySet(env.AUTH_JWKS_URL, env.IDENTITY_PROVIDER);
