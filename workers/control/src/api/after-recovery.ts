@@ -7,7 +7,7 @@ import { listPassports } from "../db/passports.ts";
 // owner's view of the organisation says so and lists what to confirm and where to re-check it.
 
 /** How long after a recovery the guidance is shown to the recovered owner. */
-export const AFTER_RECOVERY_DAYS = 30;
+const AFTER_RECOVERY_DAYS = 30;
 /** At most this many passports are listed; the Dashboard's passport list has the rest. */
 const LISTED_PASSPORTS = 50;
 
@@ -34,7 +34,7 @@ export const AfterRecovery = z
   );
 type AfterRecovery = z.infer<typeof AfterRecovery>;
 
-export const AFTER_RECOVERY_STEPS = [
+const AFTER_RECOVERY_STEPS = [
   "Confirm the Dashboard shows the intended estate: this organisation, its parent and children, its members and the passports listed here. Recovery changed none of them.",
   "Re-check each passport in the Resolver (its proof page or machine JSON): the same identity id, family, organisation, state and bindings as before the recovery.",
   "Remove the lost sign-in from the members once you have confirmed the estate.",
