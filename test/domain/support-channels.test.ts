@@ -23,10 +23,7 @@ describe("spec 2.3 rule 4: what a support ticket or a screenshot could carry is 
       `curl -H "Authorization: Bearer ${JWT}" https://control.example/v1/me`,
     ],
     ["a bare sign-in token", JWT],
-    [
-      "an API key in a URL from the address bar",
-      "https://api.example.com/v1/orders?api_key=Zx81kQ0pLm27Nv5Rt9Wb3Yc6",
-    ],
+    ["an API key in a URL from the address bar", "https://api.example.com/v1/orders?api_key=Zx81kQ0pLm27Nv5Rt9Wb3Yc6"],
     ["a password in a URL", "https://admin:hunter2-correct-horse@gateway.example.com/config"],
     ["gateway configuration pasted whole", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"],
     ["a private key", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----"],
