@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { recoverySql } from "../../scripts/recovery-sql.mjs";
 import { Caller, resolve } from "../support/api.ts";
@@ -68,5 +68,50 @@ describe("operator-run owner recovery", () => {
     await recover({ organisation: owner.organisation, subject, approvedBy: "ops", reason: "it's 'quoted'" });
     const history = await owner.json("GET", `/v1/organisations/${owner.organisation}`);
     expect(history.history[0].detail.reason).toBe("it's 'quoted'");
+  });
+
+  it("spec 5.2: guides the recovered owner to confirm the estate and re-check each passport in the Resolver", async () => {
+    const lost = await Caller.create("owner");
+    const passport = await lost.createPassport({ display_name: "Recovered API" });
+    const newSubject = `user-${crypto.randomUUID()}`;
+    const recovered = await asSubject(newSubject);
+    await recover({
+      organisation: lost.organisation,
+      subject: newSubject,
+      approvedBy: "ops-bob",
+      reason: "Ticket 4712: new sign-in after the identity provider moved",
+    });
+
+    const view = await recovered.json("GET", `/v1/organisations/${lost.organisation}`);
+    expect(view.after_recovery).toMatchObject({
+      recovered_at: view.history[0].at,
+      more_passports: false,
+      passports: [
+        {
+          identity_id: passport.identity_id,
+          display_name: "Recovered API",
+          lifecycle: "active",
+          dashboard_url: `/dashboard/passports/${passport.identity_id}`,
+          resolver_url: `${env.RESOLVER_BASE_URL}/p/${passport.identity_id}`,
+          machine_json_url: `${env.RESOLVER_BASE_URL}/api/p/${passport.identity_id}.json`,
+        },
+      ],
+    });
+    expect(view.after_recovery.steps.join(" ")).toMatch(/intended estate[\s\S]*Re-check each passport in the Resolver/);
+    // The machine JSON it links to answers the passport the estate lists.
+    expect((await resolve(passport.identity_id)).record.identity_id).toBe(passport.identity_id);
+
+    // The Dashboard's organisation page shows the notice with the Resolver links.
+    const page = await (
+      await exports.default.fetch(`http://control.test/dashboard/organisations/${lost.organisation}`, {
+        headers: { "cf-access-jwt-assertion": recovered.token },
+      })
+    ).text();
+    expect(page).toContain('id="after-recovery"');
+    expect(page).toContain(`${env.RESOLVER_BASE_URL}/p/${passport.identity_id}`);
+
+    // Only for the recovered owner: the other members see no such guidance.
+    const other = await lost.json("GET", `/v1/organisations/${lost.organisation}`);
+    expect(other.after_recovery).toBeNull();
   });
 });

@@ -205,3 +205,14 @@ describe("spec 3 acquisition progression: the stage order", { timeout: 30_000 },
     expect(accountStage).toBeNull();
   });
 });
+
+describe("spec 7, Subscribe unavailable", () => {
+  it("the page a buyer reaches without a token says to confirm the product is visible, and to create nothing", async () => {
+    const response = await postFulfill("");
+    expect(response.status).toBe(400);
+    const page = await response.text();
+    expect(page).toContain("confirm the product is visible to your cloud account");
+    expect(page).toContain("only the cloud accounts the seller allowed see it");
+    expect(page).toContain("Do not create another account or passport");
+  });
+});

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AfterRecovery } from "./after-recovery.ts";
 import { type DeclaredOperation, declaredOperations, schemaName } from "./operations.ts";
 import { MemberRole } from "./requests.ts";
 
@@ -33,6 +34,7 @@ export const Organisation = z.object({
   name: z.string(),
   parent: z.object({ id: z.string(), name: z.string() }).nullable(),
   role: MemberRole,
+  after_recovery: AfterRecovery,
   members: z.array(z.object({ subject: z.string(), role: MemberRole, since: z.string() })),
   children: z.array(z.object({ id: z.string(), name: z.string() })),
   history: z.array(

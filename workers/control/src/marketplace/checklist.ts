@@ -15,15 +15,15 @@ export const CHECKLIST_ITEMS = [
   "resolver_returns_passport",
   "no_secrets_copied",
 ] as const;
-export type ChecklistItem = (typeof CHECKLIST_ITEMS)[number];
+type ChecklistItem = (typeof CHECKLIST_ITEMS)[number];
 
 /**
  * `done`: the service recorded it; `pending`: not yet; `failed`: its stage failed; `confirm`: the
  * customer checks it themselves (the service has done its part, or cannot see it).
  */
-export type ChecklistState = "done" | "pending" | "failed" | "confirm";
+type ChecklistState = "done" | "pending" | "failed" | "confirm";
 
-export const CHECKLIST_LABELS: Record<ChecklistItem, string> = {
+const CHECKLIST_LABELS: Record<ChecklistItem, string> = {
   subscribed_at_zero_charge: "Subscribed at zero software charge",
   account_setup_completed: "Marketplace set-up action completed",
   handoff_reached_operations: "Handoff reached the operations component",

@@ -17,8 +17,15 @@ function wantsHtml(accept: string | null): boolean {
   return html !== -1 && (json === -1 || html < json);
 }
 
+/**
+ * Spec 7, "Subscribe unavailable": the customer confirms the product is visible to them. Nothing
+ * reaches the service when it is not, so the guidance stands wherever set-up is restarted.
+ */
+const SUBSCRIBE_UNAVAILABLE =
+  "If the listing or its subscribe option is not shown to you, confirm the product is visible to your cloud account: while it is being tested, only the cloud accounts the seller allowed see it; once public, every buyer does. Do not create another account or passport to work around it.";
+
 const NEXT_TEXT: Record<HandoffFailure["next"], string> = {
-  restart_setup: 'Return to the marketplace listing and choose "Set up your account" again.',
+  restart_setup: `Return to the marketplace listing and choose "Set up your account" again. ${SUBSCRIBE_UNAVAILABLE}`,
   retry: "Go back and submit again in a moment.",
   contact_support:
     "If this keeps happening, contact support with the time and stage below. Never send the registration token.",

@@ -1,6 +1,7 @@
 import { type Context, Hono } from "hono";
 import { requireMembership } from "../access/membership.ts";
 import { subjectRefusal } from "../access/subject.ts";
+import { afterRecovery } from "../api/after-recovery.ts";
 import { Organisation, OrganisationList } from "../api/openapi.ts";
 import { operation } from "../api/operations.ts";
 import { CreateOrganisationRequest, PutMemberRequest, UpdateOrganisationRequest } from "../api/requests.ts";
@@ -84,11 +85,19 @@ async function organisationView(c: Context<AppEnv>, id: string, role: Role) {
     organisationHistory(db, id),
     subscriptionsOf(db, id),
   ]);
+  const recovered = await afterRecovery(
+    db,
+    c.env.RESOLVER_BASE_URL,
+    id,
+    c.get("principal").subject,
+    history.map((e) => ({ kind: e.kind, at: e.at, detail: e.detail })),
+  );
   return {
     id,
     name: found.organisation.name,
     parent: found.parent ? { id: found.parent.id, name: found.parent.name } : null,
     role,
+    after_recovery: recovered,
     members: members.map((m) => ({ subject: m.subject, role: m.role, since: m.createdAt })),
     children,
     history: history.map((e) => ({ kind: e.kind, actor: e.actor, at: e.at, detail: e.detail })),

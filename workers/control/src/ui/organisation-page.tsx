@@ -17,6 +17,8 @@ interface OrganisationView {
   name: string;
   parent: { id: string; name: string } | null;
   role: "owner" | "admin" | "editor" | "viewer";
+  /** Set for the owner an operator recovered, for a while after (spec 5.2; api/after-recovery.ts). */
+  after_recovery: AfterRecoveryView | null;
   members: { subject: string; role: string; since: string }[];
   children: { id: string; name: string }[];
   history: { kind: string; actor: string; at: string; detail: Record<string, unknown> }[];
@@ -29,6 +31,59 @@ interface OrganisationView {
     last_event: string | null;
     since: string;
   }[];
+}
+
+interface AfterRecoveryView {
+  recovered_at: string;
+  steps: string[];
+  passports: {
+    identity_id: string;
+    display_name: string | null;
+    lifecycle: string;
+    dashboard_url: string;
+    resolver_url: string;
+    machine_json_url: string;
+  }[];
+  more_passports: boolean;
+}
+
+/**
+ * After an owner recovery (spec 5.2): what the recovered owner confirms in the Dashboard, and the
+ * Resolver links to re-check each passport.
+ */
+function AfterRecoveryNotice(props: { recovery: AfterRecoveryView }) {
+  const { recovery } = props;
+  return (
+    <section class="notice" id="after-recovery" aria-labelledby="after-recovery-heading">
+      <h2 id="after-recovery-heading">You were made owner by a recovery</h2>
+      <p>
+        The recovery on <Time at={recovery.recovered_at} /> changed nothing else. Before relying on this estate:
+      </p>
+      <ol>
+        {recovery.steps.map((step) => (
+          <li>{step}</li>
+        ))}
+      </ol>
+      {recovery.passports.length > 0 ? (
+        <ul id="after-recovery-passports">
+          {recovery.passports.map((p) => (
+            <li>
+              <a href={p.dashboard_url}>{p.display_name ?? p.identity_id}</a> <code>{p.identity_id}</code> (
+              {p.lifecycle}): <a href={p.resolver_url}>re-check in the Resolver</a>,{" "}
+              <a href={p.machine_json_url}>machine JSON</a>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p>This organisation holds no passports.</p>
+      )}
+      {recovery.more_passports ? (
+        <p>
+          More passports: see <a href="/dashboard/passports">the passport list</a>.
+        </p>
+      ) : null}
+    </section>
+  );
 }
 
 /** What GET /v1/organisations/{id}/subscriptions answers. */
@@ -87,6 +142,7 @@ async function organisationPage(
         <a href="/dashboard/organisations">← All organisations</a>
       </p>
       <h1>{organisation.name}</h1>
+      {organisation.after_recovery ? <AfterRecoveryNotice recovery={organisation.after_recovery} /> : null}
       {done === "created" ? (
         <p class="notice" role="status">
           Organisation created; you are its owner.
