@@ -8,7 +8,8 @@
 // lookup is at most two reads (the record, and the status at higher or after a 404), so the
 // default's 10 lookups a minute leave five sixths of that limit to verified calls and the
 // provider's own token. A request signed by a key already proven for the passport it names
-// spends nothing, so only an agent's first call to an isolate, and forgeries, come out of it.
+// spends nothing, and a lookup whose request then verifies is given back, so what stays spent is
+// what forgeries (and requests by keys not proven) cost.
 import type { LookupBudget } from "../caller.ts";
 
 export interface UnverifiedLookupOptions {
@@ -76,5 +77,11 @@ export class UnverifiedLookups implements LookupBudget {
     if (spend(this.#total, this.#totalPerMinute, now)) return true;
     bucket.tokens += 1;
     return false;
+  }
+
+  refund(client: string | undefined): void {
+    const bucket = this.#clients.get(client ?? "");
+    if (bucket) bucket.tokens = Math.min(this.#perClient, bucket.tokens + 1);
+    this.#total.tokens = Math.min(this.#totalPerMinute, this.#total.tokens + 1);
   }
 }
