@@ -50,7 +50,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
  * `/`); undefined when it could cross a segment: an empty, `.` or `..` segment, a control
  * character, or anything in {@link LOOK_ALIKE}, before normalisation or after.
  */
-export function resourceSegments(resource: string): string[] | undefined {
+function resourceSegments(resource: string): string[] | undefined {
   const normalised = resource.normalize("NFKC");
   // Asked before normalisation too: a fullwidth solidus must not become a separator either.
   if (LOOK_ALIKE.test(resource) || LOOK_ALIKE.test(normalised) || CONTROL.test(normalised)) return undefined;

@@ -68,6 +68,8 @@ export interface NonceStore {
 export interface LookupBudget {
   /** True when `client` (undefined: unknown) may cause one more lookup at `now`; spends it. */
   take(client: string | undefined, now: number): boolean;
+  /** Gives back the lookup `take` spent for a request whose signature then verified: only forgeries stay spent. */
+  refund?(client: string | undefined): void;
 }
 
 /** Checks an incoming request's signature against the calling passport's record. */

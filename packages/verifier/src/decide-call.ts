@@ -240,7 +240,8 @@ export async function decideCall(
   if (typeof known === "object") {
     return refuse("caller.signature", known.problem, known.detail, SIGNATURE_DECISION[known.problem]);
   }
-  if (known !== "verified" && request.lookups && !request.lookups.take(request.caller?.client, context.now())) {
+  const spends = known !== "verified" && request.lookups !== undefined;
+  if (spends && !request.lookups?.take(request.caller?.client, context.now())) {
     return refuse(
       "caller.signature",
       "lookups_exhausted",
@@ -294,6 +295,7 @@ export async function decideCall(
       { side, outcome: callerOutcome },
     );
   }
+  if (spends) request.lookups?.refund?.(request.caller?.client);
   checks.push({ check: "caller.signature", result: "passed", detail: `keyid ${signature.keyid}` });
   callerOutcome = {
     ...callerOutcome,

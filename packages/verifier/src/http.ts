@@ -50,6 +50,30 @@ export type HttpAnswer =
 /** The platform's `fetch`, called through `globalThis` (Workers refuse a detached `fetch`). */
 export const platformFetch: FetchLike = (input, init) => globalThis.fetch(input, init);
 
+/**
+ * `fetch` with concurrent identical GETs (same URL, same headers) coalesced into one request:
+ * every caller gets its own copy of the one answer. A flood of calls naming one passport, or many
+ * callers of one API starting at once, then costs one read where it would cost one each; the bytes
+ * are still the resolver's answer of now. The first caller's signal governs the shared request (a
+ * caller whose copy fails that way retries as for any other failure).
+ * @example
+ * const fetch = coalescing(platformFetch);
+ */
+export function coalescing(fetch: FetchLike): FetchLike {
+  const inFlight = new Map<string, Promise<Response>>();
+  return (input, init) => {
+    if ((init?.method ?? "GET").toUpperCase() !== "GET" || init?.body) return fetch(input, init);
+    const key = `${input}\n${JSON.stringify([...new Headers(init?.headers)])}\n${init?.redirect ?? ""}`;
+    let shared = inFlight.get(key);
+    if (!shared) {
+      shared = fetch(input, init).finally(() => inFlight.delete(key));
+      inFlight.set(key, shared);
+    }
+    // The shared answer is never read itself, only copied, so each copy can be read in full.
+    return shared.then((response) => response.clone());
+  };
+}
+
 function wait(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {

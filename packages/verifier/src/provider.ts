@@ -54,8 +54,8 @@ export interface ProviderOptions {
    */
   replay?: { store: NonceStore; methods?: readonly string[] };
   /**
-   * Bounds the resolver lookups that requests not verified yet may cause (default: 4 a minute per
-   * client, 24 in total); `false` for none. The provider's own status refreshes never count.
+   * Bounds the resolver lookups that requests not verified yet may cause (default: 2 a minute per
+   * client, 10 in total, per isolate); `false` for none. The provider's own status refreshes never count.
    */
   lookups?: LookupBudget | false;
   /** The client a request comes from, for `lookups`; default its `CF-Connecting-IP` header. */
@@ -167,7 +167,10 @@ export function passportProvider(options: ProviderOptions): MiddlewareHandler<{ 
   const stapler =
     options.stapling === false || options.stapling === undefined
       ? undefined
-      : new StatusStapler({ ...options.stapling, identityId: options.identityId });
+      : // Refreshed 40 s before expiry (at 20 s of age), so the token this side is decided on is
+        // always younger than the 30 s a `higher` decision accepts by default, refresh or not:
+        // an older one would send the API side to the resolver itself.
+        new StatusStapler({ refreshBeforeSeconds: 40, ...options.stapling, identityId: options.identityId });
   const header = (options.stapling ? options.stapling.header : undefined) ?? STATUS_HEADER;
   const signatures = options.signatures ?? webBotAuth(options.signatureOptions);
   const origin = publicOrigin(options.origin);

@@ -8,7 +8,14 @@ import { recordUrl, type VerifierContext } from "./context.ts";
 import { type DecideRequest, type DecisionResult, decide } from "./decide.ts";
 import { type CallDecisionResult, type DecideCallRequest, decideCall } from "./decide-call.ts";
 import { type Expectation, requireDuration } from "./expectation.ts";
-import { DEFAULT_MAX_BYTES, type FetchLike, type HttpPolicy, insecureAddress, platformFetch } from "./http.ts";
+import {
+  coalescing,
+  DEFAULT_MAX_BYTES,
+  type FetchLike,
+  type HttpPolicy,
+  insecureAddress,
+  platformFetch,
+} from "./http.ts";
 import type { JwkSet } from "./keys.ts";
 import { type LogOptions, type LogSettings, logClientFor } from "./log/check.ts";
 import type { LogClient } from "./log/client.ts";
@@ -92,7 +99,7 @@ export class Verifier {
     const resolver = options.resolver.replace(/\/+$/, "");
     this.resolver = resolver;
     const http: HttpPolicy = {
-      fetch: options.fetch ?? platformFetch,
+      fetch: coalescing(options.fetch ?? platformFetch),
       timeoutMs: options.timeoutMs ?? 5000,
       retries: options.retries ?? 2,
       retryDelayMs: options.retryDelayMs ?? 250,

@@ -4,13 +4,18 @@
 // limit counts the provider's address, not the caller's. Unbounded, a few forged requests a second
 // would spend the provider's whole allowance and cut off legitimate callers and the refresh of its
 // own stapled status token. So such lookups come out of two token buckets: one per client, one for
-// all clients together, the latter well under the resolver's per-address limit (120 a minute).
+// all clients together, the latter well under the resolver's per-address limit (120 a minute): a
+// lookup is at most two reads (the record, and the status at higher or after a 404), so the
+// default's 10 lookups a minute leave five sixths of that limit to verified calls and the
+// provider's own token. A request signed by a key already proven for the passport it names
+// spends nothing, and a lookup whose request then verifies is given back, so what stays spent is
+// what forgeries (and requests by keys not proven) cost.
 import type { LookupBudget } from "../caller.ts";
 
 export interface UnverifiedLookupOptions {
-  /** Lookups one client may cause per minute; default 4. */
+  /** Lookups one client may cause per minute; default 2. */
   perClient?: number;
-  /** Lookups all clients together may cause per minute; default 24 (a fifth of the resolver's 120). */
+  /** Lookups all clients together may cause per minute; default 10. */
   total?: number;
   /** Clients remembered at once; the longest idle go first past it. Default 10,000. */
   maxClients?: number;
@@ -36,7 +41,7 @@ function spend(bucket: Bucket, perMinute: number, now: number): boolean {
  * A {@link LookupBudget} of two token buckets, per client and in total, each refilled over a
  * minute. A client without an address shares one bucket with every other such client.
  * @example
- * passportProvider({ ..., lookups: new UnverifiedLookups({ perClient: 4, total: 24 }) });
+ * passportProvider({ ..., lookups: new UnverifiedLookups({ perClient: 2, total: 10 }) });
  */
 export class UnverifiedLookups implements LookupBudget {
   readonly #perClient: number;
@@ -46,8 +51,8 @@ export class UnverifiedLookups implements LookupBudget {
   readonly #clients = new Map<string, Bucket>();
 
   constructor(options: UnverifiedLookupOptions = {}) {
-    this.#perClient = options.perClient ?? 4;
-    this.#totalPerMinute = options.total ?? 24;
+    this.#perClient = options.perClient ?? 2;
+    this.#totalPerMinute = options.total ?? 10;
     this.#maxClients = options.maxClients ?? 10_000;
     this.#total = { tokens: this.#totalPerMinute, at: 0 };
   }
@@ -72,5 +77,11 @@ export class UnverifiedLookups implements LookupBudget {
     if (spend(this.#total, this.#totalPerMinute, now)) return true;
     bucket.tokens += 1;
     return false;
+  }
+
+  refund(client: string | undefined): void {
+    const bucket = this.#clients.get(client ?? "");
+    if (bucket) bucket.tokens = Math.min(this.#perClient, bucket.tokens + 1);
+    this.#total.tokens = Math.min(this.#totalPerMinute, this.#total.tokens + 1);
   }
 }

@@ -131,11 +131,6 @@ function derived(component: string, method: string, url: URL): string {
   }
 }
 
-/** The `@authority` a request to `url` is signed with. */
-export function authorityOf(url: URL): string {
-  return derived("@authority", "GET", url);
-}
-
 /**
  * The signature base (RFC 9421 section 2.5) of `signature` over the request at `url`; undefined
  * when a covered header is absent (a signature over a header the request lacks does not count).
