@@ -5,7 +5,7 @@ import { deleteSettledDeliveries } from "./queries.ts";
  * How long a settled delivery stays in its subscription's attempts log: long enough to look into
  * a failure reported days later, short enough that D1 holds about two weeks of deliveries.
  */
-export const DELIVERY_RETENTION_DAYS = 14;
+const DELIVERY_RETENTION_DAYS = 14;
 
 /**
  * One retention pass (the control plane's cron, every minute): removes the oldest deliveries
