@@ -5,9 +5,9 @@ import { MemoryNotificationIds, receiveNotification, verifyNotification } from "
 import { signingKeyPair } from "../../scripts/dev-keys.mjs";
 import { database } from "../../workers/control/src/db/client.ts";
 import worker from "../../workers/control/src/index.ts";
-import { RETRY_DELAYS_SECONDS, retryDelay } from "../../workers/control/src/notifications/consumer.ts";
 import { eventKindsOf } from "../../workers/control/src/notifications/kinds.ts";
 import { forgetSettledDeliveries } from "../../workers/control/src/notifications/retention.ts";
+import { RETRY_DELAYS_SECONDS, retryDelay } from "../../workers/control/src/notifications/retries.ts";
 import { queueNames } from "../../workers/control/src/queues.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { json, type ReceivedPost, receivedBy, receiver, serve, uniqueHost } from "../support/hosts.ts";
