@@ -29,6 +29,7 @@ CREATE TABLE `notification_deliveries` (
 );
 --> statement-breakpoint
 CREATE INDEX `notification_deliveries_subscription` ON `notification_deliveries` (`subscription_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `notification_deliveries_settled` ON `notification_deliveries` (`settled_at`) WHERE "notification_deliveries"."settled_at" IS NOT NULL;--> statement-breakpoint
 CREATE TABLE `notification_subscriptions` (
 	`id` text PRIMARY KEY NOT NULL,
 	`subscriber` text NOT NULL,

@@ -3,9 +3,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MemoryNotificationIds, receiveNotification, verifyNotification } from "../../packages/verifier/src/index.ts";
 import { signingKeyPair } from "../../scripts/dev-keys.mjs";
+import { database } from "../../workers/control/src/db/client.ts";
 import worker from "../../workers/control/src/index.ts";
-import { RETRY_DELAYS_SECONDS, retryDelay } from "../../workers/control/src/notifications/consumer.ts";
 import { eventKindsOf } from "../../workers/control/src/notifications/kinds.ts";
+import { forgetSettledDeliveries } from "../../workers/control/src/notifications/retention.ts";
+import { RETRY_DELAYS_SECONDS, retryDelay } from "../../workers/control/src/notifications/retries.ts";
 import { queueNames } from "../../workers/control/src/queues.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { json, type ReceivedPost, receivedBy, receiver, serve, uniqueHost } from "../support/hosts.ts";
@@ -366,6 +368,43 @@ describe("deliveries", () => {
       retried: false,
     });
     expect(await receivedBy(host)).toHaveLength(before);
+  });
+
+  it("keeps a settled delivery in the attempts log for two weeks, a pending one until it settles", async () => {
+    const owner = await Caller.create("owner");
+    const { identity_id: id } = await owner.createPassport();
+    const { url } = await freshReceiver();
+    const subscription = await owner.json(
+      "POST",
+      SUBSCRIPTIONS,
+      { endpoint_url: url, passport_id: id, events: ["version"] },
+      201,
+    );
+    const now = new Date();
+    const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000).toISOString();
+    const rows: [string, string, string | null][] = [
+      [`msg_old${crypto.randomUUID().slice(0, 8)}`, "delivered", daysAgo(15)],
+      [`msg_recent${crypto.randomUUID().slice(0, 8)}`, "dead", daysAgo(13)],
+      [`msg_pending${crypto.randomUUID().slice(0, 8)}`, "pending", null],
+    ];
+    for (const [delivery, state, settled] of rows) {
+      await env.DB.batch([
+        env.DB.prepare(
+          `INSERT INTO notification_deliveries (id, subscription_id, passport_id, record_version, digest, published_at, change_kinds, event_kinds, state, created_at, settled_at)
+           VALUES (?, ?, ?, 1, 'sha-256:x', ?, '[]', '["version"]', ?, ?, ?)`,
+        ).bind(delivery, subscription.id, id, daysAgo(20), state, daysAgo(20), settled),
+        env.DB.prepare(
+          "INSERT INTO notification_attempts (delivery_id, attempt, at, outcome) VALUES (?, 1, ?, 'failed')",
+        ).bind(delivery, daysAgo(20)),
+      ]);
+    }
+    await forgetSettledDeliveries(database(env.DB), now);
+    const kept = (await owner.json("GET", subscription.deliveries_url)).items.map((d: Body) => d.id);
+    expect(kept.sort()).toEqual([rows[1]?.[0], rows[2]?.[0]].sort());
+    const orphans = await env.DB.prepare("SELECT COUNT(*) AS n FROM notification_attempts WHERE delivery_id = ?")
+      .bind(rows[0]?.[0])
+      .first<{ n: number }>();
+    expect(orphans?.n).toBe(0);
   });
 
   it("backs off from seconds to hours, and reads the event kinds from the change kinds", () => {

@@ -7,7 +7,11 @@ import {
   consumeDeadLetteredAcquisitions,
   deleteExpiredAcquisitions,
 } from "./marketplace/index.ts";
-import { consumeDeadLetteredNotifications, consumeNotifications } from "./notifications/index.ts";
+import {
+  consumeDeadLetteredNotifications,
+  consumeNotifications,
+  forgetSettledDeliveries,
+} from "./notifications/index.ts";
 import { drainOutbox, maintainLog } from "./publication/index.ts";
 import { type QueueRole, queueRole } from "./queues.ts";
 
@@ -37,6 +41,8 @@ export default {
     ctx.waitUntil(enqueueDueChecks(env, at).then(() => undefined));
     // History older than the archive window leaves D1 for KV (docs/storage.md, "History archive").
     ctx.waitUntil(archiveHistory(env, database(env.DB), at).then(() => undefined));
+    // Settled change notifications leave their attempts log after two weeks (docs/events.md).
+    ctx.waitUntil(forgetSettledDeliveries(database(env.DB), at));
   },
   // Routed by the queues' naming rule (queues.ts), so every environment's queues reach their own handler.
   async queue(batch, env, _ctx) {

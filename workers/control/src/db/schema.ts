@@ -469,7 +469,11 @@ export const notificationDeliveries = sqliteTable(
     createdAt: createdAt(),
     settledAt: text("settled_at"),
   },
-  (t) => [index("notification_deliveries_subscription").on(t.subscriptionId, t.createdAt)],
+  (t) => [
+    index("notification_deliveries_subscription").on(t.subscriptionId, t.createdAt),
+    // The retention pass: settled deliveries, oldest first.
+    index("notification_deliveries_settled").on(t.settledAt).where(sql`${t.settledAt} IS NOT NULL`),
+  ],
 );
 
 /** Each attempt to deliver a notification, as its subscriber sees it in the attempts log. */

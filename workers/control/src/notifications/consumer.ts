@@ -3,19 +3,8 @@ import type { PublicationAnnounced } from "../publication/index.ts";
 import { eventKindsOf, wantedKinds } from "./kinds.ts";
 import { changeNotification, type DeliveryDue, isNotificationMessage, type NotificationEnv } from "./messages.ts";
 import { deliveryToSend, fanOutReads, insertDeliveries, type NewDelivery, recordAttempt } from "./queries.ts";
+import { retryDelay } from "./retries.ts";
 import { received, sendSigned } from "./send.ts";
-
-/**
- * Seconds before each retry of a failed delivery: quick at first (a receiver restarting), then
- * spread over about three hours, every delay under a queue's 12-hour bound. The queue's
- * max_retries (workers/control/wrangler.toml) is this schedule's length; after the last retry the
- * message goes to the dead-letter queue.
- */
-export const RETRY_DELAYS_SECONDS = [5, 30, 120, 600, 1800, 7200] as const;
-
-export function retryDelay(attempts: number): number {
-  return RETRY_DELAYS_SECONDS[Math.min(attempts, RETRY_DELAYS_SECONDS.length) - 1] ?? RETRY_DELAYS_SECONDS[0];
-}
 
 /**
  * The delivery id (`webhook-id`) of a publication for a subscription: derived, so a fan-out that
@@ -32,8 +21,8 @@ async function deliveryId(subscriptionId: string, passportId: string, recordVers
 
 /**
  * Fans a publication out: one delivery for each subscription to the passport or its organisation,
- * confirmed before the publication, that asked for a kind the publication matches, recorded in D1 and then queued on its own, so
- * each endpoint is retried alone.
+ * confirmed before the publication, that asked for a kind the publication matches, recorded in D1
+ * and then queued on its own, so each endpoint is retried alone.
  */
 async function fanOut(env: NotificationEnv, db: Database, publication: PublicationAnnounced): Promise<true> {
   const { subscriptions, keysChanged } = await fanOutReads(db, publication.passport_id, publication.record_version);

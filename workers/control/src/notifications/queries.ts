@@ -212,6 +212,26 @@ export async function recordAttempt(
     .where(and(eq(notificationDeliveries.id, deliveryId), eq(notificationDeliveries.state, "pending")));
 }
 
+/** Deliveries one retention pass removes at most (with their attempts). */
+const RETENTION_BATCH = 1000;
+
+/**
+ * Removes up to RETENTION_BATCH deliveries settled before `before`, oldest first, with their
+ * attempts. One batch, so both statements pick the same deliveries.
+ */
+export async function deleteSettledDeliveries(db: Database, before: string): Promise<void> {
+  const old = db
+    .select({ id: notificationDeliveries.id })
+    .from(notificationDeliveries)
+    .where(lt(notificationDeliveries.settledAt, before))
+    .orderBy(notificationDeliveries.settledAt)
+    .limit(RETENTION_BATCH);
+  await db.batch([
+    db.delete(notificationAttempts).where(inArray(notificationAttempts.deliveryId, old)),
+    db.delete(notificationDeliveries).where(inArray(notificationDeliveries.id, old)),
+  ]);
+}
+
 /** Page size of a subscription's deliveries. */
 export const DELIVERIES_PAGE = 50;
 

@@ -44,7 +44,7 @@ notificationsApi.post(
     const { subscription, created } = await subscribe(c.env, c.get("db"), subscriber, {
       endpointUrl: body.endpoint_url,
       target,
-      events: body.events,
+      events: [...new Set(body.events)],
     });
     c.header("location", `/v1/notifications/subscriptions/${subscription.id}`);
     return c.json(subscriptionView(subscription), created ? 201 : 200);
