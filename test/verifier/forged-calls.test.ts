@@ -215,7 +215,7 @@ describe("forged calls cost the provider a bounded handful of resolver reads", (
 });
 
 describe("concurrent lookups are coalesced", () => {
-  it("twenty concurrent decisions on one passport at higher cost one record read", async () => {
+  it("twenty concurrent checks of one passport at changing consequence cost one record read", async () => {
     const server = await RecordServer.create();
     const api = await server.publish(contractRecord());
     let reads = 0;
