@@ -6,7 +6,7 @@
 // the `latest` dist-tag points to), from the registry's public API.
 
 /** The npm registry's public API; the hosts simulator plays it in development and tests. */
-export const NPM_REGISTRY = "https://registry.npmjs.org";
+const NPM_REGISTRY = "https://registry.npmjs.org";
 
 /** The package.json member that names the passport, by identity id or resolver URL. */
 export const BACK_REFERENCE_FIELD = "passport";
