@@ -87,6 +87,18 @@ describe("verifyAgentCard", () => {
     expect(check.ok && check.signatures.map((s) => s.index)).toEqual([1]);
   });
 
+  it("refuses a card signed by a key withdrawn from the passport's directory since it was signed", async () => {
+    const withdrawn = await keyPair();
+    const current = await keyPair();
+    const signed = await sign(CARD, withdrawn, { kid: withdrawn.thumbprint });
+    // Proven while it was in the directory; the re-check after the rotation proves only the new key.
+    expect(
+      (await verifyAgentCard(signed, record([withdrawn]), { fetch: directoryHost(() => [withdrawn]).fetch })).ok,
+    ).toBe(true);
+    const check = await verifyAgentCard(signed, record([current]), { fetch: directoryHost(() => [current]).fetch });
+    expect(check).toMatchObject({ ok: false, problem: "key_not_proven" });
+  });
+
   it("refuses every card while the passport proves no key: claimed, lapsed or past fresh_until", async () => {
     const key = await keyPair();
     const signed = await sign(CARD, key, { kid: key.thumbprint });
