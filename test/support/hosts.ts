@@ -32,6 +32,30 @@ export async function txt(name: string, values: string[]): Promise<void> {
   if (response.status !== 204) throw new Error(`simulator refused DNS fixture: ${response.status}`);
 }
 
+/** Sets what the npm registry answers at `paths`; other packages on the registry are untouched. */
+export async function registryAnswers(paths: Record<string, Answer>): Promise<void> {
+  const response = await simulator().fetch("https://hosts-sim.invalid/hosts/registry.npmjs.org", {
+    method: "PATCH",
+    body: JSON.stringify({ paths }),
+  });
+  if (response.status !== 204) throw new Error(`simulator refused registry fixture: ${response.status}`);
+}
+
+/**
+ * Publishes `metadata` (a package.json) as the npm registry's answer for `name` at `version` and,
+ * when `latest` is set, for its `latest` dist-tag.
+ */
+export function publishNpm(
+  name: string,
+  version: string,
+  metadata: Record<string, unknown>,
+  options: { latest?: boolean } = {},
+): Promise<void> {
+  const answer = json({ name, version, ...metadata });
+  const base = `/${name.replace("/", "%2f")}`;
+  return registryAnswers({ [`${base}/${version}`]: answer, ...(options.latest ? { [`${base}/latest`]: answer } : {}) });
+}
+
 export const json = (body: unknown): Answer => ({ content_type: "application/json", body });
 
 /** The Web Bot Auth key directory path and media type (docs/reciprocal-trust.md). */

@@ -27,6 +27,15 @@ export {
   verifyDetachedJws,
   versionSatisfies,
 } from "@passport/protocol";
+export {
+  type AgentCardCheck,
+  type AgentCardOptions,
+  type AgentCardProblem,
+  type AgentCardSignature,
+  agentCardPayload,
+  type ProvenCardSignature,
+  verifyAgentCard,
+} from "./a2a-card.ts";
 export { type AuthorityCheck, type AuthorityResult, evaluateAuthority } from "./authority.ts";
 export { type CacheEntry, copyAge, isFresh, RecordCache, type RecordCacheStore } from "./cache.ts";
 export {

@@ -1,5 +1,5 @@
 // Plays the hosts a tenant binds (well-known documents, agent cards, MCP server descriptions,
-// OpenAPI documents, Web Bot Auth key directories and JWK Sets), transparency-log witnesses (witness.ts), webhook receivers (receiver.ts) and a DNS over HTTPS resolver, answering per host name from fixtures that
+// OpenAPI documents, Web Bot Auth key directories and JWK Sets, the npm registry's package metadata), transparency-log witnesses (witness.ts), webhook receivers (receiver.ts) and a DNS over HTTPS resolver, answering per host name from fixtures that
 // tests and `npm start` set through the admin host. Fixtures live in this isolate's memory: the
 // simulator is one long-lived Worker per test run or local service.
 
@@ -82,7 +82,8 @@ function dnsAnswer(url: URL): Response {
 
 /**
  * The admin host: `PUT /hosts/{host}` with `{ "paths": { "/path": Answer } }` replaces what a host
- * answers; `PUT /dns/{name}` with `{ "txt": [...] }` sets TXT records (empty removes them);
+ * answers; `PATCH /hosts/{host}` sets only the paths given, for a shared host such as a package
+ * registry, where each test publishes its own packages; `PUT /dns/{name}` with `{ "txt": [...] }` sets TXT records (empty removes them);
  * `PUT /witness/{host}` with a {@link WitnessFixture} makes `host` a tlog witness;
  * `PUT /receivers/{host}` with a {@link ReceiverFixture} makes `host` a webhook receiver, and
  * `GET /receivers/{host}` lists what it received.
@@ -93,6 +94,11 @@ async function admin(request: Request, url: URL): Promise<Response> {
   if (request.method === "GET" && kind === "receivers" && name) {
     const received = receivedBy(name.toLowerCase());
     return received ? json({ received }) : json({ error: "not a receiver" }, 404);
+  }
+  if (request.method === "PATCH" && kind === "hosts" && name) {
+    const { paths } = (await request.json()) as { paths?: Record<string, Answer> };
+    hosts.set(name.toLowerCase(), { ...hosts.get(name.toLowerCase()), ...paths });
+    return new Response(null, { status: 204 });
   }
   if (request.method !== "PUT" || !name) return json({ error: "PUT /hosts/{host} or /dns/{name}" }, 404);
   const body = (await request.json()) as { paths?: Record<string, Answer>; txt?: string[] };

@@ -45,6 +45,159 @@ const SIGNED_COMPONENTS = ["@method", "@authority", "@path", "signature-agent", 
  */
 const REQUIRED_COMPONENTS = ["@method", "@authority", "@path", "passport-agent"];
 
+/** The dictionary member name this signer gives its agent in `Signature-Agent`. */
+const SIGNATURE_AGENT_LABEL = "agent";
+
+/** One agent a `Signature-Agent` header names. */
+interface SignatureAgent {
+  /** Its dictionary member name; absent in the legacy form. */
+  label?: string;
+  /** Where its keys are described (a key directory, a JWK Set or a Signature Agent Card). */
+  url: string;
+  /** The member's `type` parameter, when it has one (the drafts' `directory`, `jwks_uri`, `cimd`). */
+  type?: string;
+}
+
+type SignatureAgentReading =
+  | { ok: true; form: "dictionary" | "legacy"; agents: SignatureAgent[] }
+  | { ok: false; detail: string };
+
+const SF_KEY = /[a-z*][a-z0-9_\-.*]*/y;
+const SF_TOKEN = /[A-Za-z*][A-Za-z0-9:/!#$%&'*+\-.^_`|~]*/y;
+const SF_INTEGER = /-?\d{1,15}/y;
+
+/**
+ * A cursor over one structured field value (RFC 8941 section 4.2), reading the parts a
+ * `Signature-Agent` is made of: keys, strings and the bare items of parameters.
+ */
+class FieldReader {
+  at = 0;
+  readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
+
+  done(): boolean {
+    return this.at >= this.text.length;
+  }
+
+  peek(): string | undefined {
+    return this.text[this.at];
+  }
+
+  skip(pattern: RegExp): void {
+    while (!this.done() && pattern.test(this.peek() as string)) this.at++;
+  }
+
+  match(pattern: RegExp): string | undefined {
+    pattern.lastIndex = this.at;
+    const found = pattern.exec(this.text);
+    if (!found) return undefined;
+    this.at += found[0].length;
+    return found[0];
+  }
+
+  /** An sf-string: printable ASCII in quotes, only `\"` and `\\` escaped (section 4.2.5). */
+  string(): string | undefined {
+    if (this.peek() !== '"') return undefined;
+    this.at++;
+    let value = "";
+    while (!this.done()) {
+      const char = this.text[this.at++] as string;
+      if (char === '"') return value;
+      if (char === "\\") {
+        const next = this.text[this.at++];
+        if (next !== '"' && next !== "\\") return undefined;
+        value += next;
+      } else if (char < "\x20" || char > "\x7e") {
+        return undefined;
+      } else value += char;
+    }
+    return undefined;
+  }
+
+  /** Parameters (section 4.2.3.2): `;key[=bare-item]`, the last of a repeated key winning. */
+  parameters(): Map<string, string | number | boolean> | undefined {
+    const parameters = new Map<string, string | number | boolean>();
+    while (this.peek() === ";") {
+      this.at++;
+      this.skip(/ /);
+      const key = this.match(SF_KEY);
+      if (!key) return undefined;
+      if (this.peek() !== "=") {
+        parameters.set(key, true);
+        continue;
+      }
+      this.at++;
+      const value =
+        this.peek() === '"'
+          ? this.string()
+          : this.peek() === "?"
+            ? this.match(/\?[01]/y)?.endsWith("1")
+            : (this.match(SF_TOKEN) ?? this.match(SF_INTEGER));
+      if (value === undefined) return undefined;
+      parameters.set(key, value);
+    }
+    return parameters;
+  }
+}
+
+function agentUrl(url: string): string | undefined {
+  return insecureAddress(url) === undefined && url.startsWith("https:") ? url : undefined;
+}
+
+/**
+ * Reads a `Signature-Agent` header: the dictionary form of draft-ietf-webbotauth-httpsig-protocol
+ * (`agent="https://agent.example/.well-known/http-message-signatures-directory"`, each member an
+ * RFC 8941 string naming an https URL, parameters allowed), or the legacy bare string of the
+ * earlier drafts (`"https://…"`), still read and deprecated. Anything else is refused.
+ * @example
+ * readSignatureAgent('agent="https://agent.example/keys";type=jwks_uri');
+ * // { ok: true, form: "dictionary", agents: [{ label: "agent", url: "https://agent.example/keys", type: "jwks_uri" }] }
+ */
+function readSignatureAgent(value: string): SignatureAgentReading {
+  const reader = new FieldReader(value.trim());
+  const malformed = (why: string): SignatureAgentReading => ({
+    ok: false,
+    detail: `The Signature-Agent header is not an RFC 8941 dictionary of https URL strings: ${why}.`,
+  });
+  if (reader.done()) return malformed("it is empty");
+  if (reader.peek() === '"') {
+    const url = reader.string();
+    if (url === undefined || !reader.done()) return malformed("the legacy form is one string and nothing else");
+    return agentUrl(url) ? { ok: true, form: "legacy", agents: [{ url }] } : malformed(`"${url}" is not an https URL`);
+  }
+  const members = new Map<string, SignatureAgent>();
+  for (;;) {
+    const label = reader.match(SF_KEY);
+    if (!label) return malformed(`a member name is expected at character ${reader.at + 1}`);
+    if (reader.peek() !== "=") return malformed(`member ${label} has no value`);
+    reader.at++;
+    const url = reader.string();
+    if (url === undefined) return malformed(`member ${label} is not a string`);
+    const parameters = reader.parameters();
+    if (!parameters) return malformed(`member ${label} has malformed parameters`);
+    if (!agentUrl(url)) return malformed(`member ${label} ("${url}") is not an https URL`);
+    const type = parameters.get("type");
+    // Section 4.2.2: a repeated member name replaces the earlier member.
+    members.set(label, { label, url, ...(typeof type === "string" ? { type } : {}) });
+    reader.skip(/[ \t]/);
+    if (reader.done()) break;
+    if (reader.peek() !== ",") return malformed(`"," is expected at character ${reader.at + 1}`);
+    reader.at++;
+    reader.skip(/[ \t]/);
+    if (reader.done()) return malformed("it ends with a comma");
+  }
+  return { ok: true, form: "dictionary", agents: [...members.values()] };
+}
+
+/** A `Signature-Agent` value naming `url`, in the form the signer was asked for. */
+function signatureAgentValue(url: string, form: "dictionary" | "legacy"): string {
+  const string = `"${url.replace(/[\\"]/g, "\\$&")}"`;
+  return form === "legacy" ? string : `${SIGNATURE_AGENT_LABEL}=${string}`;
+}
+
 /** The RFC 7638 SHA-256 thumbprint of a public JWK, base64url: the keyid a request is signed with. */
 export function jwkThumbprint(jwk: JsonWebKey): Promise<string> {
   return jwkToKeyID(jwk, helpers.WEBCRYPTO_SHA256, helpers.BASE64URL_DECODE);
@@ -74,10 +227,16 @@ export interface AgentKey {
   identityId: string;
   /** Lifetime of each signature (`expires - created`), in seconds; default 60, the providers' default window. */
   validitySeconds?: number;
+  /**
+   * How `Signature-Agent` is written: `dictionary` (default), as draft-ietf-webbotauth-httpsig-protocol
+   * writes it, or `legacy`, the bare string of the earlier drafts, for verifiers that read only that.
+   */
+  signatureAgentForm?: "dictionary" | "legacy";
 }
 
 /**
- * Signs requests as an agent: `Signature-Agent` names the key directory, `Passport-Agent` the
+ * Signs requests as an agent: `Signature-Agent` names the key directory (a dictionary member,
+ * `agent="…"`, unless `signatureAgentForm` asks for the legacy string), `Passport-Agent` the
  * passport, and `Signature-Input` covers both with `@method`, `@authority` and `@path`, with
  * `created`, `expires`, a fresh 64-byte nonce, `keyid` (the key's thumbprint) and the Web Bot Auth
  * tag.
@@ -109,7 +268,10 @@ export class RequestSigner {
   /** A copy of the request with the signature headers (the body is passed through unread). */
   async sign(request: Request, now: number = Date.now()): Promise<Request> {
     const headers = new Headers(request.headers);
-    headers.set("signature-agent", JSON.stringify(this.#options.directory));
+    headers.set(
+      "signature-agent",
+      signatureAgentValue(this.#options.directory, this.#options.signatureAgentForm ?? "dictionary"),
+    );
     headers.set(PASSPORT_AGENT_HEADER, this.#options.identityId);
     const created = new Date(Math.floor(now / 1000) * 1000);
     const validity = this.#options.validitySeconds ?? DEFAULT_SIGNATURE_WINDOW_SECONDS;
@@ -183,7 +345,7 @@ function refusal(problem: CallerSignatureRefusal["problem"], detail: string): Ca
 /**
  * The request's signature, when what its headers alone state could count: present, one this
  * reader accepts, Web Bot Auth's, covering what it must (`@query` when the request has a query),
- * within the window. The signature itself and its key are checked later.
+ * a `Signature-Agent` (when sent) in either form it may take, within the window. The signature itself and its key are checked later.
  */
 function screened(
   request: Request,
@@ -198,6 +360,11 @@ function screened(
   if (missing.length > 0) return refusal("signature_invalid", `The signature does not cover ${missing.join(" and ")}.`);
   if (signature.tag !== HTTP_MESSAGE_SIGNATURE_TAG)
     return refusal("signature_invalid", "Not a Web Bot Auth signature.");
+  const agent = request.headers.get("signature-agent");
+  if (agent !== null) {
+    const agents = readSignatureAgent(agent);
+    if (!agents.ok) return refusal("signature_invalid", agents.detail);
+  }
   const outside = outsideWindow(signature.created, signature.expires, now, windowSeconds);
   return outside ? refusal("signature_expired", outside) : { signature, url };
 }

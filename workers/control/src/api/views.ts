@@ -377,6 +377,12 @@ export const BindingCheckView = z.object({
         .describe(
           "A signing_keys binding: serve a JWK Set of public keys at this URL with a passport member naming the identity id (docs/reciprocal-trust.md).",
         ),
+      package_metadata: z
+        .object({ url: z.string(), field: z.string(), value: z.string() })
+        .optional()
+        .describe(
+          "A package binding: publish a version whose package.json, as the registry serves it at this URL, has the member `field` naming the identity id (docs/bindings.md).",
+        ),
       unprovable: z.string().optional().describe("Why the service cannot prove this binding: it stays claimed."),
     })
     .describe("What the claimant publishes so the binding can be verified."),

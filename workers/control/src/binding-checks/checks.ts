@@ -1,5 +1,12 @@
 import type { BindingClass, PublicSigningKey, VerificationMethod } from "@passport/domain";
 import { type FetchFailure, fetchChecked, type OutboundPolicy, refusal, type Transport } from "../outbound/fetch.ts";
+import {
+  BACK_REFERENCE_FIELD,
+  type NpmPackage,
+  npmMetadataUrl,
+  npmPackageOf,
+  readBackReference,
+} from "./package-metadata.ts";
 import { DIRECTORY_MEDIA_TYPES, readKeyDirectory } from "./signing-keys.ts";
 
 // The control checks per binding class (docs/bindings.md). Each check fetches only the bound host
@@ -29,6 +36,8 @@ export interface Instructions {
   document?: { url: string; must_name: string[] };
   /** A signing_keys binding: serve a JWK Set of public keys at this URL naming the passport. */
   key_directory?: { url: string; content_type: string; document: unknown };
+  /** A package binding: publish a version whose package.json names the passport in `field`. */
+  package_metadata?: { url: string; field: string; value: string };
   /** Why the service cannot prove this binding: it stays claimed. */
   unprovable?: string;
 }
@@ -67,6 +76,18 @@ function txtValue(target: CheckTarget): string {
 
 /** What the claimant publishes so the binding can be verified, per its class. */
 export function instructionsFor(target: CheckTarget): Instructions {
+  if (target.class === "package") {
+    const pkg = npmPackageOf(target.value);
+    if (!pkg) {
+      return {
+        unprovable:
+          "Only npm packages are proven so far: bind pkg:npm/{name}[@version] or https://www.npmjs.com/package/{name}. Any other package stays claimed.",
+      };
+    }
+    return {
+      package_metadata: { url: npmMetadataUrl(pkg), field: BACK_REFERENCE_FIELD, value: target.identityId },
+    };
+  }
   const url = httpsUrl(target.value);
   if (url && target.class === "signing_keys") {
     return {
@@ -203,11 +224,23 @@ async function dnsCheck(checker: Checker, target: CheckTarget, url: URL): Promis
   return { ok: true, method: "dns_txt", scope: `${name} TXT`, claim: `binding.${target.class}_control` };
 }
 
+/** A package's published metadata names the passport (package-metadata.ts). */
+async function packageCheck(checker: Checker, target: CheckTarget, pkg: NpmPackage): Promise<CheckResult> {
+  const url = npmMetadataUrl(pkg);
+  const fetched = await fetchChecked(checker.transport, checker.policy, url, ["application/json"]);
+  if (!fetched.ok) return fetched;
+  const read = readBackReference(fetched.body, url, pkg, target);
+  if (!read.ok) return read;
+  return { ok: true, method: "document_names_id", scope: url, claim: "binding.package_control" };
+}
+
 /**
  * Runs the check for one binding. Origin-bound classes try the well-known document, then the DNS
  * TXT record; the reason given when both fail names both.
  */
 export async function checkBinding(checker: Checker, target: CheckTarget): Promise<CheckResult> {
+  const pkg = target.class === "package" ? npmPackageOf(target.value) : undefined;
+  if (pkg) return packageCheck(checker, target, pkg);
   const url = httpsUrl(target.value);
   const unprovable = instructionsFor(target).unprovable;
   if (!url || unprovable) return { ok: false, reason: unprovable ?? "the bound value is not a URL" };
