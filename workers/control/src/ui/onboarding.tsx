@@ -197,7 +197,7 @@ function CompletionChecklist(props: { checklist: Acquisition["checklist"] }) {
   return (
     <section class="panel" id="completion-checklist" aria-labelledby="checklist-heading">
       <h2 id="checklist-heading">Completion checklist</h2>
-      <ul class="stages">
+      <ul class="checklist">
         {props.checklist.map((entry) => (
           <li data-item={entry.item}>
             <strong>{entry.label}</strong>
