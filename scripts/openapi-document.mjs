@@ -3,11 +3,13 @@
 // first argument, for `npm test`'s Redocly lint (check:openapi, rules in redocly.yaml). The document
 // is generated at run time from the routes' zod schemas (workers/control/src/api/openapi.ts), so it
 // is taken from the Worker itself: bundled as `wrangler deploy` bundles it and run once in workerd,
-// with no bindings (the route needs none).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// with the one binding the route reads: CONTROL_BASE_URL, the server URL the document names, as
+// workers/control/wrangler.toml's top-level [vars] set it.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
+import { parse as parseToml } from "smol-toml";
 import { compatibilityDate } from "./compatibility-date.ts";
 import { runWrangler } from "./local-workers.mjs";
 
@@ -17,9 +19,11 @@ if (!target) {
   console.error("usage: node scripts/openapi-document.mjs <output.json>");
   process.exit(2);
 }
+const config = join("workers", "control", "wrangler.toml");
+const { vars } = parseToml(readFileSync(join(root, config), "utf8"));
 const work = mkdtempSync(join(tmpdir(), "passport-openapi-"));
 try {
-  await runWrangler(root, ["deploy", "--dry-run", "-c", join("workers", "control", "wrangler.toml"), "--outdir", work]);
+  await runWrangler(root, ["deploy", "--dry-run", "-c", config, "--outdir", work]);
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       modules: true,
@@ -28,6 +32,7 @@ try {
       compatibilityDate: compatibilityDate(root),
       compatibilityFlags: ["nodejs_compat"],
       cf: false,
+      bindings: { CONTROL_BASE_URL: vars.CONTROL_BASE_URL },
       log: new Log(LogLevel.WARN),
     }),
   );
