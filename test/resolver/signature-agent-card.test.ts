@@ -1,5 +1,12 @@
 import { env, exports } from "cloudflare:workers";
-import { identityCacheTag, mintIdentityId, PROBLEM_TYPE_BASE } from "@passport/domain";
+import { Validator } from "@cfworker/json-schema";
+import {
+  identityCacheTag,
+  mintIdentityId,
+  PROBLEM_TYPE_BASE,
+  SignatureAgentCard,
+  signatureAgentCardJsonSchema,
+} from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { aggregate, publish } from "./support/records.ts";
 
@@ -54,7 +61,9 @@ describe("GET /api/p/{id}/signature-agent-card.json", () => {
     expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
     expect(response.headers.get("access-control-allow-origin")).toBe("*");
     const base = env.PUBLIC_BASE_URL;
-    expect(await response.json()).toEqual({
+    const served = await response.json();
+    expect(SignatureAgentCard.safeParse(served).success).toBe(true);
+    expect(served).toEqual({
       client_name: "Research agent",
       client_uri: `${base}/p/${record.identity_id}`,
       passport: {
@@ -108,5 +117,32 @@ describe("GET /api/p/{id}/signature-agent-card.json", () => {
     const malformed = await card("psp_not-an-id");
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).type).toBe(`${PROBLEM_TYPE_BASE}malformed-identity-id`);
+  });
+});
+
+describe("the JSON Schema served at /schemas/signature-agent-card.json", () => {
+  it("is the one generated from the zod SignatureAgentCard, and a served card is valid against it", async () => {
+    const response = await exports.default.fetch("https://resolver.test/schemas/signature-agent-card.json");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/schema+json");
+    const schema = await response.json();
+    expect(schema).toEqual(signatureAgentCardJsonSchema());
+
+    const record = await publish(agent([signingKeys("https://agent.example/keys.json", "verified", FUTURE, [PROVEN])]));
+    const validator = new Validator(schema as never, "2020-12", false);
+    expect(validator.validate(await (await card(record.identity_id)).json()).errors).toEqual([]);
+    // The schema refuses what the card must never carry: key material beside a thumbprint.
+    const withKeyBytes = {
+      client_name: "x",
+      client_uri: "https://resolver.test/p/x",
+      passport: {
+        identity_id: record.identity_id,
+        record_url: "https://resolver.test/api/p/x.json",
+        record_digest: record.digest,
+        organisation: { id: "org_x", name: "X" },
+        keys: [{ thumbprint: PROVEN, x: "key-bytes", directory: "https://agent.example/keys.json", fresh_until: FUTURE }],
+      },
+    };
+    expect(validator.validate(withKeyBytes).valid).toBe(false);
   });
 });
