@@ -106,17 +106,17 @@ describe("GET /api/p/{id}/signature-agent-card.json", () => {
       expect(response.status, record.identity_id).toBe(404);
       expect(response.headers.get("content-type")).toBe("application/problem+json");
       expect(response.headers.get("cache-tag")).toBe(identityCacheTag(record.identity_id));
-      expect((await response.json()).type).toBe(`${PROBLEM_TYPE_BASE}no-signature-agent-card`);
+      expect(((await response.json()) as { type: string }).type).toBe(`${PROBLEM_TYPE_BASE}no-signature-agent-card`);
     }
   });
 
   it("answers like the record for an unknown or malformed id", async () => {
     const unknown = await card(mintIdentityId());
     expect(unknown.status).toBe(404);
-    expect((await unknown.json()).type).toBe(`${PROBLEM_TYPE_BASE}identity-not-found`);
+    expect(((await unknown.json()) as { type: string }).type).toBe(`${PROBLEM_TYPE_BASE}identity-not-found`);
     const malformed = await card("psp_not-an-id");
     expect(malformed.status).toBe(400);
-    expect((await malformed.json()).type).toBe(`${PROBLEM_TYPE_BASE}malformed-identity-id`);
+    expect(((await malformed.json()) as { type: string }).type).toBe(`${PROBLEM_TYPE_BASE}malformed-identity-id`);
   });
 });
 

@@ -6,7 +6,8 @@
 
 import { PassportRecord, type SignatureAgentCard, signatureAgentCard } from "@passport/domain";
 import { describe, expect, it } from "vitest";
-import { helpers, jwkToKeyID, type VerificationParams, verifierFromJWK, verify } from "web-bot-auth";
+import { jwkToKeyID, type VerificationParams, verify } from "web-bot-auth";
+import { helpers, verifierFromJWK } from "web-bot-auth/crypto";
 import { RequestSigner } from "../../packages/verifier/src/fetch.ts";
 import { agentRecord, API_URL, DIRECTORY, directoryHost, type Key, keyPair } from "./call-support.ts";
 import { RecordServer } from "./support.ts";
