@@ -50,11 +50,16 @@ function card(id: string) {
 describe("GET /api/p/{id}/signature-agent-card.json", () => {
   it("describes the agent and lists only its proven keys, each with the directory that proves it", async () => {
     const record = await publish(
-      agent([
-        signingKeys("https://agent.example/.well-known/http-message-signatures-directory", "verified", FUTURE, [PROVEN]),
-        signingKeys("https://old.example/keys.json", "verified", PAST, [SECOND]),
-        signingKeys("https://claimed.example/keys.json", "claimed", FUTURE, []),
-      ], OPERATOR),
+      agent(
+        [
+          signingKeys("https://agent.example/.well-known/http-message-signatures-directory", "verified", FUTURE, [
+            PROVEN,
+          ]),
+          signingKeys("https://old.example/keys.json", "verified", PAST, [SECOND]),
+          signingKeys("https://claimed.example/keys.json", "claimed", FUTURE, []),
+        ],
+        OPERATOR,
+      ),
     );
     const response = await card(record.identity_id);
     expect(response.status).toBe(200);
@@ -140,7 +145,9 @@ describe("the JSON Schema served at /schemas/signature-agent-card.json", () => {
         record_url: "https://resolver.test/api/p/x.json",
         record_digest: record.digest,
         organisation: { id: "org_x", name: "X" },
-        keys: [{ thumbprint: PROVEN, x: "key-bytes", directory: "https://agent.example/keys.json", fresh_until: FUTURE }],
+        keys: [
+          { thumbprint: PROVEN, x: "key-bytes", directory: "https://agent.example/keys.json", fresh_until: FUTURE },
+        ],
       },
     };
     expect(validator.validate(withKeyBytes).valid).toBe(false);

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { jwkToKeyID, type VerificationParams, verify } from "web-bot-auth";
 import { helpers, verifierFromJWK } from "web-bot-auth/crypto";
 import { RequestSigner } from "../../packages/verifier/src/fetch.ts";
-import { agentRecord, API_URL, DIRECTORY, directoryHost, type Key, keyPair } from "./call-support.ts";
+import { API_URL, agentRecord, DIRECTORY, directoryHost, type Key, keyPair } from "./call-support.ts";
 import { RecordServer } from "./support.ts";
 
 const BASE = "https://resolver.example";

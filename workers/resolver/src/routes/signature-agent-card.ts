@@ -1,10 +1,4 @@
-import {
-  identityCacheTag,
-  identityIdDefect,
-  type PassportRecord,
-  problem,
-  signatureAgentCard,
-} from "@passport/domain";
+import { identityCacheTag, identityIdDefect, type PassportRecord, problem, signatureAgentCard } from "@passport/domain";
 import { Hono } from "hono";
 import { cacheHeaders } from "../edge-cache.ts";
 import { CORS_HEADERS, malformedIdAnswer, problemAnswer } from "../http.ts";
@@ -33,7 +27,8 @@ signatureAgentCards.get("/:id/signature-agent-card.json", async (c) => {
       "retry-after": "5",
     });
   }
-  if (found.kind === "unknown") return problemAnswer(problem("identity-not-found", { detail: NOT_FOUND_DETAIL }), tagged);
+  if (found.kind === "unknown")
+    return problemAnswer(problem("identity-not-found", { detail: NOT_FOUND_DETAIL }), tagged);
   // Validated against PassportRecord when it was published; parsing is all the card needs.
   const record = JSON.parse(found.snapshot.body) as PassportRecord;
   const card = signatureAgentCard(record, c.env.PUBLIC_BASE_URL, Date.now());
