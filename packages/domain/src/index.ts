@@ -35,5 +35,6 @@ export * from "./record.ts";
 export * from "./resolver-admin.ts";
 export * from "./seal.ts";
 export * from "./signature-agent-card.ts";
+export * from "./signature-agent-card-schema.ts";
 export * from "./status.ts";
 export * from "./storage-keys.ts";

@@ -4,7 +4,7 @@ import { AgentActionEnvelope } from "./envelope-schema.ts";
 import { PassportPolicy } from "./policy.ts";
 import { DecisionReceipt } from "./receipt.ts";
 import { IdentityId, PassportRecord, RECORD_FORMAT_VERSION } from "./record.ts";
-import { SignatureAgentCard } from "./signature-agent-card.ts";
+import { SignatureAgentCard } from "./signature-agent-card-schema.ts";
 import { PassportStatus } from "./status.ts";
 
 /** The shape `identityIdDefect` accepts; the check character itself is beyond JSON Schema. */
