@@ -34,5 +34,7 @@ export * from "./receipt.ts";
 export * from "./record.ts";
 export * from "./resolver-admin.ts";
 export * from "./seal.ts";
+export * from "./signature-agent-card.ts";
+export * from "./signature-agent-card-schema.ts";
 export * from "./status.ts";
 export * from "./storage-keys.ts";

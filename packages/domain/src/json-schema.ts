@@ -4,6 +4,7 @@ import { AgentActionEnvelope } from "./envelope-schema.ts";
 import { PassportPolicy } from "./policy.ts";
 import { DecisionReceipt } from "./receipt.ts";
 import { IdentityId, PassportRecord, RECORD_FORMAT_VERSION } from "./record.ts";
+import { SignatureAgentCard } from "./signature-agent-card-schema.ts";
 import { PassportStatus } from "./status.ts";
 
 /** The shape `identityIdDefect` accepts; the check character itself is beyond JSON Schema. */
@@ -84,5 +85,18 @@ export function decisionReceiptJsonSchema(): Record<string, unknown> {
     "urn:svc:passport:schema:passport-decision-receipt:1",
     "Passport decision receipt",
     "What one decision of the verifier (Verifier.decide, decideCall) relied on: the policy's digest, the decision and outcome class, each side's record version, digest, signing key, log entry and status token digest, and each check. Re-checkable against the transparency log (verifyReceipt). It records a decision; it grants nothing.",
+  );
+}
+
+/**
+ * JSON Schema of the Signature Agent Card the resolver serves for an agent passport with proven
+ * keys (docs/signature-agent-card.md, `SignatureAgentCard`).
+ */
+export function signatureAgentCardJsonSchema(): Record<string, unknown> {
+  return documentSchema(
+    SignatureAgentCard,
+    `urn:svc:passport:schema:signature-agent-card:${RECORD_FORMAT_VERSION}`,
+    "Signature Agent Card",
+    "An agent passport's Signature Agent Card (draft-meunier-webbotauth-registry), served at {base}/api/p/{identity_id}/signature-agent-card.json and derived from the published record: OAuth client metadata names plus a passport member with the proven signing keys by thumbprint. It carries no key material.",
   );
 }

@@ -10,6 +10,7 @@ export const PROBLEMS = {
   "identity-not-found": { status: 404, title: "Identity not found" },
   "route-not-found": { status: 404, title: "No such route" },
   "log-not-found": { status: 404, title: "Not in the transparency log" },
+  "no-signature-agent-card": { status: 404, title: "This passport has no Signature Agent Card" },
   "method-not-allowed": { status: 405, title: "Method not allowed" },
   unauthenticated: { status: 401, title: "Authentication required" },
   forbidden: { status: 403, title: "Not permitted for your role" },

@@ -10,6 +10,7 @@ import {
   passportPolicyJsonSchema,
   passportRecordJsonSchema,
   passportStatusJsonSchema,
+  signatureAgentCardJsonSchema,
 } from "@passport/domain";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -19,6 +20,7 @@ const outputs = {
   "passport-status.schema.json": passportStatusJsonSchema(),
   "passport-policy.schema.json": passportPolicyJsonSchema(),
   "passport-decision-receipt.schema.json": decisionReceiptJsonSchema(),
+  "signature-agent-card.schema.json": signatureAgentCardJsonSchema(),
 };
 const files = Object.entries(outputs).map(([name, schema]) => {
   const out = join(here, "..", "src", "schemas", name);

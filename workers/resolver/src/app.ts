@@ -12,6 +12,7 @@ import { log } from "./routes/log.ts";
 import { pages } from "./routes/pages.tsx";
 import { passports } from "./routes/passports.ts";
 import { schemas } from "./routes/schemas.ts";
+import { signatureAgentCards } from "./routes/signature-agent-card.ts";
 import { signing } from "./routes/signing.ts";
 import { status } from "./routes/status.ts";
 
@@ -30,6 +31,7 @@ app.route("/api/p", passports);
 app.route("/api/p", history);
 app.route("/api/p", badge);
 app.route("/api/p", status);
+app.route("/api/p", signatureAgentCards);
 app.route("/api", feed);
 app.route("/.well-known", signing);
 app.route("/log", log);

@@ -6,6 +6,7 @@ import passportDecisionReceiptSchema from "../schemas/passport-decision-receipt.
 import passportPolicySchema from "../schemas/passport-policy.schema.json";
 import passportRecordSchema from "../schemas/passport-record.schema.json";
 import passportStatusSchema from "../schemas/passport-status.schema.json";
+import signatureAgentCardSchema from "../schemas/signature-agent-card.schema.json";
 
 export const schemas = new Hono<{ Bindings: Env }>();
 
@@ -32,3 +33,4 @@ serveSchema("/agent-action-envelope.json", agentActionEnvelopeSchema);
 serveSchema("/passport-status.json", passportStatusSchema);
 serveSchema("/passport-policy.json", passportPolicySchema);
 serveSchema("/passport-decision-receipt.json", passportDecisionReceiptSchema);
+serveSchema("/signature-agent-card.json", signatureAgentCardSchema);
