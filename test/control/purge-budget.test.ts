@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { type HistoryEntry, historyKey, type SnapshotMetadata, snapshotKey } from "@passport/domain";
+import { type HistoryEntry, historyKey, type RpcOutcome, type SnapshotMetadata, snapshotKey } from "@passport/domain";
 import { beforeEach, describe, expect, it } from "vitest";
 import {
   KEEPER_BUDGET,
@@ -24,10 +24,12 @@ const clock = { now: 0 };
 const calls: string[][] = [];
 let refuse = false;
 
+/** The resolver's admin entry point as the keeper calls it: a refusal is an answer (`RpcOutcome`). */
 const resolver = {
-  purge: async (...identityIds: string[]) => {
-    if (refuse) throw new Error("edge cache purge was refused (429: purge rate limit exceeded)");
+  purge: async (...identityIds: string[]): Promise<RpcOutcome<void>> => {
+    if (refuse) return { ok: false, error: "edge cache purge was refused (429: purge rate limit exceeded)" };
     calls.push(identityIds);
+    return { ok: true, value: undefined };
   },
 } as unknown as Env["RESOLVER"];
 

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { mintIdentityId, type SnapshotMetadata, snapshotKey } from "@passport/domain";
+import { mintIdentityId, type SnapshotMetadata, snapshotKey, unwrap } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { decodeBundle, decodeEntry, type LogEntry } from "../../packages/protocol/src/log/entry.ts";
 import {
@@ -47,7 +47,7 @@ type Served = { size: number; rootHash: Uint8Array; time: string; leaves: Uint8A
  * tiles. Appends publish to KV in the background: first wait for the pass that covers them.
  */
 async function served(): Promise<Served> {
-  await transparencyLog(env).publish();
+  unwrap(await transparencyLog(env).publish());
   const keyAnswer = await get("/log/key");
   expect(keyAnswer.headers.get("content-type")).toMatch(/^text\/plain/);
   const key = await parseVerifierKey((await keyAnswer.text()).trimEnd());
@@ -176,13 +176,15 @@ describe("transparency log", () => {
 
   it("serves full tiles as immutable and the level-1 tile over them, once 256 entries are in", async () => {
     const publishedAt = new Date().toISOString();
-    await transparencyLog(env).appendMany(
-      Array.from({ length: 300 }, (_, i) => ({
-        identity_id: mintIdentityId(),
-        record_version: 1,
-        digest: `sha-256:bulk-${i}`,
-        published_at: publishedAt,
-      })),
+    unwrap(
+      await transparencyLog(env).appendMany(
+        Array.from({ length: 300 }, (_, i) => ({
+          identity_id: mintIdentityId(),
+          record_version: 1,
+          digest: `sha-256:bulk-${i}`,
+          published_at: publishedAt,
+        })),
+      ),
     );
     const log = await served(); // checks every level-0 tile's Cache-Control, full and partial
     expect(log.size).toBeGreaterThanOrEqual(300);
@@ -251,13 +253,13 @@ describe("transparency log", () => {
     expect(indexes.results.map((row) => row.log_index)).toEqual((await logEntriesOf(id)).map((row) => row.idx));
 
     // The same version with another digest is refused.
-    const refused = await transparencyLog(env)
-      .append({ identity_id: id, record_version: 2, digest: "sha-256:forged", published_at: new Date().toISOString() })
-      .then(
-        () => undefined,
-        (error: unknown) => String(error),
-      );
-    expect(refused).toMatch(/another digest/);
+    const refused = await transparencyLog(env).append({
+      identity_id: id,
+      record_version: 2,
+      digest: "sha-256:forged",
+      published_at: new Date().toISOString(),
+    });
+    expect(refused).toEqual({ ok: false, error: expect.stringMatching(/another digest/) });
     expect(await logEntriesOf(id)).toHaveLength(2);
   });
 
@@ -274,17 +276,15 @@ describe("transparency log", () => {
     const id = mintIdentityId();
     let index: number;
     try {
-      ({ index } = await stub.append({
-        identity_id: id,
-        record_version: 1,
-        digest: "sha-256:abc",
-        published_at: new Date().toISOString(),
-      }));
-      const failed = await stub.publish().then(
-        () => false,
-        () => true,
-      );
-      expect(failed).toBe(true);
+      ({ index } = unwrap(
+        await stub.append({
+          identity_id: id,
+          record_version: 1,
+          digest: "sha-256:abc",
+          published_at: new Date().toISOString(),
+        }),
+      ));
+      expect(await stub.publish()).toEqual({ ok: false, error: expect.stringMatching(/KV unavailable/) });
       const sizes = await stub.sizes();
       expect(sizes.published).toBeLessThanOrEqual(index);
       expect(sizes.size).toBeGreaterThan(index);
@@ -461,7 +461,7 @@ describe("witness cosigning (C2SP tlog-witness)", () => {
   }
 
   async function servedNote(keys: string[]) {
-    await transparencyLog(env).publish();
+    unwrap(await transparencyLog(env).publish());
     const text = await (await get("/log/checkpoint")).text();
     return verifyNote(text, await Promise.all(keys.map((key) => parseVerifierKey(key))));
   }

@@ -33,6 +33,7 @@ export * from "./projection.ts";
 export * from "./receipt.ts";
 export * from "./record.ts";
 export * from "./resolver-admin.ts";
+export * from "./rpc-outcome.ts";
 export * from "./seal.ts";
 export * from "./signature-agent-card.ts";
 export * from "./signature-agent-card-schema.ts";

@@ -176,7 +176,7 @@ describe("the model's edge in front of the resolver (its Worker and Durable Obje
     expect(second.headers.get("cf-cache-status")).toBe("HIT");
     await second.arrayBuffer();
     // The resolver's purge path, as the control plane calls it: ResolverAdmin -> the model's purge.
-    await env.TEST_RESOLVER_ADMIN.purge(id);
+    expect(await env.TEST_RESOLVER_ADMIN.purge(id)).toEqual({ ok: true, value: undefined });
     const third = await env.TEST_EDGE.fetch(url);
     expect(third.headers.get("cf-cache-status")).toBe("MISS");
     await third.arrayBuffer();

@@ -5,6 +5,6 @@ declare namespace Cloudflare {
     /** The model's `ctx.cache`, as the local resolver is given it. */
     TEST_EDGE_PURGE: Fetcher & { purge(options: CachePurgeOptions): Promise<CachePurgeResult> };
     /** The bundled resolver's admin entry point, bound as the control plane binds it. */
-    TEST_RESOLVER_ADMIN: Fetcher & { purge(...identityIds: string[]): Promise<void> };
+    TEST_RESOLVER_ADMIN: Fetcher & import("@passport/domain").ResolverAdminApi;
   }
 }

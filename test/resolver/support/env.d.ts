@@ -1,6 +1,6 @@
 declare namespace Cloudflare {
   interface Env {
     /** The bundled resolver's admin entry point, bound as the control plane binds it. */
-    TEST_RESOLVER_ADMIN: Fetcher & { purge(...identityIds: string[]): Promise<void> };
+    TEST_RESOLVER_ADMIN: Fetcher & import("@passport/domain").ResolverAdminApi;
   }
 }

@@ -7,7 +7,7 @@
  * then replays these writes to other locations.
  */
 import { env } from "cloudflare:workers";
-import type { FeedEntry } from "@passport/domain";
+import { type FeedEntry, unwrap } from "@passport/domain";
 import { transparencyLog } from "../../../workers/control/src/publication/log/append.ts";
 import { drainOutbox } from "../../../workers/control/src/publication/publish.ts";
 import { Caller } from "../../support/api.ts";
@@ -170,10 +170,10 @@ export async function recordTrace(seed: number, operations: number): Promise<Tra
       } else if (roll < 0.73) {
         const id = pick(trace.passports);
         trace.operations.push(`republish ${id}`);
-        await env.PUBLICATION_SEQUENCER.getByName(id).publish(id);
+        unwrap(await env.PUBLICATION_SEQUENCER.getByName(id).publish(id));
       } else if (roll < 0.85) {
         trace.operations.push("log pass");
-        await transparencyLog(env).publish();
+        unwrap(await transparencyLog(env).publish());
       } else if (roll < 0.93 && live.length > 0) {
         // The change commits; its publication (and any log pass meanwhile) fails to write KV.
         const id = pick(live);
@@ -195,8 +195,8 @@ export async function recordTrace(seed: number, operations: number): Promise<Tra
     // Settle: whatever an outage left owed is published, and the log's checkpoint covers it all.
     trace.operations.push("outbox drain", "log pass");
     await drainOutbox(env, new Date(Date.now() + 3_600_000));
-    await transparencyLog(env).publish();
-    await transparencyLog(env).publish();
+    unwrap(await transparencyLog(env).publish());
+    unwrap(await transparencyLog(env).publish());
   } finally {
     prototype.put = originalPut;
   }

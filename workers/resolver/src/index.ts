@@ -1,5 +1,5 @@
 import { cache, WorkerEntrypoint } from "cloudflare:workers";
-import { isIdentityId } from "@passport/domain";
+import { isIdentityId, type RpcOutcome, settle } from "@passport/domain";
 import { app } from "./app.ts";
 import { purgeIdentities } from "./edge-cache.ts";
 import { fastResolve } from "./routes/passports.ts";
@@ -18,10 +18,11 @@ const resolver = {
 
   /**
    * Drops the edge-cached answers about some identities; called by {@link ResolverAdmin.purge}.
-   * The runtime appends `env` to an RPC call's arguments, as it does for `fetch`.
+   * The runtime appends `env` to an RPC call's arguments, as it does for `fetch`. A refusal is
+   * answered, not thrown (`RpcOutcome`).
    */
-  async purgeIdentities(identityIds: string[], env: Env): Promise<void> {
-    await purgeIdentities(edgeCacheOf(env), identityIds);
+  purgeIdentities(identityIds: string[], env: Env): Promise<RpcOutcome<void>> {
+    return settle(() => purgeIdentities(edgeCacheOf(env), identityIds));
   },
 };
 
@@ -44,17 +45,18 @@ export default resolver satisfies ExportedHandler<Env>;
 export class ResolverAdmin extends WorkerEntrypoint<Env> {
   /**
    * Drops every cached answer for the given identities (at most 100, one purge call) so the next
-   * request reads the new snapshot. Throws when the platform refuses the purge.
+   * request reads the new snapshot. Answers a failure when the platform refuses the purge or an id
+   * is malformed.
    */
-  async purge(...identityIds: string[]): Promise<void> {
+  purge(...identityIds: string[]): Promise<RpcOutcome<void>> {
     if (identityIds.length === 0 || !identityIds.every(isIdentityId)) {
-      throw new TypeError("purge needs well-formed identity ids");
+      return Promise.resolve({ ok: false, error: "purge needs well-formed identity ids" });
     }
     // RPC to a plain-object default export works, but its methods are not typed on ctx.exports
     // (and the runtime supplies `env` itself).
     const publicEntryPoint = this.ctx.exports.default as unknown as {
-      purgeIdentities(identityIds: string[]): Promise<void>;
+      purgeIdentities(identityIds: string[]): Promise<RpcOutcome<void>>;
     };
-    await publicEntryPoint.purgeIdentities(identityIds);
+    return publicEntryPoint.purgeIdentities(identityIds);
   }
 }

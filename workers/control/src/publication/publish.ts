@@ -10,6 +10,7 @@ import {
   type SnapshotMetadata,
   sealRecord,
   snapshotKey,
+  unwrap,
 } from "@passport/domain";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type Database, database } from "../db/client.ts";
@@ -37,7 +38,7 @@ export type PublishEnv = Env & { SIGNING_KEY?: string; LOG_SIGNING_KEY?: string 
  * over a newer one, and two versions never chain to the same predecessor.
  */
 export async function publishPassport(env: PublishEnv, identityId: string): Promise<PassportRecord> {
-  const record = await env.PUBLICATION_SEQUENCER.getByName(identityId).publish(identityId);
+  const record = unwrap(await env.PUBLICATION_SEQUENCER.getByName(identityId).publish(identityId));
   return record as PassportRecord;
 }
 

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { ResolverAdminApi } from "@passport/domain";
+import { type ResolverAdminApi, unwrap } from "@passport/domain";
 
 /**
  * The one keeper of the edge's purge budget (docs/freshness.md, "Purges"). Workers Caching allows
@@ -203,7 +203,7 @@ export class PurgeBudget extends DurableObject<Env> {
       const identityIds = due.map((row) => row.identity_id);
       this.#saveTokens(tokens - 1, now);
       try {
-        await (this.env.RESOLVER as unknown as ResolverAdminApi).purge(...identityIds);
+        unwrap(await (this.env.RESOLVER as unknown as ResolverAdminApi).purge(...identityIds));
       } catch (error) {
         // Refused (the platform's bucket is emptier than ours) or failed: keep every identity and
         // treat the bucket as empty, so the next try waits for a refill.

@@ -1,5 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
-import type { PassportRecord, StatusAuthorityApi, StatusResult } from "@passport/domain";
+import {
+  type PassportRecord,
+  type RpcOutcome,
+  type StatusAuthorityApi,
+  type StatusResult,
+  settle,
+} from "@passport/domain";
 import { isKvWriteRefused, KV_KEY_WRITE_INTERVAL_MS, waitFor } from "./kv-writes.ts";
 import { type PublishEnv, writePublication } from "./publish.ts";
 import { requestPurges } from "./purge-budget.ts";
@@ -143,7 +149,16 @@ export class PublicationSequencer extends DurableObject<PublishEnv> implements S
     this.ctx.storage.delete(CURRENT_STATE).catch(() => undefined);
   }
 
-  publish(identityId: string): Promise<PassportRecord> {
+  /**
+   * Publishes the passport's newest committed version (docs/publication.md). A failure (KV or D1
+   * unavailable, a refused write) is answered, not thrown (`RpcOutcome`); `publishPassport` throws
+   * it again on the caller's side.
+   */
+  publish(identityId: string): Promise<RpcOutcome<PassportRecord>> {
+    return settle(() => this.#publish(identityId));
+  }
+
+  #publish(identityId: string): Promise<PassportRecord> {
     // Another passport's sequencer would be a second, unordered writer of this passport.
     const name = this.#ownName();
     if (name !== undefined && name !== identityId) {

@@ -1,3 +1,4 @@
+import { unwrap } from "@passport/domain";
 import type { Database } from "../../db/client.ts";
 import { type PublicationRow, setLogIndex, setLogIndexes, unloggedPublications } from "../queries.ts";
 import type { LogAppend } from "./transparency-log.ts";
@@ -22,7 +23,7 @@ const entryOf = (publication: PublicationRow): LogAppend => ({
  */
 export async function logIndexOf(env: LogBindings, publication: PublicationRow): Promise<number> {
   if (publication.logIndex !== null) return publication.logIndex;
-  const { index } = await transparencyLog(env).append(entryOf(publication));
+  const { index } = unwrap(await transparencyLog(env).append(entryOf(publication)));
   return index;
 }
 
@@ -43,7 +44,7 @@ export async function backfillLog(env: LogBindings, db: Database, pageSize = 100
   for (let page = 0; page < pages; page++) {
     const rows = await unloggedPublications(db, pageSize);
     if (rows.length === 0) break;
-    const { indexes } = await transparencyLog(env).appendMany(rows.map(entryOf));
+    const { indexes } = unwrap(await transparencyLog(env).appendMany(rows.map(entryOf)));
     await setLogIndexes(
       db,
       rows.map((row, i) => ({ seq: row.seq, index: indexes[i] as number })),
@@ -62,7 +63,7 @@ export async function backfillLog(env: LogBindings, db: Database, pageSize = 100
 export async function maintainLog(env: LogBindings, db: Database): Promise<void> {
   for (const [event, step] of [
     ["log_backfill_failed", () => backfillLog(env, db)],
-    ["log_publish_failed", () => transparencyLog(env).publish()],
+    ["log_publish_failed", async () => unwrap(await transparencyLog(env).publish())],
   ] as const) {
     try {
       await step();

@@ -1,5 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
-import { LOG_CHECKPOINT_KEY, type LogLatest, logLatestKey, logTileKey } from "@passport/domain";
+import {
+  LOG_CHECKPOINT_KEY,
+  type LogLatest,
+  logLatestKey,
+  logTileKey,
+  type RpcOutcome,
+  settle,
+} from "@passport/domain";
 import {
   encodeBundle,
   encodeEntry,
@@ -92,19 +99,24 @@ export class TransparencyLog extends DurableObject<LogEnv> {
    * digest is refused: the log never holds two records for one version. The index is returned as
    * soon as the entry is stored; publishing to KV follows in the background, coalesced with other
    * appends (a failure is logged and left to the next pass), so a publication waits for the log's
-   * storage only, not for its KV writes and signature.
+   * storage only, not for its KV writes and signature. A refusal is answered, not thrown
+   * (`RpcOutcome`).
    */
-  append(entry: LogAppend): { index: number } {
-    const [index] = this.#appendAll([entry]);
-    this.ctx.waitUntil(this.#publishQuietly());
-    return { index: index as number };
+  append(entry: LogAppend): Promise<RpcOutcome<{ index: number }>> {
+    return settle(() => {
+      const [index] = this.#appendAll([entry]);
+      this.ctx.waitUntil(this.#publishQuietly());
+      return { index: index as number };
+    });
   }
 
   /** Appends publications in the given order (the backfill), each as {@link append} would. */
-  appendMany(entries: LogAppend[]): { indexes: number[] } {
-    const indexes = this.#appendAll(entries);
-    this.ctx.waitUntil(this.#publishQuietly());
-    return { indexes };
+  appendMany(entries: LogAppend[]): Promise<RpcOutcome<{ indexes: number[] }>> {
+    return settle(() => {
+      const indexes = this.#appendAll(entries);
+      this.ctx.waitUntil(this.#publishQuietly());
+      return { indexes };
+    });
   }
 
   /**
@@ -112,9 +124,13 @@ export class TransparencyLog extends DurableObject<LogEnv> {
    * nothing new, signs the same tree again once the served checkpoint is older than
    * {@link CHECKPOINT_REFRESH_SECONDS}, so a consumer's freshness bound is met while the log is idle.
    * Calls made while a pass runs, or within PASS_SPACING_MS of the end of the previous one, share
-   * the next pass.
+   * the next pass. A failed pass is answered, not thrown (`RpcOutcome`).
    */
-  publish(): Promise<void> {
+  publish(): Promise<RpcOutcome<void>> {
+    return settle(() => this.#publish());
+  }
+
+  #publish(): Promise<void> {
     this.#checkName();
     if (this.#waiting) return this.#waiting;
     const run = this.#running.then(async () => {
@@ -218,7 +234,7 @@ export class TransparencyLog extends DurableObject<LogEnv> {
    */
   async #publishQuietly(): Promise<void> {
     try {
-      await this.publish();
+      await this.#publish();
     } catch (error) {
       console.error(JSON.stringify({ level: "error", event: "log_publish_failed", message: String(error) }));
       try {
@@ -235,7 +251,7 @@ export class TransparencyLog extends DurableObject<LogEnv> {
 
   /** The retry of a failed pass (see #publishQuietly); a pass with nothing new writes nothing. */
   override async alarm(): Promise<void> {
-    await this.publish();
+    await this.#publish();
   }
 
   async #publishPass(): Promise<void> {
