@@ -413,3 +413,14 @@ export const historyArchiveCursor = sqliteTable(
   },
   (t) => [check("history_archive_cursor_one", sql`${t.id} = 1`)],
 );
+
+/**
+ * Organisations fenced in this shard for a move to another (migration 0024, docs/sharding.md):
+ * while a row is here, triggers refuse every insert and update of that organisation's rows in
+ * this shard with `organisation-moving`, so a write that found the organisation here just before
+ * the move began cannot land after its copy.
+ */
+export const organisationFences = sqliteTable("organisation_fences", {
+  organisationId: text("organisation_id").primaryKey(),
+  fencedAt: text("fenced_at").notNull(),
+});
