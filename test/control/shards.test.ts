@@ -226,9 +226,19 @@ describe("shards (docs/sharding.md)", () => {
         .first<number>("n");
       expect(count).toBe(made.length);
     }
-    // The fence is gone from the old shard, so its other organisations write as before.
-    expect(await env.DB.prepare("SELECT count(*) AS n FROM organisation_fences").first<number>("n")).toBe(0);
-    // And it cannot be moved to where it is.
+    // The old shard keeps refusing the moved organisation's writes (a route cached from before the
+    // move), and only its.
+    await expect(
+      env.DB.prepare("INSERT INTO members (organisation_id, subject, role) VALUES (?1, 'late', 'viewer')")
+        .bind(mover.organisation)
+        .run(),
+    ).rejects.toThrow("organisation-moving");
+    await others[0]?.createPassport({ display_name: "After the move" });
+    // It cannot be moved to where it is; it can be moved back, past the old shard's fence row.
     await expect(moveOrganisation(shards, mover.organisation, 1, at)).rejects.toBeInstanceOf(MoveRefused);
+    await moveOrganisation(shards, mover.organisation, 0, at);
+    shards.forget(mover.organisation);
+    expect(await shards.forOrganisation(mover.organisation)).toBe(shards.shard(0));
+    expect(await organisationRows(env.DB, mover.organisation)).toEqual(before);
   });
 });

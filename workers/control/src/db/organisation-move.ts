@@ -47,7 +47,7 @@ export class MoveRefused extends Error {}
 /**
  * Moves an organisation to shard `to`: fence it (directory, then its shard's fence row), copy
  * each table in order, check the counts, point the directory at the new shard and lift the fence
- * in one statement, then delete the old copy. A failure before the directory points at the new
+ * in one statement, then delete the old copy (its fence row stays there). A failure before the directory points at the new
  * shard removes the partial copy and lifts the fence, leaving the organisation where it was.
  */
 export async function moveOrganisation(
@@ -82,6 +82,8 @@ export async function moveOrganisation(
     .prepare("INSERT INTO organisation_fences (organisation_id, fenced_at) VALUES (?1, ?2)")
     .bind(organisationId, at.toISOString())
     .run();
+  // The target may hold the fence an earlier move out of it left (below).
+  await target.prepare("DELETE FROM organisation_fences WHERE organisation_id = ?1").bind(organisationId).run();
 
   const rows: Record<string, number> = {};
   try {
@@ -103,8 +105,9 @@ export async function moveOrganisation(
     .bind(organisationId, to)
     .run();
   const fencedMs = Date.now() - fencedAt;
+  // The old shard keeps the fence row: a write sent there on a cached answer from before the move
+  // is refused, never written where nothing reads it (db/shards.ts, PLACEMENT_CACHE_MS).
   await deleteOrganisation(source, organisationId);
-  await source.prepare("DELETE FROM organisation_fences WHERE organisation_id = ?1").bind(organisationId).run();
   return { organisationId, from, to, rows, fencedMs };
 }
 

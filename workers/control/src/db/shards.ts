@@ -51,8 +51,16 @@ export interface Placement {
   movingTo: number | null;
 }
 
+/**
+ * How long an isolate keeps an organisation's shard without asking the directory again. A move
+ * leaves its fence row in the old shard for good, so a write sent there on a stale answer is
+ * refused (`organisation-moving`) rather than written, and `forget` makes the next one ask.
+ */
+const PLACEMENT_CACHE_MS = 60_000;
+
 export class Shards {
   readonly #handles: Database[];
+  readonly #placements = new Map<string, { shard: number; until: number }>();
 
   constructor(
     readonly bindings: D1Database[],
@@ -112,12 +120,20 @@ export class Shards {
   /**
    * The handle for writing an organisation's data. Refused with `OrganisationMoving` while the
    * organisation is fenced; its shard's fence (migration 0024) holds the same rule for a write
-   * that read the directory just before the fence was set.
+   * that read the directory, or its cached answer, before the fence was set.
    */
   async forOrganisation(organisationId: string): Promise<Database> {
+    const cached = this.#placements.get(organisationId);
+    if (cached && cached.until > Date.now()) return this.shard(cached.shard);
     const placement = await this.placementOf(organisationId);
     if (placement.movingTo !== null) throw new OrganisationMoving(organisationId);
+    this.#placements.set(organisationId, { shard: placement.shard, until: Date.now() + PLACEMENT_CACHE_MS });
     return this.shard(placement.shard);
+  }
+
+  /** Drops an organisation's cached shard, after its shard refused a write as moving. */
+  forget(organisationId: string): void {
+    this.#placements.delete(organisationId);
   }
 
   /** Records which organisation a new identity id belongs to; the id is never re-minted. */
