@@ -1,3 +1,4 @@
+import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
@@ -8,7 +9,13 @@ import {
   withdrawProof,
 } from "../../workers/control/src/db/binding-index.ts";
 import { MoveRefused, moveOrganisation } from "../../workers/control/src/db/organisation-move.ts";
-import { hashedShard, OrganisationMoving, shardsOf } from "../../workers/control/src/db/shards.ts";
+import {
+  hashedShard,
+  OrganisationMoving,
+  Shards,
+  shardBindings,
+  shardsOf,
+} from "../../workers/control/src/db/shards.ts";
 import { Caller, resolve, uniqueEndpoint } from "../support/api.ts";
 import { loggedVersions } from "../support/log-entries.ts";
 import { freshOrganisation } from "../support/tokens.ts";
@@ -61,6 +68,31 @@ describe("shards (docs/sharding.md)", () => {
     expect(await Promise.all([1, 2, 3].map(() => shards.placeOrganisation(racing, at)))).toEqual([1, 1, 1]);
     await directory.prepare("UPDATE organisation_shards SET shard = 0 WHERE organisation_id = ?1").bind(racing).run();
     expect(await shards.placeOrganisation(racing, at)).toBe(0);
+  });
+
+  it("adds a shard: migrated and appended to the list, it takes new organisations; placed ones stay", async () => {
+    const placedBefore = await Promise.all(
+      [0, 1].map(async (shard) => {
+        const id = organisationIn(shard);
+        await shards.placeOrganisation(id, at);
+        return id;
+      }),
+    );
+    // The documented step (docs/sharding.md): create the database, apply migrations/ to it, append
+    // its binding to D1_SHARDS.
+    await applyD1Migrations(env.DB_SHARD_2 as D1Database, env.TEST_MIGRATIONS);
+    const widened = { ...env, D1_SHARDS: JSON.stringify([...JSON.parse(env.D1_SHARDS), "DB_SHARD_2"]) };
+    const three = new Shards(shardBindings(widened), env.DIRECTORY);
+    expect(three.count).toBe(3);
+    for (const [shard, id] of placedBefore.entries()) {
+      expect(await three.placeOrganisation(id, at)).toBe(shard);
+      expect(await three.forOrganisation(id)).toBe(three.shard(shard));
+    }
+    const fresh = Array.from({ length: 12 }, () => freshOrganisation());
+    const placed = await Promise.all(fresh.map((id) => three.placeOrganisation(id, at)));
+    expect(new Set(placed)).toEqual(new Set([0, 1, 2]));
+    // A name in the list that is not a binding is a configuration error, not a silent shard 0.
+    expect(() => shardBindings({ ...env, D1_SHARDS: '["DB","DB_SHARD_9"]' })).toThrow("DB_SHARD_9");
   });
 
   it("routes an organisation and its identity ids to its shard only; a query on the other shard misses", async () => {
