@@ -239,6 +239,8 @@ describe("shards (docs/sharding.md)", () => {
     expect(report).toMatchObject({ from: 0, to: 1, rows: { passports: 3, events: 6, publications: 6 } });
     expect(await shards.placementOf(mover.organisation)).toEqual({ shard: 1, movingTo: null });
     expect(await shards.forOrganisation(mover.organisation)).toBe(shards.shard(1));
+    // Its identity ids, minted before the directory knew them, now route to the new shard.
+    for (const passport of passports) expect(await shards.forIdentity(passport.identity_id)).toBe(shards.shard(1));
     expect(await organisationRows(shardOne, mover.organisation)).toEqual(before);
     const emptied = await organisationRows(env.DB, mover.organisation);
     expect(Object.values(emptied).flat()).toEqual([]);

@@ -90,6 +90,7 @@ export async function moveOrganisation(
     const organisation = await source.prepare("SELECT 1 FROM organisations WHERE id = ?1").bind(organisationId).first();
     if (!organisation) throw new MoveRefused(`${organisationId} is not in shard ${from}`);
     for (const table of TABLES) rows[table.name] = await copyTable(source, target, table, organisationId);
+    await registerIdentities(source, directory, organisationId);
   } catch (error) {
     await deleteOrganisation(target, organisationId);
     await source.prepare("DELETE FROM organisation_fences WHERE organisation_id = ?1").bind(organisationId).run();
@@ -116,6 +117,26 @@ async function unfence(directory: D1Database, organisationId: string, to: number
     .prepare("UPDATE organisation_shards SET moving_to = NULL WHERE organisation_id = ?1 AND moving_to = ?2")
     .bind(organisationId, to)
     .run();
+}
+
+/**
+ * Records each of the organisation's identity ids in the directory, if it is not there yet (a
+ * passport from before sharding), so the ids route to the organisation's new shard.
+ */
+async function registerIdentities(source: D1Database, directory: D1Database, organisationId: string) {
+  const { results } = await source
+    .prepare("SELECT id FROM passports WHERE organisation_id = ?1 ORDER BY id")
+    .bind(organisationId)
+    .all<{ id: string }>();
+  const statements = results.map(({ id }) =>
+    directory
+      .prepare(
+        "INSERT INTO identity_organisations (identity_id, organisation_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+      )
+      .bind(id, organisationId),
+  );
+  for (let i = 0; i < statements.length; i += ROWS_PER_BATCH)
+    await directory.batch(statements.slice(i, i + ROWS_PER_BATCH));
 }
 
 /** Copies one table's rows of the organisation, in batches; returns how many. */
