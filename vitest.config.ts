@@ -206,6 +206,7 @@ export default defineConfig({
                 bindings: {
                   ...keys.bindings,
                   TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`),
+                  TEST_DIRECTORY_MIGRATIONS: await readD1Migrations(`${root}/migrations/directory`),
                   TEST_PLATFORM_MODEL: platformModel,
                   // The simulation's duration in seconds (test/platform-model/production-hour.test.ts); empty for the short run.
                   TEST_SIMULATION_SECONDS: process.env.SIMULATION_SECONDS ?? "",
@@ -275,6 +276,7 @@ export default defineConfig({
                 bindings: {
                   ...keys.bindings,
                   TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`),
+                  TEST_DIRECTORY_MIGRATIONS: await readD1Migrations(`${root}/migrations/directory`),
                   // The propagation property's run count and history seed (test/verifier/propagation.test.ts).
                   TEST_PROPAGATION_RUNS: process.env.PROPAGATION_RUNS ?? "",
                   TEST_PROPAGATION_SEED: process.env.PROPAGATION_SEED ?? "",

@@ -326,11 +326,14 @@ const notificationSigning = await notificationSigningKeys();
 const logSigning = await logSigningKeys();
 const auditor = await demoAuditorKeys();
 
-// Its own process, which has exited before the runtime opens the database; it runs while the Workers are bundled.
-const migrated = runWrangler(root, [
-  ...["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo],
-  ...["-c", controlConfig, "--env", "development"],
-]);
+// Its own processes, which have exited before the runtime opens the databases; they run while the
+// Workers are bundled. Every shard gets the same migrations, the directory its own (docs/sharding.md).
+const migrate = (binding) =>
+  runWrangler(root, [
+    ...["d1", "migrations", "apply", binding, "--local", "--persist-to", persistTo],
+    ...["-c", controlConfig, "--env", "development"],
+  ]);
+const migrated = Promise.all(["DB", "DB_SHARD_1", "DIRECTORY"].map(migrate));
 migrated.catch(() => {}); // reported where the start awaits it
 
 // The marketplace handoff's secrets (docs/acquisition.md), made once and kept beside the dev keys.

@@ -24,6 +24,20 @@ describe("the D1 model (docs/platform-model.md)", () => {
     expect(model.counters()).toMatchObject({ roundTrips: 3, maxConcurrent: 3, refusals: 0 });
   });
 
+  it("with a service time, holds the database's one writer for it per round trip, and counts the longest wait", async () => {
+    const model = new D1Model({ serviceMs: 30 });
+    const db = modelledD1(env.DB, model);
+    const started = Date.now();
+    await Promise.all([1, 2, 3].map((n) => db.prepare("SELECT ? AS n").bind(n).first()));
+    // Three round trips one after another: the third starts after two service times.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+    expect(model.counters().maxWaitMs).toBeGreaterThanOrEqual(60);
+    // A second database is a second writer: its round trips do not wait for the first's.
+    const other = new D1Model({ serviceMs: 30 });
+    await modelledD1(env.DB, other).prepare("SELECT 1").first();
+    expect(other.counters().maxWaitMs).toBe(0);
+  });
+
   it("accounts the database's size from D1's reports and refuses growing writes past the limit", async () => {
     const model = new D1Model();
     const db = modelledD1(env.DB, model);

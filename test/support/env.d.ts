@@ -24,6 +24,8 @@ declare namespace Cloudflare {
     /** Private JWK the tests' trusted evidence source ("Demo trusted auditor") attests with. */
     TEST_AUDITOR_PRIVATE_JWK: string;
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    /** The directory database's own migrations (migrations/directory, docs/sharding.md). */
+    TEST_DIRECTORY_MIGRATIONS: import("cloudflare:test").D1Migration[];
     /** A fulfill ceiling of 5 a minute, for driving the ceiling to its refusal (vitest.config.ts). */
     TEST_FULFILL_CEILING: RateLimit;
     /** Empty databases for the migration-chain tests (test/migrations), one per chain. */

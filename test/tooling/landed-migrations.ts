@@ -34,7 +34,10 @@ export function landedMigrationProblems(dir: string): string[] {
       problems.push(`${file} is not in ${MANIFEST}; add it with: cd migrations && sha256sum ${file} >> ${MANIFEST}`);
     }
   }
-  const journal = JSON.parse(readFileSync(join(dir, "meta", "_journal.json"), "utf8")) as {
+  // The shards' folder is drizzle-kit's, with its journal; the directory's is written by hand.
+  const journalFile = join(dir, "meta", "_journal.json");
+  if (!existsSync(journalFile)) return problems;
+  const journal = JSON.parse(readFileSync(journalFile, "utf8")) as {
     entries: { tag: string }[];
   };
   for (const { tag } of journal.entries) {

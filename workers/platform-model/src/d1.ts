@@ -11,6 +11,8 @@ export interface D1Counters {
   bytes: number | null;
   /** The most round trips in flight at one time: the database ran them one after another. */
   maxConcurrent: number;
+  /** With a service time: the longest a round trip waited for the database's one writer, in ms. */
+  maxWaitMs: number;
 }
 
 /** The message D1 answers a write with once a database is at its size limit (docs/platform-model.md, D1). */
@@ -21,6 +23,12 @@ export interface D1ModelOptions {
   maxBytes?: number;
   /** Real time each round trip waits before it reaches the database, in ms (default 0). */
   latencyMs?: number;
+  /**
+   * Real time each round trip holds the database, one after another, in ms (default 0: local D1's
+   * own speed). D1's planning figure is 1 ms a query; the capacity simulation sets it so a
+   * database's bound, not this machine's CPU, decides how many writes it takes.
+   */
+  serviceMs?: number;
 }
 
 /**
@@ -38,14 +46,18 @@ export interface D1ModelOptions {
 export class D1Model {
   maxBytes: number;
   latencyMs: number;
+  serviceMs: number;
   #inFlight = 0;
+  /** When the database's one writer is free again, on the real clock (with a service time). */
+  #busyUntil = 0;
   /** A write ran through a call that reports no size (`first`, `raw`): measure before the next write. */
   #sizeUnknown = true;
-  #counters: D1Counters = { roundTrips: 0, refusals: 0, bytes: null, maxConcurrent: 0 };
+  #counters: D1Counters = { roundTrips: 0, refusals: 0, bytes: null, maxConcurrent: 0, maxWaitMs: 0 };
 
   constructor(options: D1ModelOptions = {}) {
     this.maxBytes = options.maxBytes ?? PLATFORM_LIMITS.d1.maxDatabaseBytes;
     this.latencyMs = options.latencyMs ?? 0;
+    this.serviceMs = options.serviceMs ?? 0;
   }
 
   counters(): D1Counters {
@@ -53,7 +65,7 @@ export class D1Model {
   }
 
   reset(): void {
-    this.#counters = { roundTrips: 0, refusals: 0, bytes: null, maxConcurrent: 0 };
+    this.#counters = { roundTrips: 0, refusals: 0, bytes: null, maxConcurrent: 0, maxWaitMs: 0 };
     this.#sizeUnknown = true;
   }
 
@@ -63,6 +75,7 @@ export class D1Model {
    */
   async roundTrip<T>(grows: boolean, run: () => Promise<T>, measure: () => Promise<unknown>): Promise<T> {
     await pause(this.latencyMs);
+    await this.#takeWriter();
     this.#counters.roundTrips++;
     this.#inFlight++;
     this.#counters.maxConcurrent = Math.max(this.#counters.maxConcurrent, this.#inFlight);
@@ -80,6 +93,20 @@ export class D1Model {
     } finally {
       this.#inFlight--;
     }
+  }
+
+  /**
+   * With a service time, waits for this round trip's turn of the database's one writer and holds
+   * it for `serviceMs`. Each round trip books its slot on the clock and waits on its own timer, so
+   * no request's code is resumed from another's promise (see the class comment).
+   */
+  async #takeWriter(): Promise<void> {
+    if (this.serviceMs <= 0) return;
+    const now = Date.now();
+    const start = Math.max(now, this.#busyUntil);
+    this.#busyUntil = start + this.serviceMs;
+    this.#counters.maxWaitMs = Math.max(this.#counters.maxWaitMs, start - now);
+    await pause(this.#busyUntil - now);
   }
 
   /** Takes the size from a D1 result (or a batch's results); returns whether it carried one. */

@@ -493,3 +493,14 @@ export const notificationAttempts = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.deliveryId, t.attempt] })],
 );
+
+/**
+ * Organisations fenced in this shard for a move to another (migration 0026, docs/sharding.md):
+ * while a row is here, triggers refuse every insert and update of that organisation's rows in
+ * this shard with `organisation-moving`, so a write that found the organisation here just before
+ * the move began cannot land after its copy.
+ */
+export const organisationFences = sqliteTable("organisation_fences", {
+  organisationId: text("organisation_id").primaryKey(),
+  fencedAt: text("fenced_at").notNull(),
+});

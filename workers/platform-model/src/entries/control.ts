@@ -8,7 +8,8 @@ import control, {
 } from "../../../control/src/index.ts";
 import { modelledWorker } from "../worker.ts";
 
-const model = modelledWorker({ kv: ["SNAPSHOTS"], d1: ["DB"] });
+// Every D1 database is one modelled database: each shard and the directory (docs/sharding.md).
+const model = modelledWorker({ kv: ["SNAPSHOTS"], d1: ["DB", "DB_SHARD_1", "DIRECTORY"] });
 
 export default model.handler(control);
 export const PublicationSequencer = model.durableObject(Sequencer);

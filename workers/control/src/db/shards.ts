@@ -1,0 +1,184 @@
+import { type Database, database } from "./client.ts";
+
+// The routing rule (docs/sharding.md): the one place that turns an organisation or an identity id
+// into the drizzle handle of the shard that holds it. An organisation the directory has no row for
+// lives in shard 0 (`DB`, the database from before sharding), so adding shards needs no backfill.
+
+/** The bindings that say where the control plane's data lives. */
+export interface ShardEnv {
+  /** The shards' D1 binding names in order, as a JSON list; a shard's number is its place. */
+  D1_SHARDS: string;
+  DB: D1Database;
+  DIRECTORY?: D1Database;
+}
+
+/** Raised for a write to an organisation fenced for a move; the move takes seconds. */
+export class OrganisationMoving extends Error {
+  constructor(readonly organisationId: string) {
+    super(`organisation ${organisationId} is moving to another shard`);
+  }
+}
+
+/** The shards' D1 bindings, in the order D1_SHARDS names them. */
+export function shardBindings(env: ShardEnv): D1Database[] {
+  const names = JSON.parse(env.D1_SHARDS || '["DB"]') as unknown;
+  if (!Array.isArray(names) || names.length === 0) throw new Error("D1_SHARDS must be a non-empty JSON list");
+  return names.map((name) => {
+    const binding = (env as unknown as Record<string, unknown>)[String(name)];
+    if (!binding) throw new Error(`D1_SHARDS names ${String(name)}, which is not a D1 binding`);
+    return binding as D1Database;
+  });
+}
+
+/**
+ * The shard a new organisation is placed in: FNV-1a of its id over the shard count. Only the
+ * placement uses it; where an organisation is afterwards is the directory's row, so a move or a
+ * new shard changes nothing here for organisations already placed.
+ */
+export function hashedShard(organisationId: string, count: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < organisationId.length; i++) {
+    hash ^= organisationId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % count;
+}
+
+/** Where an organisation is, as the directory says. */
+export interface Placement {
+  shard: number;
+  /** The shard it is being copied to while fenced for a move, else null. */
+  movingTo: number | null;
+}
+
+/**
+ * How long an isolate keeps an organisation's shard without asking the directory again. A move
+ * leaves its fence row in the old shard for good, so a write sent there on a stale answer is
+ * refused (`organisation-moving`) rather than written, and `forget` makes the next one ask.
+ */
+const PLACEMENT_CACHE_MS = 60_000;
+
+export class Shards {
+  readonly #handles: Database[];
+  readonly #placements = new Map<string, { shard: number; until: number }>();
+
+  constructor(
+    readonly bindings: D1Database[],
+    readonly directory: D1Database | undefined,
+  ) {
+    if (bindings.length > 1 && !directory) throw new Error("more than one shard needs the DIRECTORY binding");
+    this.#handles = bindings.map((binding) => database(binding));
+  }
+
+  get count(): number {
+    return this.bindings.length;
+  }
+
+  /** The handle of shard `index`. */
+  shard(index: number): Database {
+    const handle = this.#handles[index];
+    if (!handle) throw new Error(`no shard ${index}: D1_SHARDS lists ${this.count}`);
+    return handle;
+  }
+
+  /** Every shard's handle, for the work designed to cross shards (crons, fan-out reads). */
+  everyShard(): Database[] {
+    return [...this.#handles];
+  }
+
+  /**
+   * Places a new organisation (by hash) and returns its shard. One statement: two creations racing
+   * for the same id agree on the first one's row, and an organisation already placed keeps its shard.
+   */
+  async placeOrganisation(organisationId: string, at = new Date()): Promise<number> {
+    if (!this.directory) return 0;
+    const row = await this.directory
+      .prepare(
+        `INSERT INTO organisation_shards (organisation_id, shard, placed_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (organisation_id) DO UPDATE SET shard = shard RETURNING shard`,
+      )
+      .bind(organisationId, hashedShard(organisationId, this.count), at.toISOString())
+      .first<{ shard: number }>();
+    return row?.shard ?? 0;
+  }
+
+  /** Where the directory places an organisation: shard 0, unfenced, when it has no row. */
+  async placementOf(organisationId: string): Promise<Placement> {
+    if (!this.directory) return { shard: 0, movingTo: null };
+    const row = await this.directory
+      .prepare("SELECT shard, moving_to AS movingTo FROM organisation_shards WHERE organisation_id = ?1")
+      .bind(organisationId)
+      .first<Placement>();
+    return row ?? { shard: 0, movingTo: null };
+  }
+
+  /** The handle for reading an organisation's data; reads go on during its move (from the old copy). */
+  async readOrganisation(organisationId: string): Promise<Database> {
+    return this.shard((await this.placementOf(organisationId)).shard);
+  }
+
+  /**
+   * The handle for writing an organisation's data. Refused with `OrganisationMoving` while the
+   * organisation is fenced; its shard's fence (migration 0026) holds the same rule for a write
+   * that read the directory, or its cached answer, before the fence was set.
+   */
+  async forOrganisation(organisationId: string): Promise<Database> {
+    const cached = this.#placements.get(organisationId);
+    if (cached && cached.until > Date.now()) return this.shard(cached.shard);
+    const placement = await this.placementOf(organisationId);
+    if (placement.movingTo !== null) throw new OrganisationMoving(organisationId);
+    this.#placements.set(organisationId, { shard: placement.shard, until: Date.now() + PLACEMENT_CACHE_MS });
+    return this.shard(placement.shard);
+  }
+
+  /** Drops an organisation's cached shard, after its shard refused a write as moving. */
+  forget(organisationId: string): void {
+    this.#placements.delete(organisationId);
+  }
+
+  /** Records which organisation a new identity id belongs to; the id is never re-minted. */
+  async registerIdentity(identityId: string, organisationId: string): Promise<void> {
+    await this.directory
+      ?.prepare("INSERT INTO identity_organisations (identity_id, organisation_id) VALUES (?1, ?2)")
+      .bind(identityId, organisationId)
+      .run();
+  }
+
+  /** The organisation an identity id belongs to, or null when the directory does not know it. */
+  async organisationOfIdentity(identityId: string): Promise<string | null> {
+    if (!this.directory) return null;
+    const row = await this.directory
+      .prepare("SELECT organisation_id AS organisationId FROM identity_organisations WHERE identity_id = ?1")
+      .bind(identityId)
+      .first<{ organisationId: string }>();
+    return row?.organisationId ?? null;
+  }
+
+  /**
+   * The handle for reading an identity's data: its organisation's shard, or shard 0 for an id the
+   * directory does not know (every passport from before sharding is there).
+   */
+  async readIdentity(identityId: string): Promise<Database> {
+    const organisationId = await this.organisationOfIdentity(identityId);
+    return organisationId === null ? this.shard(0) : this.readOrganisation(organisationId);
+  }
+
+  /** The handle for writing an identity's data; refused while its organisation is moving. */
+  async forIdentity(identityId: string): Promise<Database> {
+    const organisationId = await this.organisationOfIdentity(identityId);
+    return organisationId === null ? this.shard(0) : this.forOrganisation(organisationId);
+  }
+}
+
+// One instance per configuration: workerd hands every request of an isolate the same bindings.
+const instances = new WeakMap<D1Database, Shards>();
+
+/** The shards of an environment. */
+export function shardsOf(env: ShardEnv): Shards {
+  let shards = instances.get(env.DB);
+  if (!shards) {
+    shards = new Shards(shardBindings(env), env.DIRECTORY);
+    instances.set(env.DB, shards);
+  }
+  return shards;
+}
