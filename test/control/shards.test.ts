@@ -60,21 +60,21 @@ describe("shards (docs/sharding.md)", () => {
   it("runs with two shards and the directory, and places new organisations in both by hash", async () => {
     expect(shards.count).toBe(2);
     const ids = Array.from({ length: 16 }, () => freshOrganisation());
-    const placed = await Promise.all(ids.map((id) => shards.placeOrganisation(id, at)));
+    const placed = await Promise.all(ids.map((id) => shards.placeOrganisation(id, { at })));
     expect(new Set(placed)).toEqual(new Set([0, 1]));
     expect(placed).toEqual(ids.map((id) => hashedShard(id, 2)));
     // Racing placements of one organisation agree, and a placed organisation keeps its shard.
     const racing = organisationIn(1);
-    expect(await Promise.all([1, 2, 3].map(() => shards.placeOrganisation(racing, at)))).toEqual([1, 1, 1]);
+    expect(await Promise.all([1, 2, 3].map(() => shards.placeOrganisation(racing, { at })))).toEqual([1, 1, 1]);
     await directory.prepare("UPDATE organisation_shards SET shard = 0 WHERE organisation_id = ?1").bind(racing).run();
-    expect(await shards.placeOrganisation(racing, at)).toBe(0);
+    expect(await shards.placeOrganisation(racing, { at })).toBe(0);
   });
 
   it("adds a shard: migrated and appended to the list, it takes new organisations; placed ones stay", async () => {
     const placedBefore = await Promise.all(
       [0, 1].map(async (shard) => {
         const id = organisationIn(shard);
-        await shards.placeOrganisation(id, at);
+        await shards.placeOrganisation(id, { at });
         return id;
       }),
     );
@@ -85,11 +85,11 @@ describe("shards (docs/sharding.md)", () => {
     const three = new Shards(shardBindings(widened), env.DIRECTORY);
     expect(three.count).toBe(3);
     for (const [shard, id] of placedBefore.entries()) {
-      expect(await three.placeOrganisation(id, at)).toBe(shard);
+      expect(await three.placeOrganisation(id, { at })).toBe(shard);
       expect(await three.forOrganisation(id)).toBe(three.shard(shard));
     }
     const fresh = Array.from({ length: 12 }, () => freshOrganisation());
-    const placed = await Promise.all(fresh.map((id) => three.placeOrganisation(id, at)));
+    const placed = await Promise.all(fresh.map((id) => three.placeOrganisation(id, { at })));
     expect(new Set(placed)).toEqual(new Set([0, 1, 2]));
     // A name in the list that is not a binding is a configuration error, not a silent shard 0.
     expect(() => shardBindings({ ...env, D1_SHARDS: '["DB","DB_SHARD_9"]' })).toThrow("DB_SHARD_9");
@@ -97,7 +97,7 @@ describe("shards (docs/sharding.md)", () => {
 
   it("routes an organisation and its identity ids to its shard only; a query on the other shard misses", async () => {
     const organisationId = organisationIn(1);
-    expect(await shards.placeOrganisation(organisationId, at)).toBe(1);
+    expect(await shards.placeOrganisation(organisationId, { at })).toBe(1);
     const handle = await shards.forOrganisation(organisationId);
     expect(handle).toBe(shards.shard(1));
     await shardOne.prepare("INSERT INTO organisations (id, name) VALUES (?1, 'Shard one')").bind(organisationId).run();

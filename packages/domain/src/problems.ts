@@ -46,6 +46,8 @@ export const PROBLEMS = {
   "endpoint-not-confirmed": { status: 422, title: "The endpoint did not echo the challenge" },
   "rate-limited": { status: 429, title: "Too many requests" },
   unavailable: { status: 503, title: "Temporarily unavailable" },
+  "organisation-moving": { status: 503, title: "The organisation is moving to another shard" },
+  "crosses-shards": { status: 409, title: "The change joins organisations kept in different shards" },
   "storage-full": { status: 507, title: "The service's storage is full" },
   internal: { status: 500, title: "Internal error" },
 } as const satisfies Record<string, { status: number; title: string }>;

@@ -6,8 +6,9 @@ import { answerToError } from "./api/problem.ts";
 import { limitSignIn, limitWrites } from "./api/rate-limit.ts";
 import { bindingChecksApi } from "./binding-checks/index.ts";
 import type { AppEnv } from "./context.ts";
-import { database } from "./db/client.ts";
+import { routeByIdentity, routeByOrganisation } from "./api/routing.ts";
 import { ensureDevelopmentMembership } from "./db/organisations.ts";
+import { shardsOf } from "./db/shards.ts";
 import { marketplace, marketplaceApi } from "./marketplace/index.ts";
 import { notificationsApi } from "./notifications/index.ts";
 import { me } from "./routes/me.ts";
@@ -36,16 +37,23 @@ app.route("/public", publicAnswers);
 
 app.use("/v1/*", async (c, next) => {
   const principal = await authenticate(c.req.raw.headers, c.env);
-  const db = database(c.env.DB);
+  const shards = shardsOf(c.env);
   const wanted = principal.developmentMembership;
   if (c.env.ENVIRONMENT === "development" && wanted && isRole(wanted.role)) {
-    await ensureDevelopmentMembership(db, principal.subject, wanted.organisationId, wanted.role);
+    await ensureDevelopmentMembership(shards, principal.subject, wanted.organisationId, wanted.role);
   }
   c.set("principal", principal);
-  c.set("db", db);
+  c.set("shards", shards);
+  // Shard 0 holds the service-wide tables (marketplace, notifications); the routes below that
+  // name a passport or an organisation replace it with the shard that holds it.
+  c.set("db", shards.shard(0));
   await next();
 });
 app.use("/v1/*", limitWrites);
+app.use("/v1/passports/:id", routeByIdentity);
+app.use("/v1/passports/:id/*", routeByIdentity);
+app.use("/v1/organisations/:id", routeByOrganisation);
+app.use("/v1/organisations/:id/*", routeByOrganisation);
 
 app.route("/v1/me", me);
 app.route("/v1/passports", passports);

@@ -1,6 +1,7 @@
 import { type Problem, type ProblemKind, problem, problemResponse } from "@passport/domain";
 import { HTTPException } from "hono/http-exception";
 import { isDatabaseFull } from "../db/client.ts";
+import { isFencedWrite, OrganisationMoving } from "../db/shards.ts";
 import { Refusal, StaleVersion } from "../failures.ts";
 import { passportEtag } from "./views.ts";
 
@@ -51,6 +52,8 @@ function problemFromHttpException(error: HTTPException): Response {
 export function answerToError(error: unknown): Response {
   if (error instanceof Refusal) return refusalResponse(error);
   if (error instanceof HTTPException) return problemFromHttpException(error);
+  // A write that reached its shard after a move fenced the organisation (docs/sharding.md).
+  if (isFencedWrite(error)) return refusalResponse(new OrganisationMoving());
   if (isDatabaseFull(error)) {
     console.error(JSON.stringify({ level: "error", event: "database_full", message: String(error) }));
     return problemResponse(

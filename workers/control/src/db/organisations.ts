@@ -1,6 +1,7 @@
 import { and, eq, ne, or, sql } from "drizzle-orm";
 import type { Database } from "./client.ts";
 import { members, organisations } from "./schema.ts";
+import type { Shards } from "./shards.ts";
 
 export type Role = (typeof members.$inferSelect)["role"];
 
@@ -31,11 +32,12 @@ export async function membershipIn(db: Database, subject: string, organisationId
  * size limit refuses every write, docs/platform-model.md).
  */
 export async function ensureDevelopmentMembership(
-  db: Database,
+  shards: Shards,
   subject: string,
   organisationId: string,
   role: Role,
 ): Promise<void> {
+  const db = shards.shard(await developmentPlacement(shards, organisationId));
   if ((await membershipIn(db, subject, organisationId))?.role === role) return;
   await db.batch([
     db.insert(organisations).values({ id: organisationId, name: organisationId }).onConflictDoNothing(),
@@ -44,6 +46,21 @@ export async function ensureDevelopmentMembership(
       .values({ organisationId, subject, role })
       .onConflictDoUpdate({ target: [members.organisationId, members.subject], set: { role } }),
   ]);
+}
+
+/**
+ * Where a development token's organisation is: the directory's row; else shard 0 for one that
+ * exists there without a row (seeded before sharding, or by a test's own SQL), recorded so; else
+ * a new organisation's placement.
+ */
+async function developmentPlacement(shards: Shards, organisationId: string): Promise<number> {
+  const placed = await shards.placementOf(organisationId);
+  if (placed.known) return placed.shard;
+  const inShardZero = await shards.shard(0).query.organisations.findFirst({
+    columns: { id: true },
+    where: eq(organisations.id, organisationId),
+  });
+  return shards.placeOrganisation(organisationId, inShardZero ? { shard: 0 } : {});
 }
 
 export async function organisationWithParent(db: Database, organisationId: string) {

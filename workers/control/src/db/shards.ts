@@ -1,4 +1,5 @@
-import { type Database, database } from "./client.ts";
+import { Refusal } from "../failures.ts";
+import { type Database, database, isConstraintError } from "./client.ts";
 
 // The routing rule (docs/sharding.md): the one place that turns an organisation or an identity id
 // into the drizzle handle of the shard that holds it. An organisation the directory has no row for
@@ -12,11 +13,25 @@ export interface ShardEnv {
   DIRECTORY?: D1Database;
 }
 
+/** Seconds a caller refused for a move is told to wait: a move's copy window is seconds. */
+const MOVE_RETRY_SECONDS = 5;
+
 /** Raised for a write to an organisation fenced for a move; the move takes seconds. */
-export class OrganisationMoving extends Error {
-  constructor(readonly organisationId: string) {
-    super(`organisation ${organisationId} is moving to another shard`);
+export class OrganisationMoving extends Refusal {
+  constructor(readonly organisationId?: string) {
+    super(
+      "organisation-moving",
+      {
+        detail: `${organisationId ? `Organisation ${organisationId}` : "The organisation"} is being moved to another shard; nothing was written. Retry shortly.`,
+      },
+      { retryAfterSeconds: MOVE_RETRY_SECONDS },
+    );
   }
+}
+
+/** Whether a statement was refused by a shard's move fence (migration 0026's triggers). */
+export function isFencedWrite(error: unknown): boolean {
+  return isConstraintError(error, "organisation-moving");
 }
 
 /** The shards' D1 bindings, in the order D1_SHARDS names them. */
@@ -49,6 +64,8 @@ export interface Placement {
   shard: number;
   /** The shard it is being copied to while fenced for a move, else null. */
   movingTo: number | null;
+  /** Whether the directory has a row for it (false: shard 0 by default). */
+  known: boolean;
 }
 
 /**
@@ -87,29 +104,38 @@ export class Shards {
   }
 
   /**
-   * Places a new organisation (by hash) and returns its shard. One statement: two creations racing
-   * for the same id agree on the first one's row, and an organisation already placed keeps its shard.
+   * Places a new organisation and returns its shard. A sub-organisation goes where its parent is
+   * (`parentId`), so a family of organisations shares one shard and its references stay inside it;
+   * `shard` pins a placement (the marketplace's organisations, docs/sharding.md); any other is
+   * placed by a hash of its id. One statement: two creations racing for the same id agree on the
+   * first one's row, and an organisation already placed keeps its shard.
    */
-  async placeOrganisation(organisationId: string, at = new Date()): Promise<number> {
+  async placeOrganisation(
+    organisationId: string,
+    options: { parentId?: string | null; shard?: number; at?: Date } = {},
+  ): Promise<number> {
     if (!this.directory) return 0;
+    const wanted =
+      options.shard ??
+      (options.parentId ? (await this.placementOf(options.parentId)).shard : hashedShard(organisationId, this.count));
     const row = await this.directory
       .prepare(
         `INSERT INTO organisation_shards (organisation_id, shard, placed_at) VALUES (?1, ?2, ?3)
          ON CONFLICT (organisation_id) DO UPDATE SET shard = shard RETURNING shard`,
       )
-      .bind(organisationId, hashedShard(organisationId, this.count), at.toISOString())
+      .bind(organisationId, wanted, (options.at ?? new Date()).toISOString())
       .first<{ shard: number }>();
     return row?.shard ?? 0;
   }
 
   /** Where the directory places an organisation: shard 0, unfenced, when it has no row. */
   async placementOf(organisationId: string): Promise<Placement> {
-    if (!this.directory) return { shard: 0, movingTo: null };
+    if (!this.directory) return { shard: 0, movingTo: null, known: false };
     const row = await this.directory
       .prepare("SELECT shard, moving_to AS movingTo FROM organisation_shards WHERE organisation_id = ?1")
       .bind(organisationId)
-      .first<Placement>();
-    return row ?? { shard: 0, movingTo: null };
+      .first<Omit<Placement, "known">>();
+    return row ? { ...row, known: true } : { shard: 0, movingTo: null, known: false };
   }
 
   /** The handle for reading an organisation's data; reads go on during its move (from the old copy). */

@@ -1,0 +1,28 @@
+import { env } from "cloudflare:test";
+import { shardsOf } from "../../workers/control/src/db/shards.ts";
+
+// The tests' side of the routing rule (docs/sharding.md): a test that reads or seeds an
+// organisation's rows directly asks here for the D1 database that holds them, as the service does.
+// The tests run two shards, so a query sent to the wrong one finds nothing and fails its test.
+
+function bindingOf(index: number): D1Database {
+  const binding = shardsOf(env).bindings[index];
+  if (!binding) throw new Error(`no shard ${index}`);
+  return binding;
+}
+
+/** The D1 database that holds an organisation's rows. */
+export async function shardOfOrganisation(organisationId: string): Promise<D1Database> {
+  return bindingOf((await shardsOf(env).placementOf(organisationId)).shard);
+}
+
+/** The D1 database that holds a passport's rows (its organisation's shard). */
+export async function shardOfIdentity(identityId: string): Promise<D1Database> {
+  const organisationId = await shardsOf(env).organisationOfIdentity(identityId);
+  return organisationId === null ? bindingOf(0) : shardOfOrganisation(organisationId);
+}
+
+/** Every shard's D1 database, for a test that counts or clears rows service-wide. */
+export function everyShard(): D1Database[] {
+  return [...shardsOf(env).bindings];
+}
