@@ -293,7 +293,7 @@ describe("transparency log", () => {
         if (original) (instance as unknown as WithEnv).env = original;
       });
     }
-    await maintainLog(env, database(env.DB));
+    await maintainLog(env);
     const log = await served();
     expect(log.size).toBeGreaterThan(index);
     expect(log.entries[index]).toMatchObject({ identityId: id, recordVersion: 1, digest: "sha-256:abc" });
@@ -333,7 +333,7 @@ describe("transparency log", () => {
       query: async (sql) => (await env.DB.prepare(sql).all<Record<string, unknown>>()).results,
       cursor: { read: () => cursor, write: (value) => (cursor = value) },
       sleep: async () => {
-        await maintainLog(env, database(env.DB));
+        await maintainLog(env);
         await drainOutbox(env);
       },
       log: (line) => lines.push(line),
@@ -502,7 +502,7 @@ describe("witness cosigning (C2SP tlog-witness)", () => {
       expect((await servedRecord(id)).logIndex).toBeLessThan(log.size);
     });
     // Without witnesses configured, the checkpoint carries the log's signature alone.
-    await maintainLog(env, database(env.DB));
+    await maintainLog(env);
     const owner2 = await Caller.create("owner");
     await owner2.createPassport();
     const alone = await servedNote([env.TEST_LOG_VERIFIER_KEY, keys.verifierKey]);
