@@ -240,7 +240,8 @@ export async function drainOutbox(
     total.published += shard?.published ?? 0;
     total.failed += shard?.failed ?? 0;
   }
-  if (total.published + total.failed > 0) console.log(JSON.stringify({ level: "info", event: "outbox_drained", ...total }));
+  if (total.published + total.failed > 0)
+    console.log(JSON.stringify({ level: "info", event: "outbox_drained", ...total }));
   return total;
 }
 
