@@ -1,4 +1,4 @@
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { MAX_USES_LINKS } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { database } from "../../workers/control/src/db/client.ts";
