@@ -1,4 +1,3 @@
-
 import { PassportRecord, RATE_PERIODS } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { type Body, Caller, organisationState, resolve, uniqueEndpoint } from "../support/api.ts";

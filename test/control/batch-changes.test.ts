@@ -1,4 +1,3 @@
-
 import { describe, expect, it } from "vitest";
 import { type Body, Caller, resolve, uniqueEndpoint } from "../support/api.ts";
 import { attested, TRUSTED_AUDITOR } from "../support/attestation.ts";
