@@ -297,7 +297,7 @@ describe("transparency log", () => {
         if (original) (instance as unknown as WithEnv).env = original;
       });
     }
-    await inEveryShard((db) => maintainLog(env, db));
+    await maintainLog(env);
     const log = await served();
     expect(log.size).toBeGreaterThan(index);
     expect(log.entries[index]).toMatchObject({ identityId: id, recordVersion: 1, digest: "sha-256:abc" });
@@ -339,7 +339,7 @@ describe("transparency log", () => {
       query: async (sql) => (await shard.prepare(sql).all<Record<string, unknown>>()).results,
       cursor: { read: () => cursor, write: (value) => (cursor = value) },
       sleep: async () => {
-        await inEveryShard((db) => maintainLog(env, db));
+        await maintainLog(env);
         await drainOutbox(env);
       },
       log: (line) => lines.push(line),
@@ -519,7 +519,7 @@ describe("witness cosigning (C2SP tlog-witness)", () => {
       expect((await servedRecord(id)).logIndex).toBeLessThan(log.size);
     });
     // Without witnesses configured, the checkpoint carries the log's signature alone.
-    await inEveryShard((db) => maintainLog(env, db));
+    await maintainLog(env);
     const owner2 = await Caller.create("owner");
     await owner2.createPassport();
     const alone = await servedNote([env.TEST_LOG_VERIFIER_KEY, keys.verifierKey]);
