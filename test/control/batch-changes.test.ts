@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type Body, Caller, resolve, uniqueEndpoint } from "../support/api.ts";
 import { attested, TRUSTED_AUDITOR } from "../support/attestation.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 
 // The batch API changes what a deploy pipeline changes (docs/publication.md#batches): bindings,
 // evidence, environment and version, lifecycle; each item with its single request's checks, role
@@ -14,9 +14,8 @@ function batch(caller: Caller, items: unknown[]): Promise<{ results: Result[] }>
 }
 
 async function events(id: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT kind, record_version, actor, detail FROM events WHERE passport_id = ? ORDER BY record_version",
-  )
+  const { results } = await (await shardOfIdentity(id))
+    .prepare("SELECT kind, record_version, actor, detail FROM events WHERE passport_id = ? ORDER BY record_version")
     .bind(id)
     .all<{ kind: string; record_version: number; actor: string; detail: string }>();
   return results;

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
 import { type Body, Caller, resolve, uniqueEndpoint } from "../support/api.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 
 type Result = { status: number; passport: Body | null; problem: Body | null };
 
@@ -19,9 +20,8 @@ async function historyEntries(id: string) {
 }
 
 async function events(id: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT kind, record_version, actor FROM events WHERE passport_id = ? ORDER BY record_version",
-  )
+  const { results } = await (await shardOfIdentity(id))
+    .prepare("SELECT kind, record_version, actor FROM events WHERE passport_id = ? ORDER BY record_version")
     .bind(id)
     .all<{ kind: string; record_version: number; actor: string }>();
   return results;
@@ -104,7 +104,10 @@ describe("POST /v1/passports/batch", () => {
       batch(owner, [{ update: { identity_id: id, display_name: "Deferred in a batch" } }]),
     );
     expect(results[0]?.passport?.publication).toMatchObject({ status: "pending", next_attempt_at: expect.any(String) });
-    const row = await env.DB.prepare("SELECT record_version FROM outbox WHERE passport_id = ?").bind(id).first();
+    const row = await (await shardOfIdentity(id))
+      .prepare("SELECT record_version FROM outbox WHERE passport_id = ?")
+      .bind(id)
+      .first();
     expect(row).toEqual({ record_version: 2 });
     expect((await resolve(id)).record.record_version).toBe(1);
 

@@ -4,6 +4,7 @@ import { type Body, Caller, resolve } from "../support/api.ts";
 import { dashboard, verifiedManifest } from "../support/control-fixtures.ts";
 import { json, serve, txt, uniqueHost } from "../support/hosts.ts";
 import { recheckAt } from "../support/rechecks.ts";
+import { everyShard } from "../support/shards.ts";
 
 // The re-check rules (docs/bindings.md, "Re-checks"): unreachable is not a mismatch, a lapsed
 // binding recovers, and one organisation's failing checks never delay another's renewals.
@@ -242,16 +243,18 @@ describe("scheduled re-checks", () => {
 
 /** Takes every binding earlier tests of this file left scheduled off the schedule, so only a test's own are due. */
 async function unscheduleAll() {
-  await env.DB.prepare("UPDATE bindings SET next_check_at = NULL").run();
+  for (const shard of everyShard()) await shard.prepare("UPDATE bindings SET next_check_at = NULL").run();
 }
 
 /** Sets when the scheduled re-check next takes each of `bindingIds`. */
 async function dueAt(bindingIds: string[], at: Date) {
-  await env.DB.batch(
-    bindingIds.map((id) =>
-      env.DB.prepare("UPDATE bindings SET next_check_at = ? WHERE id = ?").bind(at.toISOString(), id),
-    ),
-  );
+  for (const shard of everyShard()) {
+    await shard.batch(
+      bindingIds.map((id) =>
+        shard.prepare("UPDATE bindings SET next_check_at = ? WHERE id = ?").bind(at.toISOString(), id),
+      ),
+    );
+  }
 }
 
 // Each verified manifest is several publications of one passport, a second apart under the

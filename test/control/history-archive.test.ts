@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { database } from "../../workers/control/src/db/client.ts";
 import { archiveHistory, HISTORY_ARCHIVE } from "../../workers/control/src/history/archive.ts";
 import { type Body, Caller } from "../support/api.ts";
+import { inEveryShard, shardOfIdentity } from "../support/shards.ts";
 
 // History older than the window leaves D1 for KV (docs/storage.md, "History archive"), and the
 // API's history pages stay exactly what they were.
@@ -30,17 +30,30 @@ async function history(caller: Caller, id: string) {
   };
 }
 
+/** One archiving pass as the cron runs it: every shard in turn, the counts summed. */
+async function archiveEverywhere(
+  environment: Env,
+  at: Date,
+  limits: Parameters<typeof archiveHistory>[3],
+): Promise<{ sealed: number; written: number }> {
+  const runs = await inEveryShard((db) => archiveHistory(environment, db, at, limits));
+  return runs.reduce((sum, run) => ({ sealed: sum.sealed + run.sealed, written: sum.written + run.written }), {
+    sealed: 0,
+    written: 0,
+  });
+}
+
 async function count(table: string, id: string): Promise<number> {
-  const row = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE passport_id = ?`)
+  const row = await (await shardOfIdentity(id))
+    .prepare(`SELECT count(*) AS n FROM ${table} WHERE passport_id = ?`)
     .bind(id)
     .first<{ n: number }>();
   return row?.n ?? 0;
 }
 
 async function parts(id: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT first_seq, last_seq, sealed_at FROM history_archives WHERE passport_id = ? ORDER BY first_seq",
-  )
+  const { results } = await (await shardOfIdentity(id))
+    .prepare("SELECT first_seq, last_seq, sealed_at FROM history_archives WHERE passport_id = ? ORDER BY first_seq")
     .bind(id)
     .all<{ first_seq: number; last_seq: number; sealed_at: string | null }>();
   return results;
@@ -59,7 +72,7 @@ async function changedPassport(caller: Caller, changes: number): Promise<string>
 async function archiveUntilDone(start: Date, limits = LIMITS) {
   let at = start;
   for (let run = 0; run < 50; run++) {
-    const done = await archiveHistory(env, database(env.DB), at, limits);
+    const done = await archiveEverywhere(env, at, limits);
     if (done.sealed === 0 && done.written === 0) return at;
     at = new Date(at.getTime() + 2 * 60_000);
   }
@@ -74,7 +87,7 @@ describe("history archive", () => {
     expect(before.whole.items).toHaveLength(13);
 
     // Inside the window nothing moves.
-    expect(await archiveHistory(env, database(env.DB), new Date(Date.now() + DAY), LIMITS)).toEqual({
+    expect(await archiveEverywhere(env, new Date(Date.now() + DAY), LIMITS)).toEqual({
       sealed: 0,
       written: 0,
     });
@@ -82,7 +95,7 @@ describe("history archive", () => {
 
     // Past it: the first run writes a part to KV, and D1 still holds every row until the part is sealed.
     const later = new Date(Date.now() + HISTORY_ARCHIVE.windowMs + DAY);
-    await archiveHistory(env, database(env.DB), later, LIMITS);
+    await archiveEverywhere(env, later, LIMITS);
     expect(await parts(id)).toMatchObject([{ sealed_at: null }]);
     expect(await count("events", id)).toBe(13);
     expect(await history(caller, id)).toEqual(before);
@@ -110,7 +123,8 @@ describe("history archive", () => {
     const caller = await Caller.create("editor");
     const id = await changedPassport(caller, 3);
     // The last two publications are not yet in the log (as after a failed append).
-    await env.DB.prepare("UPDATE publications SET log_index = NULL WHERE passport_id = ? AND record_version >= 3")
+    await (await shardOfIdentity(id))
+      .prepare("UPDATE publications SET log_index = NULL WHERE passport_id = ? AND record_version >= 3")
       .bind(id)
       .run();
     const before = await history(caller, id);
@@ -138,15 +152,12 @@ describe("history archive", () => {
         },
       },
     } as Env;
-    await expect(archiveHistory(interrupted, database(env.DB), later, LIMITS)).rejects.toThrow("interrupted");
+    await expect(archiveEverywhere(interrupted, later, LIMITS)).rejects.toThrow("interrupted");
     expect(await parts(id)).toEqual([]);
     expect(await history(caller, id)).toEqual(before);
 
     // Two runs at once (a slow run meeting the next), then the rest: each event ends in one place.
-    await Promise.all([
-      archiveHistory(env, database(env.DB), later, LIMITS),
-      archiveHistory(env, database(env.DB), later, LIMITS),
-    ]);
+    await Promise.all([archiveEverywhere(env, later, LIMITS), archiveEverywhere(env, later, LIMITS)]);
     await archiveUntilDone(new Date(later.getTime() + 2 * 60_000));
     const sealed = await parts(id);
     for (const [i, part] of sealed.entries()) {

@@ -5,6 +5,7 @@ import { database } from "../../workers/control/src/db/client.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { verifiedManifest } from "../support/control-fixtures.ts";
 import { recheckAt } from "../support/rechecks.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 
 // Spec 3 "reactivation / change": which material changes start a re-evaluation
 // (docs/lifecycle.md#what-starts-a-re-evaluation). Each test changes its own passport, since one
@@ -31,7 +32,7 @@ describe("spec 3: a material change starts a re-evaluation", () => {
     const pending = await target.json("GET", `/v1/passports/${id}/recheck`);
     expect(pending).toMatchObject({ recheck_required: true, pending: { bindings: [{ id: bindingId }] } });
     // Nothing clears it before the check ran.
-    await settleFinishedReevaluations(env, database(env.DB));
+    await settleFinishedReevaluations(env, database(await shardOfIdentity(id)));
     expect(await flagged(id)).toBe(true);
 
     expect((await recheckAt(new Date())).get(bindingId)).toBe("verified");

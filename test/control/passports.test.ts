@@ -6,6 +6,7 @@ import { database } from "../../workers/control/src/db/client.ts";
 import worker from "../../workers/control/src/index.ts";
 import { Caller, organisationState, resolve, uniqueEndpoint } from "../support/api.ts";
 import { loggedVersions } from "../support/log-entries.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 
 /** AWS's documented example secret access key. */
 const AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
@@ -123,9 +124,10 @@ describe("duplicate governance", () => {
         ),
       );
       expect(responses.map((r) => r.status).sort(), `round ${round}`).toEqual([200, 409]);
-      const holders = await env.DB.prepare(
-        "SELECT p.id FROM bindings b JOIN passports p ON p.id = b.passport_id WHERE b.class = 'endpoint' AND b.value = ?",
-      )
+      const holders = await (await shardOfIdentity(a.identity_id))
+        .prepare(
+          "SELECT p.id FROM bindings b JOIN passports p ON p.id = b.passport_id WHERE b.class = 'endpoint' AND b.value = ?",
+        )
         .bind(endpoint)
         .all<{ id: string }>();
       expect(holders.results).toHaveLength(1);
@@ -184,7 +186,7 @@ describe("lifecycle", () => {
     expect(reactivated.state).toMatchObject({ lifecycle: "active", recheck_required: true });
     expect((await resolve(id)).record.state.recheck_required).toBe(true);
     // No binding or evidence to re-check: the scheduler's next run settles it (test/control/reactivation.test.ts).
-    await settleFinishedReevaluations(env, database(env.DB));
+    await settleFinishedReevaluations(env, database(await shardOfIdentity(id)));
     expect((await resolve(id)).record.state.recheck_required).toBeUndefined();
   });
 

@@ -3,6 +3,7 @@ import { type FeedEntry, mintIdentityId, PROBLEM_TYPE_BASE, type SignedHistoryEn
 import { describe, expect, it } from "vitest";
 import { KeyRing, verifyDetachedJws } from "../../packages/verifier/src/index.ts";
 import { type Body, Caller } from "../support/api.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 
 const BASE = "http://resolver.test";
 const get = (path: string, init?: RequestInit) => env.TEST_RESOLVER.fetch(`${BASE}${path}`, init);
@@ -121,7 +122,8 @@ describe("GET /api/p/{id}/history.json", () => {
 describe("GET /api/feed.json", () => {
   it("lists each publication once, in sequence order, with nothing but the feed members", async () => {
     const { id } = await passportWithVersions(2);
-    const mine = await env.DB.prepare("SELECT seq FROM publications WHERE passport_id = ? ORDER BY seq")
+    const mine = await (await shardOfIdentity(id))
+      .prepare("SELECT seq FROM publications WHERE passport_id = ? ORDER BY seq")
       .bind(id)
       .all<{ seq: number }>();
     const seqs = mine.results.map((r) => r.seq);

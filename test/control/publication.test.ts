@@ -5,13 +5,17 @@ import { app } from "../../workers/control/src/app.ts";
 import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
 import { Caller, resolve, uniqueEndpoint } from "../support/api.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 
 async function outboxRow(identityId: string) {
-  return env.DB.prepare("SELECT * FROM outbox WHERE passport_id = ?").bind(identityId).first<{
-    record_version: number;
-    attempts: number;
-    last_error: string | null;
-  }>();
+  return (await shardOfIdentity(identityId))
+    .prepare("SELECT * FROM outbox WHERE passport_id = ?")
+    .bind(identityId)
+    .first<{
+      record_version: number;
+      attempts: number;
+      last_error: string | null;
+    }>();
 }
 
 const failingKv = {

@@ -12,6 +12,7 @@ import {
 import { PLATFORM_LIMITS } from "../../workers/platform-model/src/limits.ts";
 import { TokenBucket } from "../../workers/platform-model/src/token-bucket.ts";
 import { Caller } from "../support/api.ts";
+import { everyShard } from "../support/shards.ts";
 
 /**
  * The purge keeper (docs/freshness.md, Purges) with a stand-in for the resolver's
@@ -63,10 +64,15 @@ async function publicationOf(caller: Caller, id: string) {
 
 async function outboxRows(ids: string[]): Promise<number> {
   const placeholders = ids.map(() => "?").join(", ");
-  const row = await env.DB.prepare(`SELECT count(*) AS n FROM outbox WHERE passport_id IN (${placeholders})`)
-    .bind(...ids)
-    .first<{ n: number }>();
-  return row?.n ?? -1;
+  let n = 0;
+  for (const shard of everyShard()) {
+    const row = await shard
+      .prepare(`SELECT count(*) AS n FROM outbox WHERE passport_id IN (${placeholders})`)
+      .bind(...ids)
+      .first<{ n: number }>();
+    n += row?.n ?? 0;
+  }
+  return n;
 }
 
 /** The snapshot's version and the history versions KV holds for one passport, in key order. */

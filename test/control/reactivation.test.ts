@@ -9,6 +9,7 @@ import { attested, TRUSTED_AUDITOR } from "../support/attestation.ts";
 import { dashboard, verifiedManifest } from "../support/control-fixtures.ts";
 import { json, serve } from "../support/hosts.ts";
 import { recheckAt } from "../support/rechecks.ts";
+import { everyShard, shardOfIdentity } from "../support/shards.ts";
 
 // Reactivation re-evaluates (docs/lifecycle.md#re-evaluation): the re-check flag clears when every
 // binding checked before passed a new check and the evidence was renewed, never by a click.
@@ -28,7 +29,7 @@ async function reactivate(admin: Caller, id: string) {
 /** The scheduler's run at `at`: the due checks through the consumer's own function, then the settling of finished re-evaluations. */
 async function schedulerRun(at = new Date()) {
   const outcomes = await recheckAt(at);
-  await settleFinishedReevaluations(env, database(env.DB), at);
+  for (const shard of everyShard()) await settleFinishedReevaluations(env, database(shard), at);
   return outcomes;
 }
 
@@ -52,7 +53,7 @@ describe("reactivation re-evaluates", () => {
       },
     });
     expect(Date.parse(pending.pending.bindings[0].next_check_at)).toBeLessThanOrEqual(Date.now());
-    await settleFinishedReevaluations(env, database(env.DB));
+    await settleFinishedReevaluations(env, database(await shardOfIdentity(id)));
     expect(await flagged(id)).toBe(true);
 
     const outcomes = await schedulerRun();
@@ -213,7 +214,7 @@ describe("reactivation re-evaluates", () => {
     const admin = await Caller.create("admin");
     const { identity_id: id } = await admin.createPassport({ display_name: "Raced re-evaluation" });
     await reactivate(admin, id);
-    const db = database(env.DB);
+    const db = database(await shardOfIdentity(id));
     const read = await findPassport(db, id);
     if (!read?.recheckSince) throw new Error("not flagged");
     // Another change takes the next version after the read.

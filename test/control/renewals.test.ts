@@ -1,9 +1,9 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { verifiedManifest } from "../support/control-fixtures.ts";
 import { json, serve, uniqueHost } from "../support/hosts.ts";
 import { recheckAt } from "../support/rechecks.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 
 // Renewals (docs/bindings.md, "Renewals"): a successful check that changes nothing a consumer relies
 // on is held in D1 (no record version, event, evidence or publication row); a renewal the record
@@ -14,10 +14,12 @@ const DAY = 24 * HOUR;
 
 /** The rows a record version costs in D1, for one passport. */
 async function rowsOf(id: string) {
+  const shard = await shardOfIdentity(id);
   const count = async (table: string) =>
-    (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE passport_id = ?`).bind(id).first<{ n: number }>())
+    (await shard.prepare(`SELECT count(*) AS n FROM ${table} WHERE passport_id = ?`).bind(id).first<{ n: number }>())
       ?.n;
-  const version = await env.DB.prepare("SELECT record_version AS v FROM passports WHERE id = ?")
+  const version = await shard
+    .prepare("SELECT record_version AS v FROM passports WHERE id = ?")
     .bind(id)
     .first<{ v: number }>();
   return {
@@ -74,7 +76,8 @@ describe("renewals", () => {
 
     // Brought forward (as a reactivation or an operator would), the check proves what the record states.
     const early = new Date(Date.parse(proof.verification.verified_at) + DAY);
-    await env.DB.prepare("UPDATE bindings SET next_check_at = ? WHERE id = ?")
+    await (await shardOfIdentity(id))
+      .prepare("UPDATE bindings SET next_check_at = ? WHERE id = ?")
       .bind(early.toISOString(), bindingId)
       .run();
     expect((await recheckAt(early)).get(bindingId)).toBe("verified");

@@ -11,6 +11,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { KeyRing, verifyDetachedJws } from "../../packages/verifier/src/index.ts";
 import { Caller } from "../support/api.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 
 const keys = () => new KeyRing(JSON.parse(env.TEST_SIGNING_JWKS));
 
@@ -58,7 +59,8 @@ describe("signed publication", () => {
     for (const { signature, ...entry } of entries) {
       expect((await verifyDetachedJws(signature, entry, keys())).valid).toBe(true);
     }
-    const publications = await env.DB.prepare("SELECT seq FROM publications WHERE passport_id = ? ORDER BY seq")
+    const publications = await (await shardOfIdentity(id))
+      .prepare("SELECT seq FROM publications WHERE passport_id = ? ORDER BY seq")
       .bind(id)
       .all<{ seq: number }>();
     for (const { seq } of publications.results) {

@@ -7,11 +7,13 @@ import { env } from "cloudflare:workers";
 import type { StatusAuthorityApi } from "@passport/domain";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
+import { database } from "../../workers/control/src/db/client.ts";
 import type { PublishEnv } from "../../workers/control/src/publication/publish.ts";
 import { readCurrentState } from "../../workers/control/src/publication/queries.ts";
 import { STATE_RECOVERY_MS } from "../../workers/control/src/publication/sequencer.ts";
 import { PLATFORM_LIMITS } from "../../workers/platform-model/src/limits.ts";
 import { Caller } from "../support/api.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 
 /** How long the edge shares a status answer (STATUS_EDGE_SECONDS of the resolver's status route). */
 const STATUS_EDGE_SECONDS = 1;
@@ -63,21 +65,35 @@ function countedD1(db: D1Database, counter: Counter): D1Database {
 const sequencer = (id: string) => env.PUBLICATION_SEQUENCER.getByName(id);
 const authority = (id: string) => sequencer(id) as unknown as StatusAuthorityApi;
 
-/** Has each passport's sequencer count its D1 round trips into `counter` until the returned restore. */
+/** The environment's shard bindings by name (D1_SHARDS, docs/sharding.md). */
+type ShardBindings = Record<string, D1Database>;
+
+function shardNames(object: WithEnv): string[] {
+  return JSON.parse((object.env as unknown as { D1_SHARDS: string }).D1_SHARDS) as string[];
+}
+
+/** Has each passport's sequencer count its D1 round trips, in every shard, into `counter` until the returned restore. */
 async function countD1Reads(ids: string[], counter: Counter): Promise<() => Promise<void>> {
-  const originals = new Map<string, D1Database>();
+  const originals = new Map<string, ShardBindings>();
   for (const id of ids) {
     await runInDurableObject(sequencer(id), (instance) => {
       const object = instance as unknown as WithEnv;
-      originals.set(id, object.env.DB);
-      object.env = { ...object.env, DB: countedD1(object.env.DB, counter) };
+      const bindings = object.env as unknown as ShardBindings;
+      const saved: ShardBindings = {};
+      const counted: ShardBindings = {};
+      for (const name of shardNames(object)) {
+        saved[name] = bindings[name] as D1Database;
+        counted[name] = countedD1(bindings[name] as D1Database, counter);
+      }
+      originals.set(id, saved);
+      object.env = { ...object.env, ...counted };
     });
   }
   return async () => {
     for (const id of ids) {
       await runInDurableObject(sequencer(id), (instance) => {
         const object = instance as unknown as WithEnv;
-        object.env = { ...object.env, DB: originals.get(id) as D1Database };
+        object.env = { ...object.env, ...originals.get(id) };
       });
     }
   };
@@ -134,7 +150,9 @@ async function statusClaims(id: string): Promise<Record<string, unknown>> {
 
 /** What D1, the source of truth, says right now, in the token's terms. */
 async function truth(id: string): Promise<Record<string, unknown>> {
-  const { found: _, ...state } = (await readCurrentState(env.DB, id)) as { found: boolean };
+  const { found: _, ...state } = (await readCurrentState(database(await shardOfIdentity(id)), id)) as {
+    found: boolean;
+  };
   return state;
 }
 

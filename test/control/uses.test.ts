@@ -1,10 +1,11 @@
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { MAX_USES_LINKS } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { database } from "../../workers/control/src/db/client.ts";
 import { insertUse, isUsesLimitViolation } from "../../workers/control/src/db/uses.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { dashboard } from "../support/control-fixtures.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 
 // Agent uses links (docs/reciprocal-trust.md): an agent declares the API passports it calls; the
 // agent's record publishes them; the API's organisation sees who declares it, the public only a
@@ -98,7 +99,7 @@ describe("agent uses links", () => {
     const targets = await Promise.all(
       Array.from({ length: 51 }, (_, i) => owner.createPassport({ family: "agent", display_name: `Raced ${i}` })),
     );
-    const db = database(env.DB);
+    const db = database(await shardOfIdentity(agent));
     const rows = targets.map((t) =>
       insertUse(db, {
         agentId: agent,
@@ -126,7 +127,7 @@ describe("agent uses links", () => {
         owner.createPassport({ family: "api", display_name: `Limit ${i}` }),
       ),
     );
-    const db = database(env.DB);
+    const db = database(await shardOfIdentity(agent));
     const link = (targetId: string) =>
       insertUse(db, { agentId: agent, targetId, targetFamily: "api", declaredAt: new Date().toISOString() });
     const [first, ...rest] = targets.slice(0, MAX_USES_LINKS).map((t) => link(t.identity_id));

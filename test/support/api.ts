@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { shardOfOrganisation } from "./shards.ts";
 import { developmentToken, freshOrganisation } from "./tokens.ts";
 
 export type Role = "owner" | "admin" | "editor" | "viewer";
@@ -86,11 +87,13 @@ export async function organisationState(organisationId: string): Promise<string>
     ["SELECT * FROM events WHERE organisation_id = ?1 ORDER BY seq"],
     ["SELECT o.* FROM outbox o JOIN passports p ON p.id = o.passport_id WHERE p.organisation_id = ?1"],
   ];
+  const shard = await shardOfOrganisation(organisationId);
   const results = await Promise.all(
     queries.map(
       async ([sql]) =>
         (
-          await env.DB.prepare(sql as string)
+          await shard
+            .prepare(sql as string)
             .bind(organisationId)
             .all()
         ).results,

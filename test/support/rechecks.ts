@@ -3,6 +3,7 @@ import type { ClaimedCheck } from "../../workers/control/src/binding-checks/quer
 import { claimDuePages, SCHEDULER } from "../../workers/control/src/binding-checks/recheck.ts";
 import { runScheduledCheck, type ScheduledResult } from "../../workers/control/src/binding-checks/verify.ts";
 import { database } from "../../workers/control/src/db/client.ts";
+import { shardOfIdentity } from "./shards.ts";
 
 // Scheduled re-checks run in the test, as the cron and the queue consumer would run them at `at`:
 // the cron's claims, then each claimed check by the consumer's own function, in order.
@@ -24,7 +25,10 @@ export async function recheckAt(
     async (rows, claim) => {
       for (const row of rows) {
         const checkEnv = options.checkEnv?.(row) ?? env;
-        outcomes.set(row.binding_id, await runScheduledCheck(checkEnv, database(env.DB), { ...row, claim }, at));
+        outcomes.set(
+          row.binding_id,
+          await runScheduledCheck(checkEnv, database(await shardOfIdentity(row.passport_id)), { ...row, claim }, at),
+        );
       }
     },
     options.limits ?? SCHEDULER,

@@ -1,4 +1,5 @@
-import { env } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { type Database, database } from "../../workers/control/src/db/client.ts";
 import { shardsOf } from "../../workers/control/src/db/shards.ts";
 
 // The tests' side of the routing rule (docs/sharding.md): a test that reads or seeds an
@@ -25,4 +26,17 @@ export async function shardOfIdentity(identityId: string): Promise<D1Database> {
 /** Every shard's D1 database, for a test that counts or clears rows service-wide. */
 export function everyShard(): D1Database[] {
   return [...shardsOf(env).bindings];
+}
+
+/** Runs `work` on every shard in turn (as the crons do), answering each shard's result in order. */
+export async function inEveryShard<T>(work: (db: Database) => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  for (const shard of everyShard()) results.push(await work(database(shard)));
+  return results;
+}
+
+/** The binding name (in D1_SHARDS) of the shard that holds an organisation's rows. */
+export async function shardNameOfOrganisation(organisationId: string): Promise<string> {
+  const names = JSON.parse(env.D1_SHARDS) as string[];
+  return names[(await shardsOf(env).placementOf(organisationId)).shard] as string;
 }

@@ -37,7 +37,7 @@ export async function ensureDevelopmentMembership(
   organisationId: string,
   role: Role,
 ): Promise<void> {
-  const db = shards.shard(await developmentPlacement(shards, organisationId));
+  const db = shards.shard(await developmentPlacement(shards, organisationId, subject));
   if ((await membershipIn(db, subject, organisationId))?.role === role) return;
   await db.batch([
     db.insert(organisations).values({ id: organisationId, name: organisationId }).onConflictDoNothing(),
@@ -49,18 +49,41 @@ export async function ensureDevelopmentMembership(
 }
 
 /**
+ * The shard of the organisations `subject` already belongs to, if any (the first found, shard 0
+ * first). A person's new organisation is placed beside their others, so the relationships a member
+ * of both may set between them (parent, operator, transfer) stay inside one shard
+ * (docs/sharding.md); a newcomer's first organisation is placed by hash, which spreads tenants.
+ */
+export async function shardOfSubject(shards: Shards, subject: string): Promise<number | undefined> {
+  const found = await Promise.all(
+    shards
+      .everyShard()
+      .map((db) =>
+        db
+          .select({ organisationId: members.organisationId })
+          .from(members)
+          .where(eq(members.subject, subject))
+          .limit(1),
+      ),
+  );
+  const index = found.findIndex((rows) => rows.length > 0);
+  return index === -1 ? undefined : index;
+}
+
+/**
  * Where a development token's organisation is: the directory's row; else shard 0 for one that
  * exists there without a row (seeded before sharding, or by a test's own SQL), recorded so; else
- * a new organisation's placement.
+ * a new organisation's placement, beside the subject's other organisations.
  */
-async function developmentPlacement(shards: Shards, organisationId: string): Promise<number> {
+async function developmentPlacement(shards: Shards, organisationId: string, subject: string): Promise<number> {
   const placed = await shards.placementOf(organisationId);
   if (placed.known) return placed.shard;
   const inShardZero = await shards.shard(0).query.organisations.findFirst({
     columns: { id: true },
     where: eq(organisations.id, organisationId),
   });
-  return shards.placeOrganisation(organisationId, inShardZero ? { shard: 0 } : {});
+  if (inShardZero) return shards.placeOrganisation(organisationId, { shard: 0 });
+  return shards.placeOrganisation(organisationId, { shard: await shardOfSubject(shards, subject) });
 }
 
 export async function organisationWithParent(db: Database, organisationId: string) {
