@@ -215,9 +215,11 @@ export const passportUses = sqliteTable(
     agentId: text("agent_id")
       .notNull()
       .references(() => passports.id),
-    targetId: text("target_id")
-      .notNull()
-      .references(() => passports.id),
+    // No foreign key: the target may be another organisation's passport in another shard
+    // (docs/sharding.md); `usesAddition` checks it exists there. Its family is kept with the link
+    // for the same reason (families never change), so the agent's record needs no other shard.
+    targetId: text("target_id").notNull(),
+    targetFamily: text("target_family", { enum: ["api", "agent"] }).notNull(),
     declaredAt: text("declared_at").notNull(),
   },
   (t) => [
