@@ -58,7 +58,7 @@ function deployedQueueNames(environment: string) {
 const environmentSuffix = (environment: string) => (environment === PRODUCTION ? undefined : environment);
 
 /** The binding of shard `n`, in the order D1_SHARDS lists them: shard 0 is `DB`, the database from before sharding. */
-export const shardBinding = (n: number): string => (n === 0 ? "DB" : `DB_SHARD_${n}`);
+const shardBinding = (n: number): string => (n === 0 ? "DB" : `DB_SHARD_${n}`);
 
 /** The control plane's directory database's binding (docs/sharding.md). */
 const DIRECTORY_BINDING = "DIRECTORY";
