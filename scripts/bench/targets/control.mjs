@@ -463,6 +463,8 @@ export async function run({ root, options, log }) {
         bindings: {
           ...Object.fromEntries(SHARDS.map((name) => [name, { type: "d1", id: `control-${name.toLowerCase()}` }])),
           DIRECTORY: { type: "d1", id: "control-directory" },
+          // Each publication announces itself here (docs/events.md); no consumer runs in the bench.
+          NOTIFICATIONS: { type: "queue", name: "passport-notifications" },
           RESOLVER: { type: "worker", worker: "resolver", exportName: "ResolverAdmin" },
           PUBLICATION_SEQUENCER: { type: "durable-object", worker: "control", exportName: "PublicationSequencer" },
           TRANSPARENCY_LOG: { type: "durable-object", worker: "control", exportName: "TransparencyLog" },
