@@ -340,7 +340,11 @@ const migrate = (binding) =>
     ...["d1", "migrations", "apply", binding, "--local", "--persist-to", persistTo],
     ...["-c", controlConfig, "--env", "development"],
   ]);
-const migrated = Promise.all(developmentDatabases().map(migrate));
+// One after another: at any moment one process owns the state directory (docs/local-development.md).
+const migrated = developmentDatabases().reduce(
+  (before, binding) => before.then(() => migrate(binding)),
+  Promise.resolve(),
+);
 migrated.catch(() => {}); // reported where the start awaits it
 
 // The marketplace handoff's secrets (docs/acquisition.md), made once and kept beside the dev keys.
