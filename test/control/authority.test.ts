@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { PassportRecord, RATE_PERIODS } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { type Body, Caller, organisationState, resolve, uniqueEndpoint } from "../support/api.ts";
@@ -299,9 +298,10 @@ describe("legacy authority", () => {
     const { identity_id: id } = await owner.createPassport({ family: "agent" });
     await owner.json("POST", `/v1/passports/${id}/authority`, { action: "payments.refund", context: "EU only" });
     // An entry written before granted_by was checked, as D1 holds it.
-    await (await shardOfIdentity(id)).prepare(
-      "INSERT INTO authority (id, passport_id, action, context, granted_by, expires_at, created_at) VALUES ('au_legacy_' || ?1, ?1, 'deploy', 'CI only', 'Head of Platform', '2099-01-01T00:00:00.000Z', '2099-12-31T00:00:00.000Z')",
-    )
+    await (await shardOfIdentity(id))
+      .prepare(
+        "INSERT INTO authority (id, passport_id, action, context, granted_by, expires_at, created_at) VALUES ('au_legacy_' || ?1, ?1, 'deploy', 'CI only', 'Head of Platform', '2099-01-01T00:00:00.000Z', '2099-12-31T00:00:00.000Z')",
+      )
       .bind(id)
       .run();
     await owner.json("PATCH", `/v1/passports/${id}`, { display_name: "Republished" });

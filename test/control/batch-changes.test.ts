@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type Body, Caller, resolve, uniqueEndpoint } from "../support/api.ts";
 import { attested, TRUSTED_AUDITOR } from "../support/attestation.ts";
@@ -15,9 +14,8 @@ function batch(caller: Caller, items: unknown[]): Promise<{ results: Result[] }>
 }
 
 async function events(id: string) {
-  const { results } = await (await shardOfIdentity(id)).prepare(
-    "SELECT kind, record_version, actor, detail FROM events WHERE passport_id = ? ORDER BY record_version",
-  )
+  const { results } = await (await shardOfIdentity(id))
+    .prepare("SELECT kind, record_version, actor, detail FROM events WHERE passport_id = ? ORDER BY record_version")
     .bind(id)
     .all<{ kind: string; record_version: number; actor: string; detail: string }>();
   return results;

@@ -20,9 +20,8 @@ async function historyEntries(id: string) {
 }
 
 async function events(id: string) {
-  const { results } = await (await shardOfIdentity(id)).prepare(
-    "SELECT kind, record_version, actor FROM events WHERE passport_id = ? ORDER BY record_version",
-  )
+  const { results } = await (await shardOfIdentity(id))
+    .prepare("SELECT kind, record_version, actor FROM events WHERE passport_id = ? ORDER BY record_version")
     .bind(id)
     .all<{ kind: string; record_version: number; actor: string }>();
   return results;
@@ -106,7 +105,9 @@ describe("POST /v1/passports/batch", () => {
     );
     expect(results[0]?.passport?.publication).toMatchObject({ status: "pending", next_attempt_at: expect.any(String) });
     const row = await (await shardOfIdentity(id))
-      .prepare("SELECT record_version FROM outbox WHERE passport_id = ?").bind(id).first();
+      .prepare("SELECT record_version FROM outbox WHERE passport_id = ?")
+      .bind(id)
+      .first();
     expect(row).toEqual({ record_version: 2 });
     expect((await resolve(id)).record.record_version).toBe(1);
 

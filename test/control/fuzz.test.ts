@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { importJWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Body, Caller, uniqueEndpoint } from "../support/api.ts";
+import { shardOfIdentity, shardOfOrganisation } from "../support/shards.ts";
 import { developmentToken, freshOrganisation } from "../support/tokens.ts";
 
 const ORIGIN = "http://control.test";
@@ -481,16 +482,28 @@ async function runProperty(seed: number): Promise<void> {
 
 /** Consistency of what the fuzzed organisations hold, in D1 and in KV. */
 async function expectConsistent(organisations: string[]): Promise<void> {
-  const marks = organisations.map(() => "?").join(",");
-  const { results: rows } = await env.DB.prepare(
-    `SELECT p.id, p.record_version,
-            (SELECT MAX(record_version) FROM events e WHERE e.passport_id = p.id) AS newest_event,
-            (SELECT COUNT(*) FROM events e WHERE e.passport_id = p.id) AS event_count,
-            (SELECT record_version FROM outbox o WHERE o.passport_id = p.id) AS owed
-       FROM passports p WHERE p.organisation_id IN (${marks})`,
-  )
-    .bind(...organisations)
-    .all<{ id: string; record_version: number; newest_event: number; event_count: number; owed: number | null }>();
+  type Row = { id: string; record_version: number; newest_event: number; event_count: number; owed: number | null };
+  const rows = (
+    await Promise.all(
+      organisations.map(
+        async (organisation) =>
+          (
+            await (
+              await shardOfOrganisation(organisation)
+            )
+              .prepare(
+                `SELECT p.id, p.record_version,
+                        (SELECT MAX(record_version) FROM events e WHERE e.passport_id = p.id) AS newest_event,
+                        (SELECT COUNT(*) FROM events e WHERE e.passport_id = p.id) AS event_count,
+                        (SELECT record_version FROM outbox o WHERE o.passport_id = p.id) AS owed
+                   FROM passports p WHERE p.organisation_id = ?`,
+              )
+              .bind(organisation)
+              .all<Row>()
+          ).results,
+      ),
+    )
+  ).flat();
   expect(rows.length).toBeGreaterThanOrEqual(2);
   for (const row of rows) {
     expect(row.newest_event, `${row.id}: every version has its history event`).toBe(row.record_version);
@@ -501,9 +514,10 @@ async function expectConsistent(organisations: string[]): Promise<void> {
     } else {
       expect(row.owed, `${row.id}: the outbox owes the newest version`).toBe(row.record_version);
     }
-    const { results: chain } = await env.DB.prepare(
-      "SELECT record_version, digest, previous_digest FROM publications WHERE passport_id = ? ORDER BY record_version",
-    )
+    const { results: chain } = await (await shardOfIdentity(row.id))
+      .prepare(
+        "SELECT record_version, digest, previous_digest FROM publications WHERE passport_id = ? ORDER BY record_version",
+      )
       .bind(row.id)
       .all<{ record_version: number; digest: string; previous_digest: string | null }>();
     chain.forEach((link, i) => {
@@ -513,9 +527,8 @@ async function expectConsistent(organisations: string[]): Promise<void> {
     });
   }
   for (const organisation of organisations) {
-    const owners = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM members WHERE organisation_id = ? AND role = 'owner'",
-    )
+    const owners = await (await shardOfOrganisation(organisation))
+      .prepare("SELECT COUNT(*) AS n FROM members WHERE organisation_id = ? AND role = 'owner'")
       .bind(organisation)
       .first<{ n: number }>();
     expect(owners?.n ?? 0, `${organisation} keeps an owner`).toBeGreaterThanOrEqual(1);

@@ -52,9 +52,8 @@ async function count(table: string, id: string): Promise<number> {
 }
 
 async function parts(id: string) {
-  const { results } = await (await shardOfIdentity(id)).prepare(
-    "SELECT first_seq, last_seq, sealed_at FROM history_archives WHERE passport_id = ? ORDER BY first_seq",
-  )
+  const { results } = await (await shardOfIdentity(id))
+    .prepare("SELECT first_seq, last_seq, sealed_at FROM history_archives WHERE passport_id = ? ORDER BY first_seq")
     .bind(id)
     .all<{ first_seq: number; last_seq: number; sealed_at: string | null }>();
   return results;
@@ -158,10 +157,7 @@ describe("history archive", () => {
     expect(await history(caller, id)).toEqual(before);
 
     // Two runs at once (a slow run meeting the next), then the rest: each event ends in one place.
-    await Promise.all([
-      archiveEverywhere(env, later, LIMITS),
-      archiveEverywhere(env, later, LIMITS),
-    ]);
+    await Promise.all([archiveEverywhere(env, later, LIMITS), archiveEverywhere(env, later, LIMITS)]);
     await archiveUntilDone(new Date(later.getTime() + 2 * 60_000));
     const sealed = await parts(id);
     for (const [i, part] of sealed.entries()) {

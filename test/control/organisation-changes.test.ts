@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { PUBLISHED_IN_REQUEST } from "../../workers/control/src/changes/organisation-changes.ts";
 import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
 import { type Body, Caller, organisationState, resolve } from "../support/api.ts";
+import { inEveryShard, shardOfOrganisation } from "../support/shards.ts";
 
 interface OrganisationView {
   name: string;
@@ -74,9 +75,8 @@ describe("organisations that say who they are", () => {
     const self = await owner.request("PATCH", `/v1/organisations/${holding.id}`, { parent_id: holding.id });
     expect(self.status).toBe(400);
     // A refused move leaves no trace in the history; the applied one left exactly one entry.
-    const history = await env.DB.prepare(
-      "SELECT organisation_id, kind FROM organisation_events WHERE organisation_id IN (?, ?)",
-    )
+    const history = await (await shardOfOrganisation(holding.id))
+      .prepare("SELECT organisation_id, kind FROM organisation_events WHERE organisation_id IN (?, ?)")
       .bind(holding.id, owner.organisation)
       .all<{ organisation_id: string; kind: string }>();
     expect(history.results.filter((e) => e.kind === "organisation.parent_changed")).toEqual([
@@ -171,10 +171,10 @@ describe("organisations that say who they are", () => {
     const lowest = chain[chain.length - 1] as string;
     const passport = await owner.createPassport();
     const before = await organisationState(top);
+    const topShard = await shardOfOrganisation(top);
     const parents = () =>
-      env.DB.prepare(
-        `SELECT id, parent_id FROM organisations WHERE id IN (${chain.map(() => "?").join(",")}) ORDER BY id`,
-      )
+      topShard
+        .prepare(`SELECT id, parent_id FROM organisations WHERE id IN (${chain.map(() => "?").join(",")}) ORDER BY id`)
         .bind(...chain)
         .all();
     const parentsBefore = (await parents()).results;
@@ -187,9 +187,10 @@ describe("organisations that say who they are", () => {
     expect((await owner.json("GET", `/v1/passports/${passport.identity_id}`)).record_version).toBe(
       passport.record_version,
     );
-    const moves = await env.DB.prepare(
-      "SELECT count(*) AS n FROM organisation_events WHERE organisation_id = ? AND kind = 'organisation.parent_changed'",
-    )
+    const moves = await topShard
+      .prepare(
+        "SELECT count(*) AS n FROM organisation_events WHERE organisation_id = ? AND kind = 'organisation.parent_changed'",
+      )
       .bind(top)
       .first<{ n: number }>();
     expect(moves?.n).toBe(0);
@@ -210,11 +211,12 @@ describe("organisations that say who they are", () => {
     await owner.json("PATCH", `/v1/organisations/${owner.organisation}`, { name: "Renamed at scale" });
 
     // Every record that may change owes its next version, with its history event, at once.
-    const rows = await env.DB.prepare(
-      `SELECT p.id, p.record_version AS version, e.kind, o.record_version AS owed
+    const rows = await (await shardOfOrganisation(owner.organisation))
+      .prepare(
+        `SELECT p.id, p.record_version AS version, e.kind, o.record_version AS owed
        FROM passports p LEFT JOIN events e ON e.passport_id = p.id AND e.record_version = p.record_version
        LEFT JOIN outbox o ON o.passport_id = p.id WHERE p.organisation_id = ? AND p.lifecycle <> 'retired'`,
-    )
+      )
       .bind(owner.organisation)
       .all<{ id: string; version: number; kind: string; owed: number | null }>();
     expect(rows.results).toHaveLength(created.length);
@@ -233,16 +235,23 @@ describe("organisations that say who they are", () => {
     // A publication owed for a passport's own change, due after the bulk rows, is drained first.
     const urgent = await Caller.create("owner");
     const own = await urgent.createPassport();
-    await env.DB.prepare(
-      "INSERT INTO outbox (passport_id, record_version, attempts, next_attempt_at) VALUES (?, ?, 0, ?)",
-    )
+    await (await shardOfOrganisation(urgent.organisation))
+      .prepare("INSERT INTO outbox (passport_id, record_version, attempts, next_attempt_at) VALUES (?, ?, 0, ?)")
       .bind(own.identity_id, own.record_version, new Date(Date.now() + 1000).toISOString())
       .run();
-    const owed = () =>
-      env.DB.prepare("SELECT passport_id AS id, bulk FROM outbox ORDER BY passport_id").all<{
-        id: string;
-        bulk: number;
-      }>();
+    // The outbox as the drain sees it: every shard's rows.
+    const owed = async () => ({
+      results: (
+        await inEveryShard(
+          async (db) =>
+            (
+              await db.$client
+                .prepare("SELECT passport_id AS id, bulk FROM outbox ORDER BY passport_id")
+                .all<{ id: string; bulk: number }>()
+            ).results,
+        )
+      ).flat(),
+    });
     expect((await owed()).results).toContainEqual({ id: own.identity_id, bulk: 0 });
     await drainOutbox(env, new Date(Date.now() + 60_000), 1);
     const left = (await owed()).results;
@@ -276,7 +285,8 @@ describe("organisations that say who they are", () => {
     expect(borrowed.status).toBe(404);
     expect((await owner.request("PATCH", `/v1/organisations/${owner.organisation}`, {})).status).toBe(400);
     expect(await organisationState(owner.organisation)).toBe(before);
-    const events = await env.DB.prepare("SELECT count(*) AS n FROM organisation_events WHERE organisation_id = ?")
+    const events = await (await shardOfOrganisation(owner.organisation))
+      .prepare("SELECT count(*) AS n FROM organisation_events WHERE organisation_id = ?")
       .bind(owner.organisation)
       .first<{ n: number }>();
     expect(events?.n).toBe(0);

@@ -127,7 +127,7 @@ describe("duplicate governance", () => {
       const holders = await (await shardOfIdentity(a.identity_id))
         .prepare(
           "SELECT p.id FROM bindings b JOIN passports p ON p.id = b.passport_id WHERE b.class = 'endpoint' AND b.value = ?",
-      )
+        )
         .bind(endpoint)
         .all<{ id: string }>();
       expect(holders.results).toHaveLength(1);

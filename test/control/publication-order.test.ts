@@ -7,6 +7,7 @@ import { app } from "../../workers/control/src/app.ts";
 import { drainOutbox, type PublishEnv } from "../../workers/control/src/publication/publish.ts";
 import { Caller, resolve } from "../support/api.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 
 const later = () => new Date(Date.now() + 3_600_000);
 
@@ -96,7 +97,8 @@ async function rename(caller: Caller, id: string, name: string, environment: Pub
 }
 
 async function committedVersion(id: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT record_version FROM passports WHERE id = ?")
+  const row = await (await shardOfIdentity(id))
+    .prepare("SELECT record_version FROM passports WHERE id = ?")
     .bind(id)
     .first<{ record_version: number }>();
   return row?.record_version ?? 0;
@@ -112,11 +114,13 @@ async function expectNewestPublished(id: string, caller: Caller) {
   const snapshot = await env.SNAPSHOTS.getWithMetadata<SnapshotMetadata>(snapshotKey(id));
   expect(snapshot.metadata?.record_version).toBe(newest);
   expect((await resolve(id)).record.record_version).toBe(newest);
-  expect(await env.DB.prepare("SELECT 1 FROM outbox WHERE passport_id = ?").bind(id).first()).toBeNull();
+  const shard = await shardOfIdentity(id);
+  expect(await shard.prepare("SELECT 1 FROM outbox WHERE passport_id = ?").bind(id).first()).toBeNull();
 
-  const { results } = await env.DB.prepare(
-    "SELECT record_version, digest, previous_digest FROM publications WHERE passport_id = ? ORDER BY record_version",
-  )
+  const { results } = await shard
+    .prepare(
+      "SELECT record_version, digest, previous_digest FROM publications WHERE passport_id = ? ORDER BY record_version",
+    )
     .bind(id)
     .all<{ record_version: number; digest: string; previous_digest: string | null }>();
   expect(results.at(-1)?.record_version).toBe(newest);
@@ -221,7 +225,10 @@ describe("ordered publication", () => {
           await Promise.all(runs);
         });
         // The outbox is empty only when the newest version is published.
-        const owed = await env.DB.prepare("SELECT 1 FROM outbox WHERE passport_id = ?").bind(id).first();
+        const owed = await (await shardOfIdentity(id))
+          .prepare("SELECT 1 FROM outbox WHERE passport_id = ?")
+          .bind(id)
+          .first();
         const snapshot = await env.SNAPSHOTS.getWithMetadata<SnapshotMetadata>(snapshotKey(id));
         if (!owed) expect(snapshot.metadata?.record_version).toBe(await committedVersion(id));
         // The scheduled retry, after any backoff the drains above recorded, repairs what the outage left.

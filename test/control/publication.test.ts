@@ -8,11 +8,14 @@ import { withSequencerEnv } from "../support/publication-sequencer.ts";
 import { shardOfIdentity } from "../support/shards.ts";
 
 async function outboxRow(identityId: string) {
-  return (await shardOfIdentity(identityId)).prepare("SELECT * FROM outbox WHERE passport_id = ?").bind(identityId).first<{
-    record_version: number;
-    attempts: number;
-    last_error: string | null;
-  }>();
+  return (await shardOfIdentity(identityId))
+    .prepare("SELECT * FROM outbox WHERE passport_id = ?")
+    .bind(identityId)
+    .first<{
+      record_version: number;
+      attempts: number;
+      last_error: string | null;
+    }>();
 }
 
 const failingKv = {

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { verifiedManifest } from "../support/control-fixtures.ts";

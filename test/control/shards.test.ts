@@ -187,7 +187,7 @@ describe("shards (docs/sharding.md)", () => {
   });
 
   it("moves an organisation to the other shard with every id, record, history and log entry, while others write", async () => {
-    // Made through the API, so in shard 0 with no directory row (the API is not routed yet).
+    // Made through the API: a newcomer's organisation, placed by the hash in shard 0.
     const mover = await Caller.create("owner", organisationIn(0));
     const passports = [];
     for (let i = 0; i < 3; i++) {
@@ -237,7 +237,7 @@ describe("shards (docs/sharding.md)", () => {
     const written = await Promise.all(otherWrites);
 
     expect(report).toMatchObject({ from: 0, to: 1, rows: { passports: 3, events: 6, publications: 6 } });
-    expect(await shards.placementOf(mover.organisation)).toEqual({ shard: 1, movingTo: null });
+    expect(await shards.placementOf(mover.organisation)).toEqual({ shard: 1, movingTo: null, known: true });
     expect(await shards.forOrganisation(mover.organisation)).toBe(shards.shard(1));
     // Its identity ids, minted before the directory knew them, now route to the new shard.
     for (const passport of passports) expect(await shards.forIdentity(passport.identity_id)).toBe(shards.shard(1));

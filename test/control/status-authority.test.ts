@@ -7,6 +7,7 @@ import { env } from "cloudflare:workers";
 import type { StatusAuthorityApi } from "@passport/domain";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
+import { database } from "../../workers/control/src/db/client.ts";
 import type { PublishEnv } from "../../workers/control/src/publication/publish.ts";
 import { readCurrentState } from "../../workers/control/src/publication/queries.ts";
 import { STATE_RECOVERY_MS } from "../../workers/control/src/publication/sequencer.ts";
@@ -149,7 +150,9 @@ async function statusClaims(id: string): Promise<Record<string, unknown>> {
 
 /** What D1, the source of truth, says right now, in the token's terms. */
 async function truth(id: string): Promise<Record<string, unknown>> {
-  const { found: _, ...state } = (await readCurrentState(await shardOfIdentity(id), id)) as { found: boolean };
+  const { found: _, ...state } = (await readCurrentState(database(await shardOfIdentity(id)), id)) as {
+    found: boolean;
+  };
   return state;
 }
 

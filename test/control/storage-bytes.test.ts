@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Caller } from "../support/api.ts";
 import { json, serve, uniqueHost } from "../support/hosts.ts";
+import { shardOfOrganisation } from "../support/shards.ts";
 
 // What one passport and one record version cost in D1 (docs/storage.md, "Bytes per passport and per
 // version"). D1 reports the database's size after each statement (`meta.size_after`, what its 10 GB
@@ -10,15 +10,18 @@ import { json, serve, uniqueHost } from "../support/hosts.ts";
 // split by table is the size of a copy of each table and of its indexes, made and dropped here.
 
 const PASSPORTS = 100;
+
+/** The shard that holds the measured organisation's rows (docs/sharding.md). */
+let measured: D1Database;
 const CHANGES_PER_PASSPORT = 3;
 
 async function databaseSize(): Promise<number> {
-  const { meta } = await env.DB.prepare("SELECT 1").run();
+  const { meta } = await measured.prepare("SELECT 1").run();
   return Number(meta.size_after);
 }
 
 async function rows(table: string): Promise<number> {
-  return (await env.DB.prepare(`SELECT count(*) AS n FROM ${table}`).first<{ n: number }>())?.n ?? 0;
+  return (await measured.prepare(`SELECT count(*) AS n FROM ${table}`).first<{ n: number }>())?.n ?? 0;
 }
 
 /** Runs `work` over `items`, `width` at a time. */
@@ -29,17 +32,17 @@ async function inTurns<T>(items: T[], width: number, work: (item: T) => Promise<
 /** The bytes a copy of `table`'s rows takes, and a copy of each of `indexes` ([columns, unique]) on it. */
 async function tableBytes(table: string, indexes: [string, boolean][]) {
   const before = await databaseSize();
-  await env.DB.prepare(`CREATE TABLE measured_copy AS SELECT * FROM ${table}`).run();
+  await measured.prepare(`CREATE TABLE measured_copy AS SELECT * FROM ${table}`).run();
   const data = (await databaseSize()) - before;
   const indexBytes: number[] = [];
   for (const [i, [columns, unique]] of indexes.entries()) {
     const at = await databaseSize();
-    await env.DB.prepare(
-      `CREATE ${unique ? "UNIQUE " : ""}INDEX measured_copy_${i} ON measured_copy (${columns})`,
-    ).run();
+    await measured
+      .prepare(`CREATE ${unique ? "UNIQUE " : ""}INDEX measured_copy_${i} ON measured_copy (${columns})`)
+      .run();
     indexBytes.push((await databaseSize()) - at);
   }
-  await env.DB.prepare("DROP TABLE measured_copy").run();
+  await measured.prepare("DROP TABLE measured_copy").run();
   return { rows: await rows(table), data, indexes: indexBytes };
 }
 
@@ -47,6 +50,7 @@ describe("bytes in D1", () => {
   it("per passport, per record version, and nothing for a held renewal", { timeout: 240_000 }, async () => {
     // One member per passport, so the per-subject rate limits (docs/limits.md) never refuse a write.
     const first = await Caller.create("editor");
+    measured = await shardOfOrganisation(first.organisation);
     const callers = [first];
     for (let i = 1; i < PASSPORTS; i++) callers.push(await Caller.create("editor", first.organisation));
     const start = await databaseSize();

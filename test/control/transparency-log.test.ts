@@ -36,6 +36,7 @@ import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
 import { Caller, uniqueEndpoint } from "../support/api.ts";
 import { logEntriesOf } from "../support/log-entries.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";
+import { everyShard, inEveryShard, shardOfIdentity } from "../support/shards.ts";
 
 const RESOLVER = "http://resolver.test";
 const get = (path: string) => env.TEST_RESOLVER.fetch(`${RESOLVER}${path}`);
@@ -237,17 +238,20 @@ describe("transparency log", () => {
     const first = await expectLogged(id, await served());
     expect(first.record_version).toBe(2);
     // The log's answer was lost: D1 does not know the index, the append is asked again.
-    await env.DB.prepare("UPDATE publications SET log_index = NULL WHERE passport_id = ?").bind(id).run();
-    await env.DB.prepare(
-      "INSERT INTO outbox (passport_id, record_version, attempts, next_attempt_at) VALUES (?, 2, 0, '2000-01-01T00:00:00Z')",
-    )
+    const shard = await shardOfIdentity(id);
+    await shard.prepare("UPDATE publications SET log_index = NULL WHERE passport_id = ?").bind(id).run();
+    await shard
+      .prepare(
+        "INSERT INTO outbox (passport_id, record_version, attempts, next_attempt_at) VALUES (?, 2, 0, '2000-01-01T00:00:00Z')",
+      )
       .bind(id)
       .run();
     await drainOutbox(env);
-    await backfillLog(env, database(env.DB));
+    await backfillLog(env, database(shard));
     expect((await expectLogged(id, await served())).logIndex).toBe(first.logIndex);
     expect((await logEntriesOf(id)).map((row) => row.record_version)).toEqual([1, 2]);
-    const indexes = await env.DB.prepare("SELECT log_index FROM publications WHERE passport_id = ? ORDER BY seq")
+    const indexes = await shard
+      .prepare("SELECT log_index FROM publications WHERE passport_id = ? ORDER BY seq")
       .bind(id)
       .all<{ log_index: number }>();
     expect(indexes.results.map((row) => row.log_index)).toEqual((await logEntriesOf(id)).map((row) => row.idx));
@@ -293,7 +297,7 @@ describe("transparency log", () => {
         if (original) (instance as unknown as WithEnv).env = original;
       });
     }
-    await maintainLog(env, database(env.DB));
+    await maintainLog(env);
     const log = await served();
     expect(log.size).toBeGreaterThan(index);
     expect(log.entries[index]).toMatchObject({ identityId: id, recordVersion: 1, digest: "sha-256:abc" });
@@ -321,7 +325,8 @@ describe("transparency log", () => {
     const owner = await Caller.create("owner");
     const { identity_id: real } = await owner.createPassport();
     const logged = await servedRecord(real);
-    await env.DB.prepare("UPDATE publications SET log_index = NULL WHERE passport_id = ?").bind(real).run();
+    const realShard = await shardOfIdentity(real);
+    await realShard.prepare("UPDATE publications SET log_index = NULL WHERE passport_id = ?").bind(real).run();
     const snapshot = await env.SNAPSHOTS.getWithMetadata<SnapshotMetadata>(snapshotKey(real), "text");
     const { log_index: _dropped, ...withoutIndex } = snapshot.metadata as SnapshotMetadata;
     await env.SNAPSHOTS.put(snapshotKey(real), snapshot.value ?? "", { metadata: withoutIndex });
@@ -329,25 +334,35 @@ describe("transparency log", () => {
 
     const lines: string[] = [];
     let cursor = "";
-    const context: RepublishContext = {
-      query: async (sql) => (await env.DB.prepare(sql).all<Record<string, unknown>>()).results,
+    // The backfill runs once per shard, as `npm run backfill-log` does (docs/sharding.md).
+    const contextFor = (shard: D1Database): RepublishContext => ({
+      query: async (sql) => (await shard.prepare(sql).all<Record<string, unknown>>()).results,
       cursor: { read: () => cursor, write: (value) => (cursor = value) },
       sleep: async () => {
-        await maintainLog(env, database(env.DB));
+        await maintainLog(env);
         await drainOutbox(env);
       },
       log: (line) => lines.push(line),
       pageSize: 50,
       lowWater: 0,
+    });
+    const backfillEveryShard = async () => {
+      for (const shard of everyShard()) {
+        cursor = "";
+        await logBackfill(contextFor(shard));
+      }
     };
-    await logBackfill(context);
+    await backfillEveryShard();
     await drainOutbox(env);
     expect(lines.some((line) => line.startsWith("waiting:"))).toBe(true);
 
     const log = await served();
     const indexOf = async (id: string, version: number) =>
       (
-        await env.DB.prepare("SELECT log_index FROM publications WHERE passport_id = ? AND record_version = ?")
+        await (
+          await shardOfIdentity(id)
+        )
+          .prepare("SELECT log_index FROM publications WHERE passport_id = ? AND record_version = ?")
           .bind(id, version)
           .first<{ log_index: number }>()
       )?.log_index ?? -1;
@@ -374,12 +389,14 @@ describe("transparency log", () => {
     const ours = async () =>
       [...(await logEntriesOf(a)), ...(await logEntriesOf(b)), ...(await logEntriesOf(real))].length;
     const oursBefore = await ours();
-    cursor = "";
-    await logBackfill(context);
+    await backfillEveryShard();
     expect(await ours()).toBe(oursBefore);
-    expect(await backfillLog(env, database(env.DB))).toBe(0);
+    expect(await inEveryShard((db) => backfillLog(env, db))).toEqual(everyShard().map(() => 0));
     expect((await transparencyLog(env).sizes()).size).toBeGreaterThanOrEqual(sizeBefore);
-    await republishAll({ ...context, log: () => {} });
+    for (const shard of everyShard()) {
+      cursor = "";
+      await republishAll({ ...contextFor(shard), log: () => {} });
+    }
   });
 });
 
@@ -502,7 +519,7 @@ describe("witness cosigning (C2SP tlog-witness)", () => {
       expect((await servedRecord(id)).logIndex).toBeLessThan(log.size);
     });
     // Without witnesses configured, the checkpoint carries the log's signature alone.
-    await maintainLog(env, database(env.DB));
+    await maintainLog(env);
     const owner2 = await Caller.create("owner");
     await owner2.createPassport();
     const alone = await servedNote([env.TEST_LOG_VERIFIER_KEY, keys.verifierKey]);

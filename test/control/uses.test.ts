@@ -1,4 +1,4 @@
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { MAX_USES_LINKS } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { database } from "../../workers/control/src/db/client.ts";
@@ -104,6 +104,7 @@ describe("agent uses links", () => {
       insertUse(db, {
         agentId: agent,
         targetId: t.identity_id,
+        targetFamily: "agent",
         declaredAt: new Date().toISOString(),
       }),
     );
@@ -128,7 +129,7 @@ describe("agent uses links", () => {
     );
     const db = database(await shardOfIdentity(agent));
     const link = (targetId: string) =>
-      insertUse(db, { agentId: agent, targetId, declaredAt: new Date().toISOString() });
+      insertUse(db, { agentId: agent, targetId, targetFamily: "api", declaredAt: new Date().toISOString() });
     const [first, ...rest] = targets.slice(0, MAX_USES_LINKS).map((t) => link(t.identity_id));
     if (!first) throw new Error("no rows");
     await db.batch([first, ...rest]);

@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { PassportRecord } from "@passport/domain";
 import { describe, expect, it } from "vitest";
+import { everyShard } from "../support/shards.ts";
 import { developmentToken, freshOrganisation } from "../support/tokens.ts";
 
 async function createApiPassport(token: string, body: unknown) {
@@ -12,10 +13,15 @@ async function createApiPassport(token: string, body: unknown) {
 }
 
 async function passportsNamed(name: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS count FROM passports WHERE display_name = ?")
-    .bind(name)
-    .first<{ count: number }>();
-  return row?.count ?? 0;
+  let count = 0;
+  for (const shard of everyShard()) {
+    const row = await shard
+      .prepare("SELECT count(*) AS count FROM passports WHERE display_name = ?")
+      .bind(name)
+      .first<{ count: number }>();
+    count += row?.count ?? 0;
+  }
+  return count;
 }
 
 describe("create, publish, resolve", () => {

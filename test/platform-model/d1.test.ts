@@ -4,6 +4,7 @@ import { D1_FULL_MESSAGE, D1Model, mayGrow, modelledD1 } from "../../workers/pla
 import { platformModel } from "../../workers/platform-model/src/model.ts";
 import { ModelTime } from "../../workers/platform-model/src/model-time.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
+import { shardNameOfOrganisation, shardOfOrganisation } from "../support/shards.ts";
 
 const modelled = env.TEST_PLATFORM_MODEL === "on";
 
@@ -103,14 +104,17 @@ describe.runIf(modelled)("the control plane with its database at the size limit"
   it("answers a change with 507 storage-full, writes nothing of it, and still answers reads", async () => {
     const admin = await Caller.create("admin");
     const existing: Body = await admin.createPassport({ display_name: "Before the limit" });
-    const model = platformModel.d1("DB");
+    const model = platformModel.d1(await shardNameOfOrganisation(admin.organisation));
+    const shard = await shardOfOrganisation(admin.organisation);
     const events = () =>
-      env.DB.prepare("SELECT count(*) AS n FROM events WHERE passport_id = ?")
+      shard
+        .prepare("SELECT count(*) AS n FROM events WHERE passport_id = ?")
         .bind(existing.identity_id)
         .first<{ n: number }>("n");
     const eventsBefore = await events();
     const passports = () =>
-      env.DB.prepare("SELECT count(*) AS n FROM passports WHERE organisation_id = ?")
+      shard
+        .prepare("SELECT count(*) AS n FROM passports WHERE organisation_id = ?")
         .bind(admin.organisation)
         .first<number>("n");
     const passportsBefore = await passports();
@@ -133,7 +137,8 @@ describe.runIf(modelled)("the control plane with its database at the size limit"
       expect(await passports()).toBe(passportsBefore);
       expect(await events()).toBe(eventsBefore);
       expect(
-        await env.DB.prepare("SELECT count(*) AS n FROM outbox WHERE passport_id = ?")
+        await shard
+          .prepare("SELECT count(*) AS n FROM outbox WHERE passport_id = ?")
           .bind(existing.identity_id)
           .first<number>("n"),
       ).toBe(0);

@@ -18,6 +18,7 @@ import { type Body, Caller } from "../support/api.ts";
 import { verifiedManifest } from "../support/control-fixtures.ts";
 import { loggedVersions } from "../support/log-entries.ts";
 import { recheckAt } from "../support/rechecks.ts";
+import { everyShard } from "../support/shards.ts";
 
 /**
  * The simulation of a production hour (docs/platform-model.md, "The simulation"): the real control
@@ -505,7 +506,9 @@ describe.runIf(modelled)("a production hour, simulated", () => {
 
 /** The database's size as D1 reports it after a statement. */
 async function databaseBytes(): Promise<number> {
-  return (await env.DB.prepare("SELECT 1").run()).meta.size_after ?? 0;
+  let bytes = 0;
+  for (const shard of everyShard()) bytes += (await shard.prepare("SELECT 1").run()).meta.size_after ?? 0;
+  return bytes;
 }
 
 /** The record versions minted so far over `ids`, from D1. */
@@ -513,12 +516,15 @@ async function versionSum(ids: string[]): Promise<number> {
   let sum = 0;
   for (let i = 0; i < ids.length; i += 90) {
     const chunk = ids.slice(i, i + 90);
-    const row = await env.DB.prepare(
-      `SELECT coalesce(sum(record_version), 0) AS n FROM passports WHERE id IN (${chunk.map(() => "?").join(",")})`,
-    )
-      .bind(...chunk)
-      .first<{ n: number }>();
-    sum += row?.n ?? 0;
+    for (const shard of everyShard()) {
+      const row = await shard
+        .prepare(
+          `SELECT coalesce(sum(record_version), 0) AS n FROM passports WHERE id IN (${chunk.map(() => "?").join(",")})`,
+        )
+        .bind(...chunk)
+        .first<{ n: number }>();
+      sum += row?.n ?? 0;
+    }
   }
   return sum;
 }

@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
-import { developmentToken, freshOrganisation } from "./tokens.ts";
 import { shardOfOrganisation } from "./shards.ts";
+import { developmentToken, freshOrganisation } from "./tokens.ts";
 
 export type Role = "owner" | "admin" | "editor" | "viewer";
 

@@ -25,7 +25,10 @@ export async function recheckAt(
     async (rows, claim) => {
       for (const row of rows) {
         const checkEnv = options.checkEnv?.(row) ?? env;
-        outcomes.set(row.binding_id, await runScheduledCheck(checkEnv, database(await shardOfIdentity(row.passport_id)), { ...row, claim }, at));
+        outcomes.set(
+          row.binding_id,
+          await runScheduledCheck(checkEnv, database(await shardOfIdentity(row.passport_id)), { ...row, claim }, at),
+        );
       }
     },
     options.limits ?? SCHEDULER,

@@ -34,3 +34,9 @@ export async function inEveryShard<T>(work: (db: Database) => Promise<T>): Promi
   for (const shard of everyShard()) results.push(await work(database(shard)));
   return results;
 }
+
+/** The binding name (in D1_SHARDS) of the shard that holds an organisation's rows. */
+export async function shardNameOfOrganisation(organisationId: string): Promise<string> {
+  const names = JSON.parse(env.D1_SHARDS) as string[];
+  return names[(await shardsOf(env).placementOf(organisationId)).shard] as string;
+}

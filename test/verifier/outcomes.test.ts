@@ -5,6 +5,7 @@ import { IDENTITY_IS_NOT_AUTHORIZATION } from "../../packages/verifier/src/index
 import { settleFinishedReevaluations } from "../../workers/control/src/binding-checks/reevaluation.ts";
 import { database } from "../../workers/control/src/db/client.ts";
 import { resolve as resolveRaw } from "../support/api.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 import {
   ATTESTED,
   asserted,
@@ -294,7 +295,7 @@ describe("verify: outcome classes from records the real resolver serves", () => 
       relied_on: { state: { recheck_required: true } },
     });
     // Its one binding was never proven and it has no evidence: the scheduler's next run settles it.
-    await settleFinishedReevaluations(env, database(env.DB));
+    await settleFinishedReevaluations(env, database(await shardOfIdentity(id)));
     expect((await verifierFor().verify(id, { family: "api" })).outcome).toBe("ok");
   });
 

@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../workers/control/src/app.ts";
 import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
 import { withSequencerEnv } from "../support/publication-sequencer.ts";
+import { shardOfIdentity } from "../support/shards.ts";
 import { Owner, pinnedKeys, resolverFetch } from "./support.ts";
 
 const statusOf = (id: string, headers: Record<string, string> = {}) =>
@@ -114,7 +115,8 @@ describe("GET /api/p/{id}/status", () => {
       record_version: 1,
       pending_version: 2,
     });
-    const row = await env.DB.prepare("SELECT next_attempt_at FROM outbox WHERE passport_id = ?")
+    const row = await (await shardOfIdentity(id))
+      .prepare("SELECT next_attempt_at FROM outbox WHERE passport_id = ?")
       .bind(id)
       .first<{ next_attempt_at: string }>();
     expect(row).not.toBeNull();

@@ -35,6 +35,13 @@ export const historyPrefix = (identityId: string): string => `history:${identity
 export const historyKey = (identityId: string, recordVersion: number): string =>
   `${historyPrefix(identityId)}${pad(recordVersion, 10)}`;
 
+/**
+ * A publication's place in the change feed: its transparency-log index plus one. The log is one
+ * sequence for the whole service (docs/transparency-log.md) while each D1 shard numbers its own
+ * `publications`, so the feed takes the log's order: positions never collide between shards, stay
+ * whole numbers from 1, and feed entry `seq` is log entry `seq − 1`.
+ */
+export const feedSeqOf = (logIndex: number): number => logIndex + 1;
 /** Feed entries are grouped in pages of FEED_PAGE_SIZE sequence numbers, one KV list per page. */
 export const FEED_PAGE_SIZE = 100;
 export const feedPageOf = (seq: number): number => Math.floor((seq - 1) / FEED_PAGE_SIZE);

@@ -1,7 +1,7 @@
 import { app } from "./app.ts";
 import { consumeBindingChecks, enqueueDueChecks } from "./binding-checks/index.ts";
-import { database } from "./db/client.ts";
-import { archiveHistory } from "./history/archive.ts";
+import { shardsOf } from "./db/shards.ts";
+import { archiveHistory, archiveShardAt } from "./history/archive.ts";
 import {
   consumeAcquisitions,
   consumeDeadLetteredAcquisitions,
@@ -28,21 +28,26 @@ const CONSUMERS: Record<QueueRole, (batch: MessageBatch<unknown>, env: Env) => P
 
 export default {
   fetch: app.fetch,
+  // Each shard's own work runs once per shard (db/shard-tasks.ts), a shard's failure never stopping
+  // the others'; the service-wide tables (marketplace, notifications) are shard 0's
+  // (docs/sharding.md, "The crons").
   async scheduled(controller, env, ctx) {
+    const shards = shardsOf(env);
     ctx.waitUntil(drainOutbox(env).then(() => undefined));
     // Publications made before the log existed, then whatever tiles or checkpoint a failed pass
     // left out of KV (or a fresh signature on an idle log's checkpoint).
-    ctx.waitUntil(maintainLog(env, database(env.DB)));
+    ctx.waitUntil(maintainLog(env));
     // Hourly is soon enough for a one-day bound, and each run reads the acquisitions table.
     const at = new Date(controller.scheduledTime);
-    if (at.getUTCMinutes() === 0) ctx.waitUntil(deleteExpiredAcquisitions(database(env.DB), at).then(() => undefined));
+    if (at.getUTCMinutes() === 0) ctx.waitUntil(deleteExpiredAcquisitions(shards.shard(0), at).then(() => undefined));
     // Every minute: what is due is claimed (organisations taking turns) and fanned out onto the
     // binding-checks queue, whose consumers check it (docs/scaling.md).
     ctx.waitUntil(enqueueDueChecks(env, at).then(() => undefined));
-    // History older than the archive window leaves D1 for KV (docs/storage.md, "History archive").
-    ctx.waitUntil(archiveHistory(env, database(env.DB), at).then(() => undefined));
+    // History older than the archive window leaves D1 for KV (docs/storage.md, "History archive"):
+    // one shard a minute, in turn, because a run takes most of an invocation's D1 queries.
+    ctx.waitUntil(archiveHistory(env, shards.shard(archiveShardAt(at, shards.count)), at).then(() => undefined));
     // Settled change notifications leave their attempts log after two weeks (docs/events.md).
-    ctx.waitUntil(forgetSettledDeliveries(database(env.DB), at));
+    ctx.waitUntil(forgetSettledDeliveries(shards.shard(0), at));
   },
   // Routed by the queues' naming rule (queues.ts), so every environment's queues reach their own handler.
   async queue(batch, env, _ctx) {

@@ -1,6 +1,8 @@
 import type { Database } from "../db/client.ts";
+import { membershipsEverywhere } from "../db/fan-out.ts";
 import { type Membership, membershipIn, membershipsOf, type Role } from "../db/organisations.ts";
 import { type PassportRow, passportWithMembership } from "../db/passports.ts";
+import type { Shards } from "../db/shards.ts";
 import { Refusal } from "../failures.ts";
 import { roleAtLeast } from "./roles.ts";
 
@@ -26,18 +28,40 @@ export async function requireMembership(
     membership = await membershipIn(db, subject, organisationId);
     if (!membership) throw new Refusal("route-not-found", { detail: "No such organisation." });
   } else {
-    const all = await membershipsOf(db, subject);
-    if (all.length === 0) throw new Refusal("forbidden", { detail: "You are not a member of any organisation." });
-    if (all.length > 1) {
-      throw new Refusal("invalid-request", {
-        detail: "You belong to several organisations: name one in organisation_id.",
-      });
-    }
-    membership = all[0];
+    membership = onlyMembership(await membershipsOf(db, subject));
   }
   if (!membership) throw new Refusal("forbidden", { detail: `This action needs the ${minimum} role or higher.` });
   requireRole(membership, minimum);
   return membership;
+}
+
+/** The one membership a request that names no organisation means; refused for none or several. */
+function onlyMembership<M extends Membership>(all: M[]): M | undefined {
+  if (all.length === 0) throw new Refusal("forbidden", { detail: "You are not a member of any organisation." });
+  if (all.length > 1) {
+    throw new Refusal("invalid-request", {
+      detail: "You belong to several organisations: name one in organisation_id.",
+    });
+  }
+  return all[0];
+}
+
+/**
+ * `requireMembership` for a write whose body names the organisation (or names none, meaning the
+ * caller's only one), with the handle of the shard that holds it: the named organisation's, or,
+ * for none named, the one found by asking every shard (docs/sharding.md). Refused like
+ * `requireMembership`, and with `organisation-moving` while the organisation is being moved.
+ */
+export async function requireMembershipToWrite(
+  shards: Shards,
+  subject: string,
+  organisationId: string | undefined,
+  minimum: Role,
+): Promise<{ membership: Membership; db: Database }> {
+  const named = organisationId ?? onlyMembership(await membershipsEverywhere(shards, subject))?.organisationId;
+  if (!named) throw new Refusal("forbidden", { detail: `This action needs the ${minimum} role or higher.` });
+  const db = await shards.forOrganisation(named);
+  return { membership: await requireMembership(db, subject, named, minimum), db };
 }
 
 /**

@@ -19,15 +19,23 @@ export function decodeCursor(cursor: string): Position {
   throw new Refusal("invalid-request", { detail: "The cursor is not one this API returned." });
 }
 
-/** Opaque search cursor: the `seq` of the last item returned (a list cursor is not one). */
-export function encodeSearchCursor(seq: number): string {
-  return base64url.encode(JSON.stringify({ after: seq }));
+/**
+ * Opaque search cursor: the `seq` and shard of the last item returned (db/passport-pages.ts); a
+ * list cursor is not one. A cursor without a shard (from before sharding) still reads.
+ */
+export function encodeSearchCursor(position: { seq: number; shard: number }): string {
+  return base64url.encode(JSON.stringify({ after: position.seq, shard: position.shard }));
 }
 
-export function decodeSearchCursor(cursor: string): number {
+export function decodeSearchCursor(cursor: string): { seq: number; shard?: number } {
+  const isCount = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
   try {
-    const { after } = JSON.parse(new TextDecoder().decode(base64url.decode(cursor))) as { after?: unknown };
-    if (typeof after === "number" && Number.isSafeInteger(after) && after >= 0) return after;
+    const { after, shard } = JSON.parse(new TextDecoder().decode(base64url.decode(cursor))) as {
+      after?: unknown;
+      shard?: unknown;
+    };
+    if (isCount(after) && shard === undefined) return { seq: after };
+    if (isCount(after) && isCount(shard)) return { seq: after, shard };
   } catch {}
   throw new Refusal("invalid-request", { detail: "The cursor is not one this API returned for a search." });
 }

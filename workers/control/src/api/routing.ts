@@ -1,5 +1,6 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../context.ts";
+import { isFencedWrite, OrganisationMoving } from "../db/shards.ts";
 
 // The API's half of the routing rule (docs/sharding.md): a route that names a passport or an
 // organisation in its path gets, as `db`, the shard that holds it, before its handler runs. Reads
@@ -13,22 +14,34 @@ function reads(method: string): boolean {
 /** Path segments under /v1/passports that are routes of their own, not identity ids. */
 const PASSPORT_COLLECTION_ROUTES = new Set(["batch"]);
 
+/**
+ * After a write the old shard's fence refused (this isolate routed it on a placement cached from
+ * before a move), the cached placement is dropped: the caller's retry, after the `Retry-After` the
+ * refusal carries, goes to the new shard.
+ */
+async function forgetIfFenced(c: Context<AppEnv>, organisationId: string | null): Promise<void> {
+  const error = c.error;
+  if (organisationId && (error instanceof OrganisationMoving || isFencedWrite(error))) {
+    c.get("shards").forget(organisationId);
+  }
+}
+
 /** `db` is the shard of the passport `:id` names. */
 export const routeByIdentity: MiddlewareHandler<AppEnv> = async (c, next) => {
   const id = c.req.param("id");
-  if (id && !PASSPORT_COLLECTION_ROUTES.has(id)) {
-    const shards = c.get("shards");
-    c.set("db", reads(c.req.method) ? await shards.readIdentity(id) : await shards.forIdentity(id));
-  }
+  if (!id || PASSPORT_COLLECTION_ROUTES.has(id)) return next();
+  const shards = c.get("shards");
+  c.set("db", reads(c.req.method) ? await shards.readIdentity(id) : await shards.forIdentity(id));
   await next();
+  if (c.error) await forgetIfFenced(c, await shards.organisationOfIdentity(id));
 };
 
 /** `db` is the shard of the organisation `:id` names. */
 export const routeByOrganisation: MiddlewareHandler<AppEnv> = async (c, next) => {
   const id = c.req.param("id");
-  if (id) {
-    const shards = c.get("shards");
-    c.set("db", reads(c.req.method) ? await shards.readOrganisation(id) : await shards.forOrganisation(id));
-  }
+  if (!id) return next();
+  const shards = c.get("shards");
+  c.set("db", reads(c.req.method) ? await shards.readOrganisation(id) : await shards.forOrganisation(id));
   await next();
+  if (c.error) await forgetIfFenced(c, id);
 };

@@ -139,7 +139,9 @@ export const PassportView = z.object({
         family: Family,
         declared_at: Timestamp,
         display_name: z.string().nullable(),
-        lifecycle: LifecycleStatus.describe("The linked passport's lifecycle now."),
+        lifecycle: LifecycleStatus.nullable().describe(
+          "The linked passport's lifecycle now; null only when the shard that holds it could not be read.",
+        ),
         flagged: z
           .boolean()
           .describe("The linked passport is revoked or retired: a link to it should not be relied on."),
@@ -282,7 +284,7 @@ export function passportView(
       declared_at: u.declaredAt,
       display_name: u.targetName,
       lifecycle: u.targetLifecycle,
-      flagged: isFlagged(u.targetLifecycle),
+      flagged: u.targetLifecycle !== null && isFlagged(u.targetLifecycle),
     })),
     record_version: passport.recordVersion,
     created_at: passport.createdAt,

@@ -1,16 +1,18 @@
 import { z } from "zod";
-import { database, randomId } from "../db/client.ts";
+import { type Database, randomId } from "../db/client.ts";
+import { onEveryShard } from "../db/shard-tasks.ts";
+import { shardsOf } from "../db/shards.ts";
 import { type ClaimedCheck, claimDueChecks } from "./queries.ts";
 import { settleFinishedReevaluations } from "./reevaluation.ts";
 import { CLAIM_LEASE_MS } from "./schedule.ts";
 import { runScheduledCheck, type ScheduledCheck, type ScheduledResult } from "./verify.ts";
 
 // Scheduled re-checks (docs/bindings.md, "Re-checks"; capacity in docs/scaling.md). The cron
-// claims the bindings that are due, organisations taking turns, and fans them out onto the
-// binding-checks queue; the queue's consumers check them, many at once, and write each outcome
-// under its claim.
+// claims the bindings that are due in every shard, organisations taking turns, and fans them out
+// onto the binding-checks queue; the queue's consumers check them, many at once, and write each
+// outcome under its claim, in the shard of the passport checked.
 
-/** How much one scheduler run may claim: pages of PAGE_SIZE, at most PAGES of them, so 10,000 a minute. */
+/** How much one scheduler run may claim in each shard: pages of PAGE_SIZE, at most PAGES of them, so 10,000 a minute. */
 export const SCHEDULER = {
   pageSize: 500,
   pages: 20,
@@ -27,18 +29,32 @@ function log(event: string, fields: Record<string, unknown>) {
   console.log(JSON.stringify({ level: "info", event, ...fields }));
 }
 
+type Limits = { pageSize: number; pages: number; perOrganisation: number };
+
 /**
- * Claims every binding due by `now`, page by page (each page one statement, organisations taking
- * turns), and hands each page to `dispatch`. Returns how many were claimed. A page that is not
- * dispatched (the queue refused it) is claimed again once its lease runs out.
+ * Claims every binding due by `now` in every shard at once, each shard page by page (each page one
+ * statement, organisations taking turns, at most `limits` a shard), and hands each page to
+ * `dispatch`. Returns how many were claimed. A page that is not dispatched (the queue refused it)
+ * is claimed again once its lease runs out; a shard that fails is logged and the others go on.
  */
 export async function claimDuePages(
   env: Env,
   now: Date,
   dispatch: (claimed: ClaimedCheck[], claim: string) => Promise<void>,
-  limits: { pageSize: number; pages: number; perOrganisation: number } = SCHEDULER,
+  limits: Limits = SCHEDULER,
 ): Promise<number> {
-  const db = database(env.DB);
+  const claimed = await onEveryShard(shardsOf(env), "binding_checks_claim_failed", (db) =>
+    claimShardPages(db, now, dispatch, limits),
+  );
+  return claimed.reduce<number>((sum, count) => sum + (count ?? 0), 0);
+}
+
+async function claimShardPages(
+  db: Database,
+  now: Date,
+  dispatch: (claimed: ClaimedCheck[], claim: string) => Promise<void>,
+  limits: Limits,
+): Promise<number> {
   const at = now.toISOString();
   let claimed = 0;
   for (let page = 0; page < limits.pages; page++) {
@@ -69,19 +85,23 @@ export async function enqueueDueChecks(env: Env, now = new Date()): Promise<numb
     }
   });
   if (claimed > 0) log("binding_checks_enqueued", { claimed });
-  // Re-evaluations that no check will end (docs/lifecycle.md#re-evaluation).
-  const settled = await settleFinishedReevaluations(env, database(env.DB), now);
+  // Re-evaluations that no check will end (docs/lifecycle.md#re-evaluation), in every shard.
+  const settledByShard = await onEveryShard(shardsOf(env), "reevaluations_settle_failed", (db) =>
+    settleFinishedReevaluations(env, db, now),
+  );
+  const settled = settledByShard.reduce<number>((sum, count) => sum + (count ?? 0), 0);
   if (settled > 0) log("reevaluations_settled", { settled });
   return claimed;
 }
 
 /**
  * The queue consumer: checks of different passports run at once; those of one passport run one
- * after another (each is a new record version). A check that fails is recorded and rescheduled by
- * runScheduledCheck; only a failure to record anything (D1 unavailable) retries the message.
+ * after another (each is a new record version), in the passport's shard. A check that fails is
+ * recorded and rescheduled by runScheduledCheck; only a failure to record anything (D1
+ * unavailable, or the passport's organisation fenced for a move) retries the message.
  */
 export async function consumeBindingChecks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const db = database(env.DB);
+  const shards = shardsOf(env);
   const byPassport = new Map<string, { message: Message<unknown>; check: ScheduledCheck }[]>();
   for (const message of batch.messages) {
     const parsed = ScheduledCheckMessage.safeParse(message.body);
@@ -99,6 +119,7 @@ export async function consumeBindingChecks(batch: MessageBatch<unknown>, env: En
     [...byPassport.values()].map(async (group) => {
       for (const { message, check } of group) {
         try {
+          const db = await shards.forIdentity(check.passport_id);
           const result = await runScheduledCheck(env, db, check);
           counts[result] = (counts[result] ?? 0) + 1;
           message.ack();

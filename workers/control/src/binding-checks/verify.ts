@@ -6,6 +6,7 @@ import { Refusal } from "../failures.ts";
 import { outboundFor } from "../outbound/config.ts";
 import { publishOrDefer } from "../publication/index.ts";
 import { type CheckResult, type CheckTarget, checkBinding, PROOF_LIFETIME_MS } from "./checks.ts";
+import { followProof } from "./proof-index.ts";
 import {
   activeMarketplaceLicenses,
   type BindingRow,
@@ -326,10 +327,21 @@ async function commitVerified(
     }
   }
   await commit(commitChangeStatements(db, passport, change, actor, now.toISOString()));
+  // The proof's end as verifiedChange wrote it, for this binding and each companion renewed with it.
+  const freshUntil = new Date(now.getTime() + PROOF_LIFETIME_MS).toISOString();
+  await followProof(env, passport, binding, freshUntil);
+  for (const companion of companionsOf(change)) {
+    await followProof(env, passport, companion, freshUntil);
+  }
   await publishOrDefer(env, passport.id);
   for (const rival of rivals) await recordConflict(env, db, rival, binding, passport.id);
   // A passing check may be the last one a re-evaluation waited for (docs/lifecycle.md#re-evaluation).
   if (passport.recheckSince) await settleAfterCheck(env, db, passport.id, now);
+}
+
+/** The bindings a verified change renewed along with its own (`also_renewed`). */
+function companionsOf(change: PassportChange): { class: string; value: string }[] {
+  return (change.detail.also_renewed as { class: string; value: string }[] | undefined) ?? [];
 }
 
 /** Settles a re-evaluation after a check; a failure here never undoes the check (the scheduler tries again). */
@@ -379,6 +391,7 @@ export async function runBindingCheck(
       db,
       commitChangeStatements(db, passport, lapsedChange(db, binding, decision, now), actor, now.toISOString()),
     );
+    await followProof(env, passport, binding, null);
     await publishOrDefer(env, passport.id);
   } else {
     await noteCheck(db, binding.id, {
@@ -455,6 +468,7 @@ export async function runScheduledCheck(
               db,
               commitChangeStatements(db, current.passport, change, SERVICE_SOURCE, now.toISOString()),
             );
+            await followProof(env, current.passport, current.binding, null);
             await publishOrDefer(env, current.passport.id);
           }
           return decision.outcome;

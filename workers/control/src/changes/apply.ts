@@ -1,5 +1,5 @@
 import { mintIdentityId } from "@passport/domain";
-import { requireMembership, requireRole } from "../access/membership.ts";
+import { requireMembershipToWrite, requireRole } from "../access/membership.ts";
 import { type Database, isConstraintError, UNIQUE_VIOLATION } from "../db/client.ts";
 import type { Role } from "../db/organisations.ts";
 import { isGrantNoLongerHeld } from "../db/passport-entries.ts";
@@ -15,9 +15,11 @@ import {
   passportWithMembership,
   type StoredPassport,
 } from "../db/passports.ts";
+import type { Shards } from "../db/shards.ts";
 import { isUsesLimitViolation } from "../db/uses.ts";
 import { Refusal, StaleVersion } from "../failures.ts";
 import { grantNoLongerHeld } from "./authority.ts";
+import { followInDirectory } from "./directory-entries.ts";
 import {
   duplicateRaceRefusal,
   refuseDirectApiPassport,
@@ -50,19 +52,26 @@ async function refusalOfRacingDuplicate(db: Database, passport: PassportRow, cha
 }
 
 /**
- * Creates a passport in an organisation where the caller holds at least `minimum`: duplicate
- * refusal, then the passport, its bindings, history event and outbox row in one batch that also
- * reads it back. A create repeating a binding, and an API passport created outside the marketplace
- * by less than an admin (docs/api-passports.md), are refused first. Publication is the caller's.
+ * Creates a passport in an organisation where the caller holds at least `minimum`, in that
+ * organisation's shard: duplicate refusal (in the shard, and across organisations through the
+ * directory's index), the id registered in the directory, then the passport, its bindings,
+ * history event and outbox row in one batch that also reads it back. A create repeating a
+ * binding, and an API passport created outside the marketplace by less than an admin
+ * (docs/api-passports.md), are refused first. Publication is the caller's.
  */
-export async function commitCreation(db: Database, subject: string, minimum: Role, body: CreatePassportRequest) {
+export async function commitCreation(shards: Shards, subject: string, minimum: Role, body: CreatePassportRequest) {
   refuseRepeatedBindings(body.bindings);
-  const membership = await requireMembership(db, subject, body.organisation_id, minimum);
+  const { membership, db } = await requireMembershipToWrite(shards, subject, body.organisation_id, minimum);
   refuseDirectApiPassport(body.family, membership.role);
-  if (!body.distinct_object_reason) {
-    await refuseDuplicates(db, membership.organisationId, body.family, body.bindings);
-  }
   const id = mintIdentityId();
+  if (!body.distinct_object_reason) {
+    await refuseDuplicates(db, membership.organisationId, body.family, body.bindings, {
+      claim: { shards, identityId: id },
+    });
+  }
+  // The directory knows the id before its rows exist, so every reader that finds the passport can
+  // route to it; an id whose rows were then refused points at nothing and is never minted again.
+  await shards.registerIdentity(id, membership.organisationId);
   const statements = createPassportStatements(db, {
     id,
     organisationId: membership.organisationId,
@@ -83,9 +92,13 @@ export async function commitCreation(db: Database, subject: string, minimum: Rol
   }
 }
 
-/** Who asks for a change, the least role it needs, and the record versions they expect (`If-Match`). */
+/**
+ * Who asks for a change, the least role it needs, and the record versions they expect
+ * (`If-Match`); `db` is the passport's shard, `shards` has the directory the change may update.
+ */
 export interface ChangeRequest {
   db: Database;
+  shards: Shards;
   subject: string;
   minimum: Role;
   expectedVersions?: readonly number[];
@@ -97,7 +110,7 @@ export interface ChangeRequest {
  * event and outbox row. Returns the passport as the change left it; publication is the caller's.
  */
 export async function commitChange(
-  { db, subject, minimum, expectedVersions }: ChangeRequest,
+  { db, shards, subject, minimum, expectedVersions }: ChangeRequest,
   id: string,
   build: (passport: PassportRow) => PassportChange | Promise<PassportChange>,
 ): Promise<StoredPassport> {
@@ -113,8 +126,13 @@ export async function commitChange(
     });
   }
   const change = await build(passport);
+  let stored: StoredPassport;
   try {
-    return await commitAndLoad(db, id, commitChangeStatements(db, passport, change, subject, new Date().toISOString()));
+    stored = await commitAndLoad(
+      db,
+      id,
+      commitChangeStatements(db, passport, change, subject, new Date().toISOString()),
+    );
   } catch (error) {
     if (isDuplicateIdentityViolation(error)) throw await refusalOfRacingDuplicate(db, passport, change);
     if (isGrantNoLongerHeld(error)) throw grantNoLongerHeld();
@@ -126,4 +144,6 @@ export async function commitChange(
       current?.recordVersion,
     );
   }
+  await followInDirectory(shards, passport, change, stored);
+  return stored;
 }

@@ -8,6 +8,7 @@ import {
   PRIMARY_BINDING_CLASS,
 } from "@passport/domain";
 import { requireRole } from "../access/membership.ts";
+import type { ProvenHolder } from "../db/binding-index.ts";
 import { type Database, randomId } from "../db/client.ts";
 import { membershipIn, type Role } from "../db/organisations.ts";
 import {
@@ -31,9 +32,11 @@ import {
   type PassportRow,
   primaryBindingHolders,
 } from "../db/passports.ts";
+import type { Shards } from "../db/shards.ts";
 import { deleteUse, insertUse, useOf } from "../db/uses.ts";
 import type { Attestation } from "../evidence/attestation.ts";
 import { Refusal } from "../failures.ts";
+import { claimPrimaryValues } from "./directory-entries.ts";
 import {
   type AuthorityExpiryRequest,
   type BindingInput,
@@ -47,6 +50,12 @@ import {
 // and the validated input, and returns the change to commit (see `commitChange`) or throws the
 // problem that refuses it. Routes validate and authorize; they decide nothing here.
 
+/** Who claims primary binding values in the directory's cross-organisation index (docs/sharding.md). */
+interface Claim {
+  shards: Shards;
+  identityId: string;
+}
+
 /**
  * Refuses a primary binding already held by another operative passport of the same family in the
  * organisation (spec 1.6): the primary binding is what says "this is the same object", so a second
@@ -54,15 +63,18 @@ import {
  * passport re-check its own bindings. Across organisations only a verified holder refuses a claim
  * (docs/bindings.md); `distinct_object_reason` skips both checks. This check words the common
  * refusal; within an organisation the database holds the rule when two writes race (migration
- * 0007, `duplicateRaceRefusal`).
+ * 0007, `duplicateRaceRefusal`). Across organisations in other shards the directory's index holds
+ * it: with `claim`, the values are claimed there, in one conditional statement each, once the
+ * shard's own reads found no holder.
  */
 export async function refuseDuplicates(
   db: Database,
   organisationId: string,
   family: Family,
   candidates: { class: string; value: string }[],
-  exceptId?: string,
+  options: { exceptId?: string; claim?: Claim } = {},
 ): Promise<void> {
+  const { exceptId, claim } = options;
   const primary = PRIMARY_BINDING_CLASS[family];
   const values = candidates.filter((b) => b.class === primary).map((b) => b.value);
   if (values.length === 0) return;
@@ -76,6 +88,18 @@ export async function refuseDuplicates(
   );
   const refusal = duplicateRefusal(primary, { inOrganisation, elsewhere }, exceptId);
   if (refusal) throw refusal;
+  if (!claim) return;
+  const holder = await claimPrimaryValues(claim.shards, { ...claim, organisationId, family }, candidates);
+  if (holder) throw provenElsewhereRefusal(primary, holder);
+}
+
+/** The refusal of a claim of a value another organisation has proven control of. */
+function provenElsewhereRefusal(primary: string, holder: ProvenHolder & { value: string }): Refusal {
+  return new Refusal("duplicate-identity", {
+    detail: `Passport ${holder.identityId} of another organisation has proven control of ${primary} ${holder.value}. If you control it now, publish the proof there and ask that organisation to remove its binding, or wait for its proof to lapse.`,
+    existing_identity_id: holder.identityId,
+    verified_holder: { identity_id: holder.identityId, organisation_id: holder.organisationId },
+  });
 }
 
 /** The refusal `refuseDuplicates` words for the holders of a primary binding value, if any holds it. */
@@ -97,14 +121,7 @@ function duplicateRefusal(
   // Across organisations only proof counts: a claim is refused once another organisation has
   // proven control of the value, and the refusal names that verified holder.
   const [holder] = holders.elsewhere;
-  if (holder) {
-    return new Refusal("duplicate-identity", {
-      detail: `Passport ${holder.id} of another organisation has proven control of ${primary} ${holder.value}. If you control it now, publish the proof there and ask that organisation to remove its binding, or wait for its proof to lapse.`,
-      existing_identity_id: holder.id,
-      verified_holder: { identity_id: holder.id, organisation_id: holder.organisationId },
-    });
-  }
-  return undefined;
+  return holder ? provenElsewhereRefusal(primary, { ...holder, identityId: holder.id }) : undefined;
 }
 
 /**
@@ -141,7 +158,7 @@ export async function duplicateRaceRefusal(
   exceptId?: string,
 ): Promise<Refusal> {
   try {
-    await refuseDuplicates(db, organisationId, family, candidates, exceptId);
+    await refuseDuplicates(db, organisationId, family, candidates, { exceptId });
   } catch (problem) {
     if (problem instanceof Refusal) return problem;
     throw problem;
@@ -168,9 +185,11 @@ function reevaluationFrom(db: Database, passportId: string, at: string) {
 /**
  * The organisation named as a separate operator, checked: another organisation than the passport's,
  * in which the caller is at least an editor (naming it publishes its name in the record). A
- * non-member gets the same answer as an unknown id, so the check reveals no organisation.
+ * non-member gets the same answer as an unknown id, so the check reveals no organisation. It must
+ * be in the passport's shard: the record is read with its operator in one batch and
+ * `passports.operator_organisation_id` is a foreign key, which holds only inside one database.
  */
-async function namedOperator(db: Database, subject: string, passport: PassportRow, operatorId: string) {
+async function namedOperator(db: Database, shards: Shards, subject: string, passport: PassportRow, operatorId: string) {
   const refuse = (message: string) =>
     new Refusal("invalid-request", {
       detail: `${message.charAt(0).toUpperCase()}${message.slice(1)}.`,
@@ -179,9 +198,15 @@ async function namedOperator(db: Database, subject: string, passport: PassportRo
   if (operatorId === passport.organisationId) {
     throw refuse("this is the passport's own organisation; a separate operator is another organisation");
   }
-  const membership = await membershipIn(db, subject, operatorId);
+  const operatorShard = await shards.readOrganisation(operatorId);
+  const membership = await membershipIn(operatorShard, subject, operatorId);
   if (!membership) throw refuse("no organisation you belong to has this id");
   requireRole(membership, "editor");
+  if (operatorShard !== db) {
+    throw new Refusal("crosses-shards", {
+      detail: `Organisation ${operatorId} is stored in another shard than this passport's organisation, so it cannot be named as its operator. Move one of the two organisations to the other's shard first.`,
+    });
+  }
 }
 
 /**
@@ -192,6 +217,7 @@ async function namedOperator(db: Database, subject: string, passport: PassportRo
  */
 export async function displayUpdate(
   db: Database,
+  shards: Shards,
   subject: string,
   passport: PassportRow,
   input: UpdatePassportRequest,
@@ -205,7 +231,7 @@ export async function displayUpdate(
       errors: [{ path: "operator_organisation_id", message: "needs relationship responsible" }],
     });
   }
-  if (operatorId) await namedOperator(db, subject, passport, operatorId);
+  if (operatorId) await namedOperator(db, shards, subject, passport, operatorId);
   // Who answers for the object, or who runs it, changed: a material change (docs/lifecycle.md).
   const material =
     (input.relationship !== undefined && input.relationship !== passport.relationship) ||
@@ -236,6 +262,7 @@ export async function displayUpdate(
 
 export async function bindingAddition(
   db: Database,
+  shards: Shards,
   passport: PassportRow,
   binding: BindingInput,
 ): Promise<PassportChange> {
@@ -270,6 +297,14 @@ export async function bindingAddition(
     });
   }
   if (duplicate) throw duplicate;
+  if (checksDuplicates) {
+    const holder = await claimPrimaryValues(
+      shards,
+      { identityId: passport.id, organisationId: passport.organisationId, family: passport.family },
+      [binding],
+    );
+    if (holder) throw provenElsewhereRefusal(primary, holder);
+  }
   const id = crypto.randomUUID();
   return {
     kind: "binding.added",
@@ -530,11 +565,17 @@ export function transfer(db: Database, passport: PassportRow, organisationId: st
 /**
  * An agent declares it calls the API (or MCP) passport `targetId` (docs/reciprocal-trust.md). Only
  * agent passports declare links; the target is any other passport of the service, of any
- * organisation, since its record is public. The change is the agent's own next version: nothing
+ * organisation and so of any shard (read through its own: `passport_uses.target_id` has no foreign
+ * key, docs/sharding.md), since its record is public. The change is the agent's own next version: nothing
  * of the target changes, so declaring a link to someone else's passport never republishes it, and a
  * link grants nothing. At most MAX_USES_LINKS per agent (held by migration 0020's trigger).
  */
-export async function usesAddition(db: Database, passport: PassportRow, targetId: string): Promise<PassportChange> {
+export async function usesAddition(
+  db: Database,
+  shards: Shards,
+  passport: PassportRow,
+  targetId: string,
+): Promise<PassportChange> {
   if (passport.family !== "agent") {
     throw new Refusal("invalid-request", {
       detail: "Only agent passports declare the passports they use.",
@@ -547,7 +588,10 @@ export async function usesAddition(db: Database, passport: PassportRow, targetId
       errors: [{ path: "identity_id", message: "is this passport's own id" }],
     });
   }
-  const [target, link] = await Promise.all([findPassport(db, targetId), useOf(db, passport.id, targetId)]);
+  const [target, link] = await Promise.all([
+    shards.readIdentity(targetId).then((targetShard) => findPassport(targetShard, targetId)),
+    useOf(db, passport.id, targetId),
+  ]);
   if (!target) throw new Refusal("identity-not-found", { detail: `No passport has the id ${targetId}.` });
   if (link) {
     throw new Refusal("link-exists", { detail: `This passport already declares that it uses ${targetId}.` });
@@ -558,7 +602,7 @@ export async function usesAddition(db: Database, passport: PassportRow, targetId
   return {
     kind: "uses.declared",
     detail: { identity_id: targetId, family: target.family },
-    statements: [insertUse(db, { agentId: passport.id, targetId, declaredAt })],
+    statements: [insertUse(db, { agentId: passport.id, targetId, targetFamily: target.family, declaredAt })],
   };
 }
 

@@ -56,9 +56,15 @@ export async function ensureDevelopmentMembership(
  */
 export async function shardOfSubject(shards: Shards, subject: string): Promise<number | undefined> {
   const found = await Promise.all(
-    shards.everyShard().map((db) =>
-      db.select({ organisationId: members.organisationId }).from(members).where(eq(members.subject, subject)).limit(1),
-    ),
+    shards
+      .everyShard()
+      .map((db) =>
+        db
+          .select({ organisationId: members.organisationId })
+          .from(members)
+          .where(eq(members.subject, subject))
+          .limit(1),
+      ),
   );
   const index = found.findIndex((rows) => rows.length > 0);
   return index === -1 ? undefined : index;

@@ -473,7 +473,7 @@ export function listPageStatement(organisationId: string, filter: Omit<ListFilte
   };
 }
 
-const byCreation = (a: PassportSummaryRow, b: PassportSummaryRow) =>
+export const byCreation = (a: PassportSummaryRow, b: PassportSummaryRow) =>
   a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
 /** The summary row's properties, in the order SUMMARY_SELECT selects them. */

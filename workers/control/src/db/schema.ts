@@ -215,9 +215,11 @@ export const passportUses = sqliteTable(
     agentId: text("agent_id")
       .notNull()
       .references(() => passports.id),
-    targetId: text("target_id")
-      .notNull()
-      .references(() => passports.id),
+    // No foreign key: the target may be another organisation's passport in another shard
+    // (docs/sharding.md); `usesAddition` checks it exists there. Its family is kept with the link
+    // for the same reason (families never change), so the agent's record needs no other shard.
+    targetId: text("target_id").notNull(),
+    targetFamily: text("target_family", { enum: ["api", "agent"] }).notNull(),
     declaredAt: text("declared_at").notNull(),
   },
   (t) => [
@@ -355,8 +357,9 @@ export const publishedManifests = sqliteTable(
 );
 
 /**
- * Every publication of a passport record, in global order: the source of the signed per-passport
- * history and of the change feed the resolver serves. `seq` is the feed position.
+ * Every publication of a passport record, in its shard's order (`seq`): the source of the signed
+ * per-passport history and of the change feed the resolver serves. Each shard numbers its own, so
+ * the feed's position is the service-wide `log_index` plus one (docs/signing.md), not `seq`.
  */
 export const publications = sqliteTable(
   "publications",

@@ -170,6 +170,24 @@ export class Shards {
       .run();
   }
 
+  /**
+   * Records that an identity now belongs to another organisation of the same shard (a transfer):
+   * its directory row, and its proofs and claims in the duplicate index (db/binding-index.ts), so
+   * the organisation's own proof never refuses its own claim. One batch, one transaction.
+   */
+  async transferIdentity(identityId: string, organisationId: string): Promise<void> {
+    const directory = this.directory;
+    if (!directory) return;
+    await directory.batch(
+      [
+        `INSERT INTO identity_organisations (identity_id, organisation_id) VALUES (?1, ?2)
+         ON CONFLICT (identity_id) DO UPDATE SET organisation_id = excluded.organisation_id`,
+        "UPDATE proven_bindings SET organisation_id = ?2 WHERE identity_id = ?1",
+        "UPDATE binding_claims SET organisation_id = ?2 WHERE identity_id = ?1",
+      ].map((sql) => directory.prepare(sql).bind(identityId, organisationId)),
+    );
+  }
+
   /** The organisation an identity id belongs to, or null when the directory does not know it. */
   async organisationOfIdentity(identityId: string): Promise<string | null> {
     if (!this.directory) return null;

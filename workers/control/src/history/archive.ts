@@ -131,7 +131,17 @@ async function passportsToArchive(db: Database, cutoff: string, limits: Limits) 
 }
 
 /**
- * One scheduled run: seals the parts written at least `sealAfterMs` ago (step 2), then writes the
+ * The shard whose history the run at `at` archives: each in turn, one a minute. A run uses most of
+ * what one invocation may ask of D1 (1,000 queries: `passportsPerRun` passports at about three
+ * round trips each, and as many seals), so the cron cannot run it for every shard at once; each
+ * shard's pace is then `passportsPerRun` every `count` minutes, for its share of the passports.
+ */
+export function archiveShardAt(at: Date, count: number): number {
+  return Math.floor(at.getTime() / 60_000) % count;
+}
+
+/**
+ * One scheduled run on one shard: seals the parts written at least `sealAfterMs` ago (step 2), then writes the
  * next part of up to `passportsPerRun` passports' old history (step 1). Returns what it did.
  */
 export async function archiveHistory(

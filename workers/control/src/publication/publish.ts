@@ -2,6 +2,7 @@ import {
   canonicalBytes,
   type FeedEntry,
   feedKey,
+  feedSeqOf,
   type HistoryEntry,
   historyKey,
   manifestIndexPrefix,
@@ -13,8 +14,10 @@ import {
   unwrap,
 } from "@passport/domain";
 import type { BatchItem } from "drizzle-orm/batch";
-import { type Database, database } from "../db/client.ts";
+import type { Database } from "../db/client.ts";
 import { loadAggregateWith } from "../db/passports.ts";
+import { onEveryShard } from "../db/shard-tasks.ts";
+import { shardsOf } from "../db/shards.ts";
 import { announcePublication } from "./announce.ts";
 import { logIndexOf, logPublication } from "./log/append.ts";
 import { requestPurges } from "./purge-budget.ts";
@@ -56,7 +59,9 @@ export async function publishPassport(env: PublishEnv, identityId: string): Prom
  * publishes the same passport meanwhile.
  */
 export async function writePublication(env: PublishEnv, identityId: string): Promise<PassportRecord> {
-  const db = database(env.DB);
+  // The passport's organisation's shard holds its rows; refused while that organisation moves,
+  // and the outbox row (in the shard it moves from, or copied to the new one) is drained later.
+  const db = await shardsOf(env).forIdentity(identityId);
   // One round trip: the aggregate, the newest publication, the change kinds since it and the
   // manifest keys already published, all from the same snapshot.
   const [aggregate, [[last], kindsSinceLast, published]] = await loadAggregateWith(db, identityId, publicationReads, {
@@ -68,14 +73,16 @@ export async function writePublication(env: PublishEnv, identityId: string): Pro
     throw new Error(`read version ${version} of ${identityId} after version ${last.recordVersion} was published`);
   }
   const republish = last?.recordVersion === version;
-  // The new version chains to `last`; if last's entries never reached KV (its publication failed
-  // before the next change), write them first, or the published history would have a gap.
-  if (last && !republish && !last.writtenAt) {
-    await putHistoryAndFeed(env, last);
-    await markWritten(db, last.seq, new Date().toISOString());
+  if (last && !republish) {
+    // The previous version's log entry comes before this one's, and its feed position is its log index.
+    const lastIndex = await logPublication(env, db, last);
+    // The new version chains to `last`; if last's entries never reached KV (its publication failed
+    // before the next change), write them first, or the published history would have a gap.
+    if (!last.writtenAt) {
+      await putHistoryAndFeed(env, last, lastIndex);
+      await markWritten(db, last.seq, new Date().toISOString());
+    }
   }
-  // Likewise in the log: the previous version's entry comes before this one's.
-  if (last && !republish) await logPublication(env, db, last);
   const previousDigest = republish ? (last.previousDigest ?? undefined) : last?.digest;
   const publishedAt = republish ? last.publishedAt : new Date().toISOString();
   const record = PassportRecord.parse(await sealRecord(projectPublicRecord(aggregate, publishedAt, previousDigest)));
@@ -97,7 +104,7 @@ export async function writePublication(env: PublishEnv, identityId: string): Pro
     log_index: logIndex,
   };
   await env.SNAPSHOTS.put(snapshotKey(identityId), JSON.stringify(record), { metadata });
-  await putHistoryAndFeed(env, publication);
+  await putHistoryAndFeed(env, publication, logIndex);
   const indexChanges = await syncManifestIndex(env, db, record, published);
   // Subscribers are told (docs/events.md) before the publication counts as written, so a failed
   // announcement is retried with it; a version already written before (a republish) is not
@@ -113,8 +120,12 @@ export async function writePublication(env: PublishEnv, identityId: string): Pro
   return record;
 }
 
-/** Writes the signed history entry and the feed entry of one publication (docs/signing.md). */
-async function putHistoryAndFeed(env: PublishEnv, publication: PublicationRow): Promise<void> {
+/**
+ * Writes the signed history entry and the feed entry of one publication (docs/signing.md). The feed
+ * entry's position is the publication's log index (`feedSeqOf`), not its shard's `publications.seq`:
+ * every shard numbers its publications from 1, the log numbers the whole service's once.
+ */
+async function putHistoryAndFeed(env: PublishEnv, publication: PublicationRow, logIndex: number): Promise<void> {
   const entry: HistoryEntry = {
     identity_id: publication.passportId,
     record_version: publication.recordVersion,
@@ -125,7 +136,7 @@ async function putHistoryAndFeed(env: PublishEnv, publication: PublicationRow): 
   };
   const signed = { ...entry, signature: await signDetached(env.SIGNING_KEY, canonicalBytes(entry)) };
   const feedEntry: FeedEntry = {
-    seq: publication.seq,
+    seq: feedSeqOf(logIndex),
     identity_id: entry.identity_id,
     record_version: entry.record_version,
     digest: entry.digest,
@@ -136,7 +147,7 @@ async function putHistoryAndFeed(env: PublishEnv, publication: PublicationRow): 
     env.SNAPSHOTS.put(historyKey(entry.identity_id, entry.record_version), JSON.stringify(signed), {
       metadata: signed,
     }),
-    env.SNAPSHOTS.put(feedKey(publication.seq), JSON.stringify(feedEntry), { metadata: feedEntry }),
+    env.SNAPSHOTS.put(feedKey(feedEntry.seq), JSON.stringify(feedEntry), { metadata: feedEntry }),
   ]);
 }
 
@@ -211,18 +222,31 @@ export async function inGroupsOf<T>(size: number, items: readonly T[], task: (it
 }
 
 /**
- * Publishes every passport whose outbox row is due, oldest first, rows owed only because an
- * organisation changed (`bulk`) after all others, `DRAINING_AT_ONCE` at a time. A failure is
- * recorded on the row with an exponential backoff (10 s doubling, at most 10 minutes); the row
- * stays until it succeeds. Runs from the cron trigger; returns how many were published and how
- * many failed.
+ * Publishes every passport whose outbox row is due, in every shard at once (each shard keeps the
+ * outbox of its own passports): in each, oldest first, rows owed only because an organisation
+ * changed (`bulk`) after all others, `DRAINING_AT_ONCE` at a time, at most `limit` a shard. A
+ * failure is recorded on the row with an exponential backoff (10 s doubling, at most 10 minutes);
+ * the row stays until it succeeds. A shard that cannot be read is logged and the others are
+ * drained. Runs from the cron trigger; returns how many were published and how many failed.
  */
 export async function drainOutbox(
   env: PublishEnv,
   now = new Date(),
   limit = DRAIN_LIMIT,
 ): Promise<{ published: number; failed: number }> {
-  const db = database(env.DB);
+  const drained = await onEveryShard(shardsOf(env), "outbox_drain_failed", (db) => drainShard(env, db, now, limit));
+  const total = { published: 0, failed: 0 };
+  for (const shard of drained) {
+    total.published += shard?.published ?? 0;
+    total.failed += shard?.failed ?? 0;
+  }
+  if (total.published + total.failed > 0)
+    console.log(JSON.stringify({ level: "info", event: "outbox_drained", ...total }));
+  return total;
+}
+
+/** One shard's part of the drain. */
+async function drainShard(env: PublishEnv, db: Database, now: Date, limit: number) {
   const due = await dueOutboxRows(db, now.toISOString(), limit);
   let published = 0;
   let failed = 0;
@@ -233,13 +257,23 @@ export async function drainOutbox(
     } catch (error) {
       failed++;
       const delay = Math.min(10 * 2 ** row.attempts, MAX_BACKOFF_SECONDS);
+      // Not recorded when the row cannot be written (its organisation is fenced for a move): it
+      // stays due and the next run tries it again, and the rest of this group goes on.
       await deferOutboxRow(db, row.passportId, {
         attempts: row.attempts + 1,
         nextAttemptAt: new Date(now.getTime() + delay * 1000).toISOString(),
         error: String(error),
+      }).catch((deferError: unknown) => {
+        console.error(
+          JSON.stringify({
+            level: "error",
+            event: "outbox_defer_failed",
+            identity_id: row.passportId,
+            message: String(deferError),
+          }),
+        );
       });
     }
   });
-  if (due.length > 0) console.log(JSON.stringify({ level: "info", event: "outbox_drained", published, failed }));
   return { published, failed };
 }

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gt, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { type Database, database } from "../db/client.ts";
+import type { Database } from "../db/client.ts";
 import { batchThen, preparedStatements } from "../db/prepared.ts";
 import { events, outbox, passports, publications, publishedManifests } from "../db/schema.ts";
 import type { CurrentState } from "./status.ts";
@@ -160,12 +160,11 @@ export async function setLogIndexes(db: Database, entries: { seq: number; index:
 }
 
 /**
- * Reads a passport's current state from D1, the source of truth, in one round trip: its committed
+ * Reads a passport's current state from D1, the source of truth (its shard), in one round trip: its committed
  * lifecycle and version, the newest publication confirmed written to KV, and its outbox row, if
  * any (docs/freshness.md, Status token). A passport is `pending` exactly while it has an outbox row.
  */
-export async function readCurrentState(db: D1Database, identityId: string): Promise<CurrentState> {
-  const orm = database(db);
+export async function readCurrentState(orm: Database, identityId: string): Promise<CurrentState> {
   const [[passport], [published], [owed]] = await orm.batch([
     orm
       .select({

@@ -6,6 +6,7 @@ import {
   type StatusResult,
   settle,
 } from "@passport/domain";
+import { shardsOf } from "../db/shards.ts";
 import { isKvWriteRefused, KV_KEY_WRITE_INTERVAL_MS, waitFor } from "./kv-writes.ts";
 import { type PublishEnv, writePublication } from "./publish.ts";
 import { requestPurges } from "./purge-budget.ts";
@@ -119,7 +120,9 @@ export class PublicationSequencer extends DurableObject<PublishEnv> implements S
 
   #readShared(identityId: string): Promise<CurrentState> {
     if (!this.#read) {
-      const read = readCurrentState(this.env.DB, identityId);
+      const read = shardsOf(this.env)
+        .readIdentity(identityId)
+        .then((db) => readCurrentState(db, identityId));
       this.#read = read;
       // A failed read is not shared: the next request tries again.
       read.catch(() => {

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { Me } from "../api/openapi.ts";
 import { operation } from "../api/operations.ts";
 import type { AppEnv } from "../context.ts";
-import { membershipsOf } from "../db/organisations.ts";
+import { membershipsEverywhere } from "../db/fan-out.ts";
 
 export const me = new Hono<AppEnv>();
 
@@ -17,7 +17,7 @@ me.get(
   }),
   async (c) => {
     const { subject } = c.get("principal");
-    const memberships = await membershipsOf(c.get("db"), subject);
+    const memberships = await membershipsEverywhere(c.get("shards"), subject);
     return c.json({
       subject,
       memberships: memberships.map((m) => ({ organisation_id: m.organisationId, role: m.role })),

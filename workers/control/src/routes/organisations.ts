@@ -8,6 +8,7 @@ import { CreateOrganisationRequest, PutMemberRequest, UpdateOrganisationRequest 
 import { publishOrganisationChange } from "../changes/organisation-changes.ts";
 import type { AppEnv } from "../context.ts";
 import { randomId } from "../db/client.ts";
+import { organisationsEverywhere } from "../db/fan-out.ts";
 import {
   childrenOf,
   movedScope,
@@ -20,7 +21,6 @@ import {
 import {
   createOrganisation,
   membersOf,
-  organisationsOf,
   organisationWithParent,
   putMember,
   type Role,
@@ -40,7 +40,7 @@ organisations.get(
     response: { OrganisationList },
   }),
   async (c) => {
-    const rows = await organisationsOf(c.get("db"), c.get("principal").subject);
+    const rows = await organisationsEverywhere(c.get("shards"), c.get("principal").subject);
     return c.json({
       items: rows.map((o) => ({
         id: o.id,
@@ -64,12 +64,21 @@ organisations.post(
     status: 201,
   }),
   async (c) => {
-    const db = c.get("db");
+    const shards = c.get("shards");
     const { subject } = c.get("principal");
     const body = c.req.valid("json");
-    if (body.parent_id) await requireMembership(db, subject, body.parent_id, "admin");
+    if (body.parent_id)
+      await requireMembership(await shards.forOrganisation(body.parent_id), subject, body.parent_id, "admin");
     const id = randomId("org");
-    await createOrganisation(db, { id, name: body.name, parentId: body.parent_id, ownerSubject: subject });
+    // Placed before it is written (a sub-organisation in its parent's shard, docs/sharding.md),
+    // so it is never in a shard the directory does not name.
+    const shard = await shards.placeOrganisation(id, { parentId: body.parent_id });
+    await createOrganisation(shards.shard(shard), {
+      id,
+      name: body.name,
+      parentId: body.parent_id,
+      ownerSubject: subject,
+    });
     c.header("location", `/v1/organisations/${id}`);
     return c.json({ id, name: body.name, parent_id: body.parent_id ?? null, role: "owner" }, 201);
   },
@@ -157,7 +166,7 @@ organisations.patch(
     const reason = body.reason ? { reason: body.reason } : {};
 
     if (body.parent_id !== undefined && body.parent_id !== found.organisation.parentId) {
-      if (body.parent_id !== null) await requireMembership(db, actor, body.parent_id, "admin");
+      if (body.parent_id !== null) await requireParentInShard(c, body.parent_id);
       const detail = { from: found.organisation.parentId, to: body.parent_id, ...reason };
       if (!(await setParent(db, id, body.parent_id, { actor, at, kind: "organisation.parent_changed", detail }))) {
         throw new Refusal("invalid-request", {
@@ -237,6 +246,21 @@ organisations.delete(
     return c.body(null, 204);
   },
 );
+
+/**
+ * The new parent an organisation is placed under, checked: the caller is its admin, and it is in
+ * the organisation's shard, since `organisations.parent_id` is a foreign key and holds only inside
+ * one database (docs/sharding.md). A parent elsewhere is refused with `crosses-shards`.
+ */
+async function requireParentInShard(c: Context<AppEnv>, parentId: string): Promise<void> {
+  const parentShard = await c.get("shards").forOrganisation(parentId);
+  await requireMembership(parentShard, c.get("principal").subject, parentId, "admin");
+  if (parentShard !== c.get("db")) {
+    throw new Refusal("crosses-shards", {
+      detail: `Organisation ${parentId} is stored in another shard than this organisation, so it cannot become its parent. Move one of the two organisations to the other's shard first.`,
+    });
+  }
+}
 
 /** Why a membership statement changed nothing: the member became an owner meanwhile, or was the last one. */
 function refusalOfOwnerChange(callerRole: Role): Refusal {

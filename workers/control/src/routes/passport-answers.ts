@@ -5,6 +5,7 @@ import { type ChangeRequest, commitChange } from "../changes/apply.ts";
 import type { AppEnv } from "../context.ts";
 import type { Role } from "../db/organisations.ts";
 import { loadAggregate, type PassportChange, type PassportRow, type StoredPassport } from "../db/passports.ts";
+import { withUseTargets } from "../db/uses.ts";
 import { publishOrDefer } from "../publication/index.ts";
 
 // How the passport routes answer: the passport's view with its ETag, `If-Match` read as the record
@@ -33,9 +34,10 @@ export async function respondWithPassport(c: AppContext, id: string, status: 200
 }
 
 /** Responds with a passport read in the batch that changed it (`commitAndLoad`). */
-function respondWithStored(c: AppContext, stored: StoredPassport, status: 200 | 201 = 200) {
+async function respondWithStored(c: AppContext, stored: StoredPassport, status: 200 | 201 = 200) {
   c.header("etag", passportEtag(stored.passport.recordVersion));
-  return c.json(passportView(stored, c.env, stored.pending), status);
+  const shown = await withUseTargets(c.get("shards"), stored);
+  return c.json(passportView(shown, c.env, shown.pending), status);
 }
 
 /**
@@ -63,6 +65,7 @@ export async function applyChange(
   const declared = c.get("declaredRole");
   const request: ChangeRequest = {
     db: c.get("db"),
+    shards: c.get("shards"),
     subject: c.get("principal").subject,
     minimum: requiredRole(declared, needs),
     expectedVersions: expectedVersions(c.req.header("if-match")),

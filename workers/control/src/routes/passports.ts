@@ -37,9 +37,11 @@ import {
   UpdatePassportRequest,
 } from "../changes/requests.ts";
 import type { AppEnv } from "../context.ts";
-import { membershipIn, membershipsOf } from "../db/organisations.ts";
-import { listPassports } from "../db/passports.ts";
-import { searchPassports, searchWords } from "../db/search.ts";
+import { membershipsEverywhere, organisationsByShard } from "../db/fan-out.ts";
+import { membershipIn } from "../db/organisations.ts";
+import { listAcrossShards, type ShardSlice, searchAcrossShards } from "../db/passport-pages.ts";
+import { searchWords } from "../db/search.ts";
+import type { Shards } from "../db/shards.ts";
 import { verifiedAttestation } from "../evidence/attestation.ts";
 import { Refusal } from "../failures.ts";
 import { historyEvents } from "../history/pages.ts";
@@ -61,7 +63,7 @@ passports.post(
   }),
   async (c) => {
     const stored = await commitCreation(
-      c.get("db"),
+      c.get("shards"),
       c.get("principal").subject,
       c.get("declaredRole"),
       c.req.valid("json"),
@@ -96,15 +98,19 @@ passports.get(
     response: { PassportPage },
   }),
   async (c) => {
-    const db = c.get("db");
+    const shards = c.get("shards");
     const query = c.req.valid("query");
     const { subject } = c.get("principal");
     // A named organisation costs no membership read: the page's query checks it (one statement).
-    const organisationIds = query.organisation_id
-      ? [query.organisation_id]
-      : (await membershipsOf(db, subject)).map((m) => m.organisationId);
+    // Otherwise the caller's organisations are found in every shard, and each shard reads its own.
+    const slices = query.organisation_id
+      ? [await shardSlice(shards, query.organisation_id)]
+      : [...organisationsByShard(await membershipsEverywhere(shards, subject))].map(([shard, organisationIds]) => ({
+          shard,
+          db: shards.shard(shard),
+          organisationIds,
+        }));
     const filter = {
-      organisationIds,
       memberSubject: query.organisation_id ? subject : undefined,
       family: query.family,
       lifecycle: query.lifecycle,
@@ -112,7 +118,7 @@ passports.get(
       limit: query.limit + 1,
     };
     if (query.q) {
-      const rows = await searchPassports(db, searchWords(query.q), {
+      const rows = await searchAcrossShards(slices, searchWords(query.q), {
         ...filter,
         after: query.cursor ? decodeSearchCursor(query.cursor) : undefined,
       });
@@ -120,10 +126,13 @@ passports.get(
       const last = page.at(-1);
       return c.json({
         items: page.map((row) => passportSummary(row, c.env)),
-        next_cursor: rows.length > query.limit && last ? encodeSearchCursor(last.seq) : null,
+        next_cursor: rows.length > query.limit && last ? encodeSearchCursor(last) : null,
       });
     }
-    const rows = await listPassports(db, { ...filter, after: query.cursor ? decodeCursor(query.cursor) : undefined });
+    const rows = await listAcrossShards(slices, {
+      ...filter,
+      after: query.cursor ? decodeCursor(query.cursor) : undefined,
+    });
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
     return c.json({
@@ -132,6 +141,12 @@ passports.get(
     });
   },
 );
+
+/** The one organisation a page names, in the shard that holds it. */
+async function shardSlice(shards: Shards, organisationId: string): Promise<ShardSlice> {
+  const { shard } = await shards.placementOf(organisationId);
+  return { shard, db: shards.shard(shard), organisationIds: [organisationId] };
+}
 
 passports.get(
   "/:id",
@@ -162,7 +177,7 @@ passports.patch(
   }),
   (c) =>
     applyChange(c, c.req.param("id"), (passport) =>
-      displayUpdate(c.get("db"), c.get("principal").subject, passport, c.req.valid("json")),
+      displayUpdate(c.get("db"), c.get("shards"), c.get("principal").subject, passport, c.req.valid("json")),
     ),
 );
 
@@ -177,7 +192,10 @@ passports.post(
     response: { PassportView },
     ifMatch: true,
   }),
-  (c) => applyChange(c, c.req.param("id"), (passport) => bindingAddition(c.get("db"), passport, c.req.valid("json"))),
+  (c) =>
+    applyChange(c, c.req.param("id"), (passport) =>
+      bindingAddition(c.get("db"), c.get("shards"), passport, c.req.valid("json")),
+    ),
 );
 
 passports.delete(
@@ -334,7 +352,9 @@ passports.post(
     const { survivor_id, reason } = c.req.valid("json");
     const id = c.req.param("id");
     if (survivor_id === id) throw new Refusal("invalid-request", { detail: "A passport cannot duplicate itself." });
-    const { passport: survivor } = await visiblePassport(c.get("db"), c.get("principal").subject, survivor_id);
+    // The survivor may be in another shard (`duplicate_of` is a plain id): read through its own.
+    const survivorShard = await c.get("shards").readIdentity(survivor_id);
+    const { passport: survivor } = await visiblePassport(survivorShard, c.get("principal").subject, survivor_id);
     return applyChange(c, id, (duplicate) => duplicateRetirement(c.get("db"), duplicate, survivor, reason));
   },
 );
@@ -352,10 +372,18 @@ passports.post(
   }),
   async (c) => {
     const { organisation_id, reason } = c.req.valid("json");
-    const target = await membershipIn(c.get("db"), c.get("principal").subject, organisation_id);
+    const targetShard = await c.get("shards").forOrganisation(organisation_id);
+    const target = await membershipIn(targetShard, c.get("principal").subject, organisation_id);
     if (!target) throw new Refusal("route-not-found", { detail: "No such organisation." });
     // Owner of both: the declared role in the organisation the passport moves to as well.
     requireRole(target, c.get("declaredRole"));
+    // A passport's rows, history and publications live in its organisation's shard, and their
+    // foreign keys hold only inside one database: a transfer moves no rows between shards.
+    if (targetShard !== c.get("db")) {
+      throw new Refusal("crosses-shards", {
+        detail: `Organisation ${organisation_id} is stored in another shard than this passport's organisation, so the passport cannot be transferred to it. Move one of the two organisations to the other's shard first.`,
+      });
+    }
     return applyChange(c, c.req.param("id"), (passport) => transfer(c.get("db"), passport, organisation_id, reason));
   },
 );

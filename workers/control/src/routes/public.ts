@@ -3,9 +3,9 @@ import { operation } from "../api/operations.ts";
 import { byClient, limitRequests } from "../api/rate-limit.ts";
 import { isFlagged, PublicDeclarerCount } from "../api/views.ts";
 import type { AppEnv } from "../context.ts";
-import { database } from "../db/client.ts";
 import { findPassport } from "../db/passports.ts";
-import { declarerCounts } from "../db/uses.ts";
+import { shardsOf } from "../db/shards.ts";
+import { declarerCountsEverywhere } from "../db/uses.ts";
 import { Refusal } from "../failures.ts";
 
 // Public answers of the control plane, without a token (docs/reciprocal-trust.md). They say only
@@ -29,11 +29,12 @@ publicAnswers.get(
     response: { PublicDeclarerCount },
   }),
   async (c) => {
-    const db = database(c.env.DB);
+    const shards = shardsOf(c.env);
     const id = c.req.param("id");
-    const passport = await findPassport(db, id);
+    const passport = await findPassport(await shards.readIdentity(id), id);
     if (!passport) throw new Refusal("identity-not-found", { detail: "No passport has this id." });
-    const counts = await declarerCounts(db, id);
+    // The declaring agents are of any organisation, so in any shard.
+    const counts = await declarerCountsEverywhere(shards, id);
     c.header("cache-control", `public, max-age=${PUBLIC_MAX_AGE_SECONDS}`);
     return c.json({
       identity_id: id,

@@ -6,7 +6,7 @@ import { DeclarersQuery, UsesInput } from "../api/requests.ts";
 import { DeclarersPage, isFlagged, PassportView } from "../api/views.ts";
 import { usesAddition, usesRemoval } from "../changes/passport-changes.ts";
 import type { AppEnv } from "../context.ts";
-import { declarerCounts, declarersOf } from "../db/uses.ts";
+import { declarerCountsEverywhere, declarersEverywhere } from "../db/uses.ts";
 import { applyChange } from "./passport-answers.ts";
 
 // Agent uses links (docs/reciprocal-trust.md): an agent passport declares the API and MCP passports
@@ -28,7 +28,7 @@ uses.post(
   }),
   (c) =>
     applyChange(c, c.req.param("id"), (passport) =>
-      usesAddition(c.get("db"), passport, c.req.valid("json").identity_id),
+      usesAddition(c.get("db"), c.get("shards"), passport, c.req.valid("json").identity_id),
     ),
 );
 
@@ -56,16 +56,15 @@ uses.get(
     response: { DeclarersPage },
   }),
   async (c) => {
-    const db = c.get("db");
     const id = c.req.param("id");
     // Only the passport's own organisation sees who declares it; anyone else is told it does not exist.
-    const { passport, membership } = await visiblePassport(db, c.get("principal").subject, id);
+    const { passport, membership } = await visiblePassport(c.get("db"), c.get("principal").subject, id);
     requireRole(membership, c.get("declaredRole"));
     const query = c.req.valid("query");
     const after = query.cursor ? decodeCursor(query.cursor) : undefined;
     const [counts, rows] = await Promise.all([
-      declarerCounts(db, id),
-      declarersOf(db, id, {
+      declarerCountsEverywhere(c.get("shards"), id),
+      declarersEverywhere(c.get("shards"), id, {
         after: after && { declaredAt: after.createdAt, agentId: after.id },
         limit: query.limit + 1,
       }),

@@ -1,5 +1,7 @@
 import { unwrap } from "@passport/domain";
 import type { Database } from "../../db/client.ts";
+import { onEveryShard } from "../../db/shard-tasks.ts";
+import { type ShardEnv, shardsOf } from "../../db/shards.ts";
 import { type PublicationRow, setLogIndex, setLogIndexes, unloggedPublications } from "../queries.ts";
 import type { LogAppend } from "./transparency-log.ts";
 
@@ -57,18 +59,16 @@ export async function backfillLog(env: LogBindings, db: Database, pageSize = 100
 }
 
 /**
- * The scheduled handler's part: the backfill, then a publication pass for whatever tiles or
- * checkpoint a failed pass left out of KV (or a fresh signature on an idle log's checkpoint).
+ * The scheduled handler's part: the backfill of every shard (each numbers and holds its own
+ * publications; a shard that fails is logged and the others go on), then a publication pass for
+ * whatever tiles or checkpoint a failed pass left out of KV (or a fresh signature on an idle log's
+ * checkpoint).
  */
-export async function maintainLog(env: LogBindings, db: Database): Promise<void> {
-  for (const [event, step] of [
-    ["log_backfill_failed", () => backfillLog(env, db)],
-    ["log_publish_failed", async () => unwrap(await transparencyLog(env).publish())],
-  ] as const) {
-    try {
-      await step();
-    } catch (error) {
-      console.error(JSON.stringify({ level: "error", event, message: String(error) }));
-    }
+export async function maintainLog(env: LogBindings & ShardEnv): Promise<void> {
+  await onEveryShard(shardsOf(env), "log_backfill_failed", (db) => backfillLog(env, db));
+  try {
+    unwrap(await transparencyLog(env).publish());
+  } catch (error) {
+    console.error(JSON.stringify({ level: "error", event: "log_publish_failed", message: String(error) }));
   }
 }

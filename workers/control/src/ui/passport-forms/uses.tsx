@@ -8,7 +8,7 @@ import { Field, type FormContext, FormProblem, failureFor, Hidden } from "./part
 type Declarers = z.infer<typeof DeclarersPage>;
 
 /** The words shown beside a link whose other end is revoked or retired, so it is never colour alone. */
-function Flag(props: { lifecycle: string; flagged: boolean }) {
+function Flag(props: { lifecycle: string | null; flagged: boolean }) {
   return props.flagged ? <span class="badge s-revoked">{props.lifecycle}: do not rely on this link</span> : null;
 }
 
