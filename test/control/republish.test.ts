@@ -5,15 +5,19 @@ import { type RepublishContext, republishAll } from "../../scripts/deploy/republ
 import { enqueueRepublishPage } from "../../workers/control/src/db/republish.ts";
 import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
 import { Caller, resolve, uniqueEndpoint } from "../support/api.ts";
+import { shardOfOrganisation } from "../support/shards.ts";
 
-/** The republish loop against this test's local D1, the drain running while the loop waits. */
-function localRepublish(overrides: Partial<RepublishContext> = {}) {
+/**
+ * The republish loop against one shard of this test's local D1 (the command runs it once per
+ * shard), the drain running while the loop waits.
+ */
+function localRepublish(shard: D1Database, overrides: Partial<RepublishContext> = {}) {
   let saved = "";
   const enqueuedIds: string[] = [];
   const log: string[] = [];
   const context: RepublishContext = {
     query: async (sql) => {
-      const rows = (await env.DB.prepare(sql).all<Record<string, unknown>>()).results;
+      const rows = (await shard.prepare(sql).all<Record<string, unknown>>()).results;
       if (sql.startsWith("INSERT")) enqueuedIds.push(...rows.map((row) => String(row.passport_id)));
       return rows;
     },
@@ -29,23 +33,24 @@ function localRepublish(overrides: Partial<RepublishContext> = {}) {
   return { context, enqueuedIds, log, cursor: () => saved };
 }
 
-async function createPassports(count: number): Promise<string[]> {
+/** `count` passports of one new organisation, and the shard that holds them. */
+async function createPassports(count: number): Promise<{ ids: string[]; shard: D1Database }> {
   const admin = await Caller.create("admin");
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     ids.push((await admin.createPassport({ bindings: [{ class: "endpoint", value: uniqueEndpoint() }] })).identity_id);
   }
-  return ids;
+  return { ids, shard: await shardOfOrganisation(admin.organisation) };
 }
 
 describe("npm run republish", () => {
   it("restores every passport's signed snapshot after a KV loss, through the outbox and its sequencer", async () => {
-    const ids = await createPassports(5);
+    const { ids, shard } = await createPassports(5);
     const before = await Promise.all(ids.map((id) => env.SNAPSHOTS.getWithMetadata(snapshotKey(id))));
     await Promise.all(ids.map((id) => env.SNAPSHOTS.delete(snapshotKey(id))));
     expect((await resolve(ids[0] ?? "")).status).toBe(404);
 
-    const run = localRepublish();
+    const run = localRepublish(shard);
     await republishAll(run.context);
     await drainOutbox(env);
 
@@ -60,14 +65,14 @@ describe("npm run republish", () => {
     };
     expect(after.map(summary)).toEqual(before.map(summary));
     expect((await resolve(ids[0] ?? "")).status).toBe(200);
-    expect(await env.DB.prepare("SELECT count(*) AS n FROM outbox").first("n")).toBe(0);
+    expect(await shard.prepare("SELECT count(*) AS n FROM outbox").first("n")).toBe(0);
     expect(run.log.at(-1)).toMatch(/^every passport is enqueued/);
   });
 
   it("resumes after an interruption from the saved cursor without skipping a passport", async () => {
-    const ids = await createPassports(4);
+    const { ids, shard } = await createPassports(4);
     let pages = 0;
-    const interrupted = localRepublish();
+    const interrupted = localRepublish(shard);
     const failing = {
       ...interrupted.context,
       query: async (sql: string) => {
@@ -79,7 +84,7 @@ describe("npm run republish", () => {
     const cursor = interrupted.cursor();
     expect(cursor).not.toBe("");
 
-    const resumed = localRepublish({ cursor: { read: () => cursor, write: () => {} } });
+    const resumed = localRepublish(shard, { cursor: { read: () => cursor, write: () => {} } });
     await republishAll(resumed.context);
     expect(resumed.log[0]).toBe(`resuming after ${cursor}`);
     expect(resumed.enqueuedIds.every((id) => id > cursor)).toBe(true);
@@ -87,9 +92,9 @@ describe("npm run republish", () => {
   });
 
   it("waits for the drain before enqueuing the next page", async () => {
-    await createPassports(3);
+    const { shard } = await createPassports(3);
     const steps: string[] = [];
-    const run = localRepublish({ lowWater: 1 });
+    const run = localRepublish(shard, { lowWater: 1 });
     await republishAll({
       ...run.context,
       query: async (sql) => {
