@@ -99,6 +99,27 @@ describe("verifyAgentCard", () => {
     expect(check).toMatchObject({ ok: false, problem: "key_not_proven" });
   });
 
+  it("says key_withdrawn for a key the record lists as withdrawn, rather than key_not_proven", async () => {
+    const withdrawn = await keyPair();
+    const current = await keyPair();
+    const signed = await sign(CARD, withdrawn, { kid: withdrawn.thumbprint });
+    const rotated = agentRecord([current]);
+    const withdrawnAt = new Date(Date.now() - 60_000).toISOString();
+    const binding = {
+      ...rotated.bindings[0],
+      withdrawn_keys: [{ thumbprint: withdrawn.thumbprint, withdrawn_at: withdrawnAt }],
+    };
+    const parsed = parseRecord({ ...rotated, bindings: [binding] });
+    if (!parsed.ok) throw new Error(parsed.problem);
+    const check = await verifyAgentCard(signed, parsed.value, { fetch: directoryHost(() => [current]).fetch });
+    expect(check).toMatchObject({ ok: false, problem: "key_withdrawn" });
+    expect(check.ok || check.detail).toContain(withdrawnAt);
+    // An embedded key is recognised as withdrawn by its thumbprint too.
+    const { d: _d, ...withdrawnPublic } = withdrawn.privateJwk;
+    const embedded = await sign(CARD, withdrawn, { jwk: withdrawnPublic });
+    expect(await verifyAgentCard(embedded, parsed.value)).toMatchObject({ ok: false, problem: "key_withdrawn" });
+  });
+
   it("refuses every card while the passport proves no key: claimed, lapsed or past fresh_until", async () => {
     const key = await keyPair();
     const signed = await sign(CARD, key, { kid: key.thumbprint });

@@ -48,6 +48,15 @@ export interface RecordBinding {
   version?: string;
   /** signing_keys bindings while verified: the public keys the service saw at its last check. */
   keys?: RecordSigningKey[];
+  /** signing_keys bindings while verified: keys an earlier check proved that the directory no longer serves. */
+  withdrawn_keys?: RecordWithdrawnKey[];
+}
+
+/** A key a `signing_keys` binding proved once and its directory has since stopped serving: it proves nothing. */
+export interface RecordWithdrawnKey {
+  thumbprint: string;
+  /** The check that first found it gone. */
+  withdrawn_at: string;
 }
 
 /** A caller's public signing key a verified `signing_keys` binding proves, by RFC 7638 thumbprint. */
@@ -301,6 +310,14 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
       );
       if (!read.ok) return read;
       binding.value.keys = read.value;
+    }
+    const withdrawn = (entry as Record<string, unknown>).withdrawn_keys;
+    if (withdrawn !== undefined) {
+      const read = list(withdrawn, `${at}withdrawn_keys`, (key, keyAt) =>
+        member<RecordWithdrawnKey>(key, keyAt, { thumbprint: "string", withdrawn_at: "string" }, {}),
+      );
+      if (!read.ok) return read;
+      binding.value.withdrawn_keys = read.value;
     }
     return binding;
   });

@@ -31,6 +31,7 @@ import {
   renewalMustPublish,
   renewalWindow,
 } from "./schedule.ts";
+import { currentKeys, keysAfterCheck } from "./signing-keys.ts";
 
 /** The source every observed evidence item names: the service's own check (reserved: tenants cannot use it). */
 const SERVICE_SOURCE = SERVICE_EVIDENCE_SOURCE;
@@ -136,7 +137,7 @@ function verifiedChange(
         at,
         freshUntil,
         nextCheckAt: renewalCheckAt(freshUntil, random),
-        keys: proof.keys,
+        ...(proof.keys ? { keys: keysAfterCheck(binding.observedKeys, proof.keys, at) } : {}),
         keepClaim,
       }),
     ],
@@ -221,9 +222,9 @@ async function observe(env: Env, db: Database, passport: PassportRow, binding: B
   return { target, result };
 }
 
-/** The same public keys, in the same order (a signing_keys directory's thumbprints, kid and alg). */
+/** The same public keys, in the same order (a signing_keys directory's keys, with their kid and alg). */
 function sameKeys(published: BindingRow["observedKeys"], observed: (CheckResult & { ok: true })["keys"]): boolean {
-  return JSON.stringify(published ?? []) === JSON.stringify(observed ?? []);
+  return JSON.stringify(currentKeys(published)) === JSON.stringify(observed ?? []);
 }
 
 /**
