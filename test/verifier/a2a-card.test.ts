@@ -63,6 +63,28 @@ describe("verifyAgentCard", () => {
     expect((await verifyAgentCard(embedded, record([key]), { fetch: noFetch })).ok).toBe(true);
   });
 
+  it("takes a proven key from the record when the record carries it, reading no directory", async () => {
+    const key = await keyPair();
+    const signed = await sign(CARD, key, { kid: key.thumbprint });
+    const { kty, crv, x } = key.publicJwk;
+    const carried = agentRecord([key]);
+    const keys = [{ thumbprint: key.thumbprint, alg: "EdDSA", jwk: { kty, crv, x } }];
+    const parsed = parseRecord({ ...carried, bindings: [{ ...carried.bindings[0], keys }] });
+    if (!parsed.ok) throw new Error(parsed.problem);
+    const noFetch = async (): Promise<Response> => {
+      throw new Error("the record carries the key");
+    };
+    expect((await verifyAgentCard(signed, parsed.value, { fetch: noFetch })).ok).toBe(true);
+    // A jwk in the record that is not the thumbprint's key is not used: the directory is read.
+    const other = await keyPair();
+    const wrong = [{ ...keys[0], jwk: { kty, crv, x: other.publicJwk.x } }];
+    const mislabelled = parseRecord({ ...carried, bindings: [{ ...carried.bindings[0], keys: wrong }] });
+    if (!mislabelled.ok) throw new Error(mislabelled.problem);
+    const host = directoryHost(() => [key]);
+    expect((await verifyAgentCard(signed, mislabelled.value, { fetch: host.fetch })).ok).toBe(true);
+    expect(host.reads()).toBe(1);
+  });
+
   it("refuses a card changed after it was signed", async () => {
     const key = await keyPair();
     const signed = await sign(CARD, key, { kid: key.thumbprint });

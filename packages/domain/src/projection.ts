@@ -60,7 +60,11 @@ export interface PassportAggregate {
     /** The environment and version of this bound value, where they differ from the passport's. */
     environment?: Nullable<string>;
     version?: Nullable<string>;
-    /** signing_keys: the public keys its directory held at the last successful check, and those withdrawn before (docs/reciprocal-trust.md). */
+    /**
+     * signing_keys: the public keys its directory held at the last successful check, and those
+     * withdrawn before (docs/reciprocal-trust.md). manifest: the passport's proven keys that signed
+     * the bound agent card at the last check (docs/bindings.md, "Signed agent cards").
+     */
     observedKeys?: Nullable<ObservedSigningKey[]>;
   }[];
   evidence: {
@@ -171,9 +175,13 @@ export function bindingVerification(b: PassportAggregate["bindings"][number]): B
 function signingKeys(b: PassportAggregate["bindings"][number]): {
   keys?: PublicSigningKey[];
   withdrawn_keys?: WithdrawnSigningKey[];
+  card_signed_by?: string[];
 } {
   const stored = b.observedKeys;
-  if (b.class !== "signing_keys" || b.verificationState !== "verified" || !stored) return {};
+  if (b.verificationState !== "verified" || !stored || stored.length === 0) return {};
+  // A manifest binding keeps the proven keys that signed its card at the last check.
+  if (b.class === "manifest") return { card_signed_by: stored.map((k) => k.thumbprint) };
+  if (b.class !== "signing_keys") return {};
   const keys: PublicSigningKey[] = [];
   const withdrawn: WithdrawnSigningKey[] = [];
   for (const k of stored) {

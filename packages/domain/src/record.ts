@@ -170,6 +170,14 @@ const PublicBinding = z
       .describe(
         "signing_keys bindings only, while verified: keys an earlier check proved that the directory no longer serves, newest first. They prove nothing.",
       ),
+    card_signed_by: z
+      .array(Thumbprint)
+      .min(1)
+      .max(MAX_SIGNING_KEYS)
+      .optional()
+      .describe(
+        "manifest bindings only, while verified: the thumbprints of the passport's proven keys (its verified, fresh signing_keys bindings) whose JWS signatures over the bound A2A agent card verified at the binding's last check.",
+      ),
   })
   .strict();
 

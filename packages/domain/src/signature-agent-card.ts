@@ -32,7 +32,7 @@ function provenKeys(record: PassportRecord, now: number): { keys: CardKey[]; jwk
 }
 
 /** Where the resolver at `base` serves the card of `identityId`: also the card's `client_id`. */
-export function signatureAgentCardUrl(base: string, identityId: string): string {
+function signatureAgentCardUrl(base: string, identityId: string): string {
   return `${base}/api/p/${identityId}/signature-agent-card.json`;
 }
 

@@ -276,7 +276,9 @@ export async function verifyAgentCard(
         `Signature ${index} (key ${thumbprint}) uses ${alg || "no algorithm"} or a critical extension this verifier does not accept.`,
       );
     }
-    const jwk = embedded ?? (await directoryKey(match.directory, thumbprint, options));
+    // The record carries the proven key itself (newer records); otherwise it is read from its directory.
+    const published = match.key.jwk && jwkThumbprintOf(match.key.jwk) === thumbprint ? match.key.jwk : undefined;
+    const jwk = embedded ?? published ?? (await directoryKey(match.directory, thumbprint, options));
     if (typeof jwk === "string") return fail("key_unavailable", `Signature ${index} (key ${thumbprint}): ${jwk}.`);
     if (!(await verifies(jwk, alg, signature, payload))) {
       return fail(
@@ -300,4 +302,41 @@ export async function verifyAgentCard(
     );
   }
   return { ok: true, identityId: record.identity_id, signatures: accepted };
+}
+
+/** The largest agent card read: cards are small documents; a larger answer is not one. */
+const MAX_CARD_BYTES = 256 * 1024;
+
+export type AgentCardFetch = { ok: true; card: unknown } | { ok: false; detail: string };
+
+/**
+ * Fetches an A2A agent card (for example `https://agent.example/.well-known/agent-card.json`):
+ * https only (plain http to a loopback address), no redirect followed, at most 256 KiB of strict
+ * JSON. The card is returned as read; `verifyAgentCard` decides what it proves.
+ * @example
+ * const fetched = await fetchAgentCard("https://agent.example/.well-known/agent-card.json");
+ * if (fetched.ok) await verifyAgentCard(fetched.card, record);
+ */
+export async function fetchAgentCard(
+  url: string,
+  options: Pick<AgentCardOptions, "fetch" | "timeoutMs"> = {},
+): Promise<AgentCardFetch> {
+  const unsafe = insecureAddress(url);
+  if (unsafe) return { ok: false, detail: `the card URL ${unsafe}` };
+  let response: Response;
+  try {
+    response = await (options.fetch ?? platformFetch)(url, {
+      headers: { accept: "application/json" },
+      redirect: "manual",
+      signal: AbortSignal.timeout(options.timeoutMs ?? 3000),
+    });
+  } catch (error) {
+    return { ok: false, detail: `the card could not be fetched (${(error as Error).name})` };
+  }
+  if (response.status !== 200) {
+    await response.body?.cancel();
+    return { ok: false, detail: `the card URL answered ${response.status}` };
+  }
+  const read = await readStrictJson(response, MAX_CARD_BYTES);
+  return read.ok ? { ok: true, card: read.value } : { ok: false, detail: `the card is not usable: ${read.problem}` };
 }

@@ -65,6 +65,8 @@ export interface RecordSigningKey {
   thumbprint: string;
   kid?: string;
   alg?: string;
+  /** The public key itself (its RFC 7638 members), as the service read it; absent from older records. */
+  jwk?: Record<string, string>;
 }
 
 /** An API (or MCP) passport an agent declares it calls. Context for policy; it grants nothing. */
@@ -305,9 +307,16 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
     // Caller keys (signing_keys bindings).
     const keys = (entry as Record<string, unknown>).keys;
     if (keys !== undefined) {
-      const read = list(keys, `${at}keys`, (key, keyAt) =>
-        member<RecordSigningKey>(key, keyAt, { thumbprint: "string" }, { kid: "string", alg: "string" }),
-      );
+      const read = list(keys, `${at}keys`, (key, keyAt) => {
+        const parsed = member<RecordSigningKey>(key, keyAt, { thumbprint: "string" }, { kid: "string", alg: "string" });
+        if (!parsed.ok) return parsed;
+        const jwk = (key as Record<string, unknown>).jwk;
+        if (jwk === undefined) return parsed;
+        if (!isObject(jwk) || !Object.values(jwk).every((v) => typeof v === "string")) {
+          return { ok: false, problem: `${keyAt}jwk is not a JWK of string members` };
+        }
+        return { ok: true, value: { ...parsed.value, jwk: jwk as Record<string, string> } };
+      });
       if (!read.ok) return read;
       binding.value.keys = read.value;
     }

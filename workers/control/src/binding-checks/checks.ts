@@ -1,5 +1,6 @@
 import type { BindingClass, PublicSigningKey, VerificationMethod } from "@passport/domain";
 import { type FetchFailure, fetchChecked, type OutboundPolicy, refusal, type Transport } from "../outbound/fetch.ts";
+import { cardSignedBy, type ProvenKey } from "./card-signatures.ts";
 import {
   BACK_REFERENCE_FIELD,
   type NpmPackage,
@@ -25,6 +26,8 @@ export interface CheckTarget {
   value: string;
   /** Required in the well-known document or TXT record until the binding was first verified. */
   challenge: string | undefined;
+  /** A manifest binding: the keys the passport proves now, to tell whether they signed the card. */
+  provenKeys?: readonly ProvenKey[];
 }
 
 export interface Instructions {
@@ -48,7 +51,14 @@ export interface Instructions {
  * prove control, which contradicts a proof the binding held.
  */
 export type CheckResult =
-  | { ok: true; method: VerificationMethod; scope: string; claim: string; keys?: PublicSigningKey[] }
+  | {
+      ok: true;
+      method: VerificationMethod;
+      scope: string;
+      claim: string;
+      /** signing_keys: the keys the directory holds; manifest: the passport's proven keys that signed the card. */
+      keys?: PublicSigningKey[];
+    }
   | { ok: false; reason: string; unreachable?: true };
 
 export interface Checker {
@@ -138,9 +148,10 @@ async function documentCheck(checker: Checker, target: CheckTarget, url: URL): P
       : ["application/json", "application/ld+json"];
   const fetched = await fetchChecked(checker.transport, checker.policy, url.href, accept);
   if (!fetched.ok) return fetched;
+  let document: unknown;
   if (fetched.contentType.includes("json")) {
     try {
-      JSON.parse(fetched.body);
+      document = JSON.parse(fetched.body);
     } catch {
       return { ok: false, reason: `${fetched.url} is not valid JSON` };
     }
@@ -149,9 +160,17 @@ async function documentCheck(checker: Checker, target: CheckTarget, url: URL): P
     return { ok: false, reason: `${fetched.url} does not name ${target.identityId} or its resolver URL` };
   }
   const claim = target.class === "manifest" ? "agent.manifest_control" : `binding.${target.class}_control`;
+  // A manifest (an A2A agent card) signed by the passport's own proven keys says so in the record.
+  const signers = target.class === "manifest" ? await cardSignedBy(document, target.provenKeys ?? []) : [];
   // The scope is the bound URL that was checked, not where a same-origin redirect ended: that is
   // the address a consumer compares with the scope (docs/bindings.md).
-  return { ok: true, method: "document_names_id", scope: url.href, claim };
+  return {
+    ok: true,
+    method: "document_names_id",
+    scope: url.href,
+    claim,
+    ...(signers.length > 0 ? { keys: signers.map((thumbprint) => ({ thumbprint })) } : {}),
+  };
 }
 
 /** A key directory names the passport and holds only public keys; the keys seen are the check's result. */

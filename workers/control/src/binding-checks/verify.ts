@@ -15,6 +15,7 @@ import {
   lapsedStatement,
   noteCheck,
   otherVerifiedHolders,
+  provenSigningKeys,
   renewalCompanions,
   retryLater,
   scheduledCheckOf,
@@ -64,6 +65,9 @@ async function checkTarget(env: Env, db: Database, passport: PassportRow, bindin
     class: binding.class as CheckTarget["class"],
     value: binding.value,
     challenge: await challengeFor(db, binding),
+    ...(binding.class === "manifest"
+      ? { provenKeys: await provenSigningKeys(db, passport.id, new Date().toISOString()) }
+      : {}),
   } satisfies CheckTarget;
 }
 
@@ -137,7 +141,13 @@ function verifiedChange(
         at,
         freshUntil,
         nextCheckAt: renewalCheckAt(freshUntil, random),
-        ...(proof.keys ? { keys: keysAfterCheck(binding.observedKeys, proof.keys, at) } : {}),
+        // A directory's keys follow rotation; a manifest's signers are what this check saw.
+        ...(proof.keys
+          ? {
+              keys:
+                binding.class === "signing_keys" ? keysAfterCheck(binding.observedKeys, proof.keys, at) : proof.keys,
+            }
+          : {}),
         keepClaim,
       }),
     ],

@@ -195,6 +195,7 @@ export const bindings = sqliteTable(
      * signing_keys: the public keys (RFC 7638 thumbprint, kid, alg, and the public key's thumbprint
      * members) the key directory held at the last successful check (migration 0020), then those an
      * earlier check proved that it no longer serves, marked `withdrawnAt`; never private material.
+     * manifest: the thumbprints of the passport's proven keys that signed the bound card.
      */
     observedKeys: text("observed_keys", { mode: "json" }).$type<ObservedSigningKey[]>(),
   },
