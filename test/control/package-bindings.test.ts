@@ -7,6 +7,7 @@ import {
   pypiPackageOf,
 } from "../../workers/control/src/binding-checks/package-metadata.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
+import { dashboard } from "../support/control-fixtures.ts";
 import { publishNpm, publishPypi, pypiAnswers, registryAnswers } from "../support/hosts.ts";
 import { recheckAt } from "../support/rechecks.ts";
 
@@ -268,5 +269,24 @@ describe("PyPI package bindings", () => {
     await publishPypi(name, "1.2.0", readme(`passport: ${id}`), { latest: true });
     expect((await recheckAt(new Date(Date.parse(view.next_check_at)))).get(bindingId)).toBe("verified");
     expect((await resolve(id)).record.bindings[0].verification.state).toBe("verified");
+  });
+});
+
+describe("the Dashboard's package bindings", () => {
+  it("say what to put in the package's metadata, in the add form and after a check that did not prove it", async () => {
+    const caller = await Caller.create("editor");
+    const name = uniquePypiName();
+    const { id, bindingId } = await agentWithPackage(caller, `pkg:pypi/${name}`);
+    const page = await (await dashboard(caller, `/dashboard/passports/${id}`)).text();
+    expect(page).toContain("Package bindings: what to put in your package&#39;s metadata");
+    expect(page).toContain(`<code>&quot;passport&quot;: &quot;${id}&quot;</code>`);
+    expect(page).toContain(`<code>passport: ${id}</code>`);
+
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? "";
+    const checked = await dashboard(caller, `/dashboard/passports/${id}/bindings/${bindingId}/verify`, { csrf });
+    const html = await checked.text();
+    expect(html).toContain(`https://pypi.org/pypi/${name}/json answered HTTP 404`);
+    expect(html).toContain(`has this line of its own, as <code>https://pypi.org/pypi/${name}/json</code> serves it`);
+    expect(html).toContain(`<code>&lt;!-- passport: ${id} --&gt;</code>`);
   });
 });
