@@ -121,6 +121,21 @@ describe("verifyAgentCard", () => {
     expect(check).toMatchObject({ ok: false, problem: "key_not_proven" });
   });
 
+  it("reads a manifest binding's card_signed_by from the record", () => {
+    const base = agentRecord([]);
+    const manifest = {
+      class: "manifest",
+      value: "https://agent.example/agent-card.json",
+      bound_at: new Date().toISOString(),
+      verification: base.bindings[0]?.verification,
+      card_signed_by: ["A".repeat(43)],
+    };
+    const parsed = parseRecord({ ...base, bindings: [...base.bindings, manifest] });
+    expect(parsed.ok && parsed.value.bindings[1]?.card_signed_by).toEqual(["A".repeat(43)]);
+    const broken = parseRecord({ ...base, bindings: [{ ...manifest, card_signed_by: [1] }] });
+    expect(broken).toMatchObject({ ok: false, problem: expect.stringContaining("card_signed_by") });
+  });
+
   it("says key_withdrawn for a key the record lists as withdrawn, rather than key_not_proven", async () => {
     const withdrawn = await keyPair();
     const current = await keyPair();

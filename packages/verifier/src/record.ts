@@ -50,6 +50,8 @@ export interface RecordBinding {
   keys?: RecordSigningKey[];
   /** signing_keys bindings while verified: keys an earlier check proved that the directory no longer serves. */
   withdrawn_keys?: RecordWithdrawnKey[];
+  /** manifest bindings while verified: thumbprints of the passport's proven keys that signed the bound agent card. */
+  card_signed_by?: string[];
 }
 
 /** A key a `signing_keys` binding proved once and its directory has since stopped serving: it proves nothing. */
@@ -327,6 +329,13 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
       );
       if (!read.ok) return read;
       binding.value.withdrawn_keys = read.value;
+    }
+    const signers = (entry as Record<string, unknown>).card_signed_by;
+    if (signers !== undefined) {
+      if (!Array.isArray(signers) || !signers.every((s) => typeof s === "string")) {
+        return { ok: false, problem: `${at}card_signed_by is not a list of thumbprints` };
+      }
+      binding.value.card_signed_by = signers as string[];
     }
     return binding;
   });
