@@ -59,7 +59,9 @@ async function verifies(entry: Record<string, unknown>, payload: string, key: Pr
  */
 export async function cardSignedBy(document: unknown, proven: readonly ProvenKey[]): Promise<string[]> {
   if (!isObject(document) || !Array.isArray(document.signatures) || proven.length === 0) return [];
-  const signatures = document.signatures.slice(0, MAX_SIGNATURES);
+  // More than a consumer checks is malformed for it too (verifyAgentCard), so it is not signed here either.
+  if (document.signatures.length > MAX_SIGNATURES) return [];
+  const signatures: unknown[] = document.signatures;
   const { signatures: _signatures, ...unsigned } = document;
   let payload: string;
   try {
