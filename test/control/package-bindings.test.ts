@@ -1,13 +1,21 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { npmMetadataUrl, npmPackageOf } from "../../workers/control/src/binding-checks/package-metadata.ts";
+import {
+  npmMetadataUrl,
+  npmPackageOf,
+  pypiMetadataUrl,
+  pypiPackageOf,
+} from "../../workers/control/src/binding-checks/package-metadata.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
-import { publishNpm, registryAnswers } from "../support/hosts.ts";
+import { dashboard } from "../support/control-fixtures.ts";
+import { publishNpm, publishPypi, pypiAnswers, registryAnswers } from "../support/hosts.ts";
 import { recheckAt } from "../support/rechecks.ts";
 
 // Package ownership (docs/bindings.md, "Package ownership"): an npm package binding is proven by a
-// back-reference to the passport in the package.json the registry serves, read through the
-// outbound adapter (the hosts simulator plays registry.npmjs.org), and re-checked like any proof.
+// back-reference to the passport in the package.json the registry serves, a PyPI one by a
+// `passport: {id}` line in the description (README) PyPI's JSON API serves; both read through the
+// outbound adapter (the hosts simulator plays registry.npmjs.org and pypi.org), and re-checked
+// like any proof.
 
 const uniqueName = (scope = "agents") => `@${scope}-${crypto.randomUUID().slice(0, 8)}/tool`;
 const purl = (name: string, version?: string) => `pkg:npm/${name.replace("@", "%40")}${version ? `@${version}` : ""}`;
@@ -127,10 +135,10 @@ describe("package bindings", () => {
 
   it("other registries stay claimed, with a reason that says which packages can be proven", async () => {
     const caller = await Caller.create("editor");
-    const { id, bindingId } = await agentWithPackage(caller, "pkg:pypi/passport-agent@1.0");
+    const { id, bindingId } = await agentWithPackage(caller, "pkg:gem/passport-agent@1.0");
     const outcome = await verify(caller, id, bindingId);
     expect(outcome.result).toBe("not_proven");
-    expect(outcome.instructions.unprovable).toContain("Only npm packages are proven so far");
+    expect(outcome.instructions.unprovable).toContain("Only npm and PyPI packages are proven so far");
     expect((await bindingView(caller, id, bindingId)).verification).toEqual({ state: "claimed" });
   });
 
@@ -158,5 +166,127 @@ describe("package bindings", () => {
     await publishNpm(name, "1.2.0", { passport: id }, { latest: true });
     expect((await recheckAt(new Date(Date.parse(view.next_check_at)))).get(bindingId)).toBe("verified");
     expect((await resolve(id)).record.bindings[0].verification.state).toBe("verified");
+  });
+});
+
+const uniquePypiName = () => `passport-agent-${crypto.randomUUID().slice(0, 8)}`;
+const readme = (line: string) => `# Passport agent\n\nAn agent.\n\n${line}\n\n## Usage\n\npip install it.\n`;
+
+describe("PyPI project references", () => {
+  it("are read from package URLs and pypi.org project pages, names normalized as PyPI compares them", () => {
+    expect(pypiPackageOf("pkg:pypi/Passport_Agent@1.2.3")).toEqual({ name: "passport-agent", version: "1.2.3" });
+    expect(pypiPackageOf("pkg:pypi/requests")).toEqual({ name: "requests", version: undefined });
+    expect(pypiPackageOf("https://pypi.org/project/Requests/")).toEqual({ name: "requests", version: undefined });
+    expect(pypiPackageOf("https://pypi.org/project/requests/2.32.3/")).toEqual({ name: "requests", version: "2.32.3" });
+    expect(pypiMetadataUrl({ name: "requests", version: undefined })).toBe("https://pypi.org/pypi/requests/json");
+    expect(pypiMetadataUrl({ name: "requests", version: "2.32.3" })).toBe("https://pypi.org/pypi/requests/2.32.3/json");
+    for (const value of [
+      "pkg:npm/left-pad",
+      "pkg:pypi/",
+      "pkg:pypi/-bad",
+      "https://pypi.org/user/someone/",
+      "http://pypi.org/project/requests/",
+      "https://test.pypi.org/project/requests/",
+    ]) {
+      expect(pypiPackageOf(value), value).toBeUndefined();
+    }
+  });
+});
+
+describe("PyPI package bindings", () => {
+  it("go claimed -> verified when the latest release's description has a passport line naming it", async () => {
+    const caller = await Caller.create("editor");
+    const name = uniquePypiName();
+    const { id, bindingId } = await agentWithPackage(caller, `https://pypi.org/project/${name}/`);
+    const url = `https://pypi.org/pypi/${name}/json`;
+
+    const first = await verify(caller, id, bindingId);
+    expect(first.result).toBe("not_proven");
+    expect(first.reason).toBe(`${url} answered HTTP 404`);
+    expect(first.instructions).toEqual({ package_metadata: { url, field: "description", value: `passport: ${id}` } });
+
+    // The line may be hidden from the rendered README in an HTML comment.
+    await publishPypi(name, "1.0.0", readme(`<!-- passport: ${id} -->`), { latest: true });
+    const proven = await verify(caller, id, bindingId);
+    expect(proven.result).toBe("verified");
+    const binding = proven.passport.bindings[0];
+    expect(binding.verification).toMatchObject({ state: "verified", method: "document_names_id" });
+    const evidence = proven.passport.evidence.find((e: Body) => e.id === binding.verification.evidence);
+    expect(evidence).toMatchObject({ basis: "observed", claim: "binding.package_control", scope: url });
+    expect((await resolve(id)).record.bindings[0].verification.state).toBe("verified");
+  });
+
+  it("read the pinned release, accept the resolver URL, and are refused for another passport, no line or another project", async () => {
+    const caller = await Caller.create("editor");
+    const name = uniquePypiName();
+    const { id, bindingId } = await agentWithPackage(caller, `pkg:pypi/${name.toUpperCase()}@2.0.0`);
+    const other = await agentWithPackage(caller, `pkg:pypi/${uniquePypiName()}`);
+    const resolverUrl = `${env.RESOLVER_BASE_URL.replace(/\/$/, "")}/p/${id}`;
+
+    await publishPypi(name, "2.0.0", readme(`passport: ${other.id}`));
+    let outcome = await verify(caller, id, bindingId);
+    expect(outcome.result).toBe("not_proven");
+    expect(outcome.reason).toBe(`the description of ${name} 2.0.0 names another passport (${other.id}), not ${id}`);
+
+    // A mention in running text is not the line: the back-reference is a line of its own.
+    await publishPypi(name, "2.0.0", readme(`See passport ${id} for who runs this.`));
+    outcome = await verify(caller, id, bindingId);
+    expect(outcome.reason).toBe(`the description of ${name} 2.0.0 has no "passport: ${id}" line`);
+
+    await publishPypi(name, "2.0.0", readme(`passport: ${id}`), { answerName: "someone-elses-project" });
+    outcome = await verify(caller, id, bindingId);
+    expect(outcome.reason).toContain(`describes someone-elses-project, not ${name}`);
+    expect((await bindingView(caller, id, bindingId)).verification).toEqual({ state: "claimed" });
+
+    // Names compare as PyPI compares them (PEP 503); the resolver URL names the passport too.
+    await publishPypi(name, "2.0.0", readme(`passport: ${resolverUrl}`), { answerName: name.replace(/-/g, "_") });
+    const proven = await verify(caller, id, bindingId);
+    expect(proven.result).toBe("verified");
+    expect(proven.passport.evidence.find((e: Body) => e.claim === "binding.package_control").scope).toBe(
+      `https://pypi.org/pypi/${name}/2.0.0/json`,
+    );
+  });
+
+  it("lapse when a new latest release drops the line, hold while PyPI fails, and recover", async () => {
+    const caller = await Caller.create("editor");
+    const name = uniquePypiName();
+    const { id, bindingId } = await agentWithPackage(caller, `pkg:pypi/${name}`);
+    await publishPypi(name, "1.0.0", readme(`passport: ${id}`), { latest: true });
+    expect((await verify(caller, id, bindingId)).result).toBe("verified");
+
+    let view = await bindingView(caller, id, bindingId);
+    await pypiAnswers({ [`/pypi/${name}/json`]: { status: 503 } });
+    expect((await recheckAt(new Date(Date.parse(view.next_check_at)))).get(bindingId)).toBe("unreachable");
+    view = await bindingView(caller, id, bindingId);
+    expect(view.verification.state).toBe("verified");
+
+    await publishPypi(name, "1.1.0", readme("No passport here."), { latest: true });
+    expect((await recheckAt(new Date(Date.parse(view.next_check_at)))).get(bindingId)).toBe("mismatch");
+    view = await bindingView(caller, id, bindingId);
+    expect(view.verification.state).toBe("lapsed");
+    expect((await resolve(id)).record.bindings[0].verification.state).toBe("lapsed");
+
+    await publishPypi(name, "1.2.0", readme(`passport: ${id}`), { latest: true });
+    expect((await recheckAt(new Date(Date.parse(view.next_check_at)))).get(bindingId)).toBe("verified");
+    expect((await resolve(id)).record.bindings[0].verification.state).toBe("verified");
+  });
+});
+
+describe("the Dashboard's package bindings", () => {
+  it("say what to put in the package's metadata, in the add form and after a check that did not prove it", async () => {
+    const caller = await Caller.create("editor");
+    const name = uniquePypiName();
+    const { id, bindingId } = await agentWithPackage(caller, `pkg:pypi/${name}`);
+    const page = await (await dashboard(caller, `/dashboard/passports/${id}`)).text();
+    expect(page).toContain("Package bindings: what to put in your package&#39;s metadata");
+    expect(page).toContain(`<code>&quot;passport&quot;: &quot;${id}&quot;</code>`);
+    expect(page).toContain(`<code>passport: ${id}</code>`);
+
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? "";
+    const checked = await dashboard(caller, `/dashboard/passports/${id}/bindings/${bindingId}/verify`, { csrf });
+    const html = await checked.text();
+    expect(html).toContain(`https://pypi.org/pypi/${name}/json answered HTTP 404`);
+    expect(html).toContain(`has this line of its own, as <code>https://pypi.org/pypi/${name}/json</code> serves it`);
+    expect(html).toContain(`<code>&lt;!-- passport: ${id} --&gt;</code>`);
   });
 });

@@ -6,8 +6,9 @@ import { KEY_DIRECTORY_PATH, keyDirectory, serve, uniqueHost } from "../support/
 import { recheckAt } from "../support/rechecks.ts";
 
 // Caller keys as proven bindings (docs/reciprocal-trust.md): a signing_keys binding's key directory
-// names the passport; the service records the thumbprints of the public keys it saw, follows
-// rotation on re-checks, and never proves (or keeps) a directory holding private key material.
+// names the passport; the service records the public keys it saw (with their thumbprints), follows
+// rotation on re-checks (a removed key is kept as withdrawn), and never proves (or keeps) a
+// directory holding private key material.
 
 async function keyPair(kid: string): Promise<{ publicJwk: JWK; privateJwk: JWK; thumbprint: string }> {
   const { publicKey, privateKey } = await generateKeyPair("Ed25519", { extractable: true });
@@ -54,9 +55,11 @@ describe("signing_keys bindings", () => {
     expect(proven.result).toBe("verified");
     const binding = bindingOf(proven.passport, bindingId);
     expect(binding.verification).toMatchObject({ state: "verified", method: "document_names_id" });
+    // Each key with its public members exactly as far as its thumbprint covers them: no kid, alg or use.
+    const publicMembers = (k: { publicJwk: JWK }) => ({ kty: "OKP", crv: "Ed25519", x: k.publicJwk.x });
     const keys = [
-      { thumbprint: one.thumbprint, kid: "k1", alg: "ed25519" },
-      { thumbprint: two.thumbprint, kid: "k2", alg: "ed25519" },
+      { thumbprint: one.thumbprint, kid: "k1", alg: "ed25519", jwk: publicMembers(one) },
+      { thumbprint: two.thumbprint, kid: "k2", alg: "ed25519", jwk: publicMembers(two) },
     ];
     expect(binding.keys).toEqual(keys);
     const evidence = proven.passport.evidence.find((e: Body) => e.id === binding.verification.evidence);
@@ -64,8 +67,9 @@ describe("signing_keys bindings", () => {
 
     const { record } = await resolve(id);
     expect(record.bindings[0]).toMatchObject({ class: "signing_keys", value: url, keys });
-    // Nothing of the keys but their thumbprints, kid and alg is published.
-    expect(JSON.stringify(record)).not.toContain(one.publicJwk.x as string);
+    // The public keys are published (a verifier needs nothing else); nothing private ever is.
+    expect(JSON.stringify(record)).not.toContain(one.privateJwk.d as string);
+    expect(JSON.stringify(record)).not.toContain(two.privateJwk.d as string);
     // The Dashboard shows the keys seen under the binding.
     const page = await dashboard(caller, `/dashboard/passports/${id}`);
     const html = await page.text();
@@ -113,7 +117,9 @@ describe("signing_keys bindings", () => {
       },
     });
     const again = await verify(caller, id, passport.bindings[0].id);
-    expect(again.passport.bindings[0].keys).toEqual([{ thumbprint: mine.thumbprint, alg: "ed25519" }]);
+    expect(again.passport.bindings[0].keys).toEqual([
+      { thumbprint: mine.thumbprint, alg: "ed25519", jwk: { kty: "OKP", crv: "Ed25519", x: mine.publicJwk.x } },
+    ]);
   });
 
   it("are refused when the directory does not name the passport, holds a private key, or holds too many keys", async () => {
@@ -180,7 +186,18 @@ describe("signing_keys bindings", () => {
     let view = bindingOf(await caller.json("GET", `/v1/passports/${id}`), bindingId);
     expect((await recheckAt(new Date(Date.parse(view.next_check_at)))).get(bindingId)).toBe("verified");
     ({ record } = await resolve(id));
-    expect(record.bindings[0].keys).toEqual([{ thumbprint: next.thumbprint, kid: "2026-02", alg: "ed25519" }]);
+    expect(record.bindings[0].keys).toEqual([
+      {
+        thumbprint: next.thumbprint,
+        kid: "2026-02",
+        alg: "ed25519",
+        jwk: { kty: "OKP", crv: "Ed25519", x: next.publicJwk.x },
+      },
+    ]);
+    // The removed key is on record as withdrawn, so a verifier can tell it from one never proven.
+    expect(record.bindings[0].withdrawn_keys).toEqual([
+      { thumbprint: old.thumbprint, withdrawn_at: expect.any(String) },
+    ]);
 
     // The host fails: the proof and its keys stay.
     await serve(host, { [KEY_DIRECTORY_PATH]: { status: 503 } });
@@ -196,6 +213,7 @@ describe("signing_keys bindings", () => {
     ({ record } = await resolve(id));
     expect(record.bindings[0].verification.state).toBe("lapsed");
     expect(record.bindings[0].keys).toBeUndefined();
+    expect(record.bindings[0].withdrawn_keys).toBeUndefined();
     expect(bindingOf(await caller.json("GET", `/v1/passports/${id}`), bindingId).keys).toBeNull();
   });
 

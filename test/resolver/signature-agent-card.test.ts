@@ -3,9 +3,13 @@ import { Validator } from "@cfworker/json-schema";
 import {
   identityCacheTag,
   mintIdentityId,
+  PassportRecord,
   PROBLEM_TYPE_BASE,
   SignatureAgentCard,
+  signatureAgentCard,
   signatureAgentCardJsonSchema,
+  WebBotAuthSignatureAgentCard,
+  webBotAuthSignatureAgentCardJsonSchema,
 } from "@passport/domain";
 import { describe, expect, it } from "vitest";
 import { aggregate, publish } from "./support/records.ts";
@@ -17,7 +21,10 @@ const PROVEN = "A".repeat(43);
 const SECOND = "B".repeat(43);
 const OPERATOR = { id: "org_operator", name: "Operator Ltd" };
 
-function signingKeys(value: string, state: "verified" | "claimed", freshUntil: string, thumbprints: string[]) {
+/** A stored key as the control plane keeps it: with its public members when `x` is given. */
+type StoredKey = string | { thumbprint: string; x: string } | { thumbprint: string; withdrawnAt: string };
+
+function signingKeys(value: string, state: "verified" | "claimed", freshUntil: string, thumbprints: StoredKey[]) {
   return {
     class: "signing_keys",
     value,
@@ -30,7 +37,13 @@ function signingKeys(value: string, state: "verified" | "claimed", freshUntil: s
           verifiedAt: at,
           verificationFreshUntil: freshUntil,
           verificationEvidenceId: "ev_keys",
-          observedKeys: thumbprints.map((thumbprint) => ({ thumbprint, kid: thumbprint, alg: "ed25519" })),
+          observedKeys: thumbprints.map((stored) =>
+            typeof stored === "string"
+              ? { thumbprint: stored, kid: stored, alg: "ed25519" }
+              : "x" in stored
+                ? { thumbprint: stored.thumbprint, jwk: { kty: "OKP" as const, crv: "Ed25519", x: stored.x } }
+                : stored,
+          ),
         }
       : {}),
   };
@@ -125,6 +138,76 @@ describe("GET /api/p/{id}/signature-agent-card.json", () => {
   });
 });
 
+describe("the card's keys and its draft form", () => {
+  const X = "JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs";
+
+  it("carries each proven key itself in jwks, named by its thumbprint, once however many directories prove it", async () => {
+    const record = await publish(
+      agent([
+        signingKeys("https://one.example/keys.json", "verified", FUTURE, [
+          { thumbprint: PROVEN, x: X },
+          { thumbprint: SECOND, withdrawnAt: at },
+        ]),
+        signingKeys("https://two.example/keys.json", "verified", FUTURE, [{ thumbprint: PROVEN, x: X }]),
+      ]),
+    );
+    // The record says which key was withdrawn; the card lists only what is proven now.
+    expect(record.bindings[0]).toMatchObject({
+      keys: [{ thumbprint: PROVEN, jwk: { kty: "OKP", crv: "Ed25519", x: X } }],
+      withdrawn_keys: [{ thumbprint: SECOND, withdrawn_at: at }],
+    });
+    const served = (await (await card(record.identity_id)).json()) as SignatureAgentCard;
+    expect(served.jwks).toEqual({ keys: [{ kty: "OKP", crv: "Ed25519", x: X, kid: PROVEN, use: "sig" }] });
+    expect(served.passport.keys.map((k) => [k.thumbprint, k.directory])).toEqual([
+      [PROVEN, "https://one.example/keys.json"],
+      [PROVEN, "https://two.example/keys.json"],
+    ]);
+    expect(served.client_id).toBeUndefined();
+    expect(WebBotAuthSignatureAgentCard.safeParse(served).success).toBe(true);
+
+    // From a resolver on https, the card names itself: the draft's client_id, the URL it is served at.
+    const onHttps = signatureAgentCard(PassportRecord.parse(record), "https://resolver.example", Date.now());
+    expect(onHttps?.client_id).toBe(`https://resolver.example/api/p/${record.identity_id}/signature-agent-card.json`);
+    expect(WebBotAuthSignatureAgentCard.safeParse(onHttps).success).toBe(true);
+  });
+
+  it("serves the draft's schema beside ours; it holds the served card and refuses what the draft forbids", async () => {
+    const response = await exports.default.fetch(
+      "https://resolver.test/schemas/web-bot-auth-signature-agent-card.json",
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/schema+json");
+    const schema = await response.json();
+    expect(schema).toEqual(webBotAuthSignatureAgentCardJsonSchema());
+    const validator = new Validator(schema as never, "2020-12", false);
+
+    const record = await publish(
+      agent([signingKeys("https://agent.example/keys.json", "verified", FUTURE, [{ thumbprint: PROVEN, x: X }])]),
+    );
+    const served = await (await card(record.identity_id)).json();
+    expect(validator.validate(served).errors).toEqual([]);
+
+    const draftExample = {
+      client_id: "https://example.com/bot",
+      client_name: "Example Bot",
+      jwks_uri: "https://example.com/.well-known/http-message-signatures-directory",
+      web_bot_auth: { trigger: "fetcher", purpose: "search", "rfc9309-compliance": true, "known-urls": ["/"] },
+      unknown_member: "ignored",
+    };
+    expect(validator.validate(draftExample).valid).toBe(true);
+    for (const [why, invalid] of [
+      ["no parameter at all", {}],
+      ["jwks beside jwks_uri", { ...draftExample, jwks: { keys: [] } }],
+      ["a jwks_uri not on https", { ...draftExample, jwks_uri: "http://example.com/keys" }],
+      ["an unknown trigger", { ...draftExample, web_bot_auth: { trigger: "sometimes" } }],
+      ["rfc9309-compliance as a list (an older draft's form)", { web_bot_auth: { "rfc9309-compliance": ["Allow"] } }],
+    ] as const) {
+      expect(validator.validate(invalid).valid, why).toBe(false);
+      expect(WebBotAuthSignatureAgentCard.safeParse(invalid).success, why).toBe(false);
+    }
+  });
+});
+
 describe("the JSON Schema served at /schemas/signature-agent-card.json", () => {
   it("is the one generated from the zod SignatureAgentCard, and a served card is valid against it", async () => {
     const response = await exports.default.fetch("https://resolver.test/schemas/signature-agent-card.json");
@@ -136,7 +219,7 @@ describe("the JSON Schema served at /schemas/signature-agent-card.json", () => {
     const record = await publish(agent([signingKeys("https://agent.example/keys.json", "verified", FUTURE, [PROVEN])]));
     const validator = new Validator(schema as never, "2020-12", false);
     expect(validator.validate(await (await card(record.identity_id)).json()).errors).toEqual([]);
-    // The schema refuses what the card must never carry: key material beside a thumbprint.
+    // The schema refuses key material in passport.keys: the keys themselves are in jwks, by thumbprint.
     const withKeyBytes = {
       client_name: "x",
       client_uri: "https://resolver.test/p/x",

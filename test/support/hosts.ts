@@ -56,6 +56,35 @@ export function publishNpm(
   return registryAnswers({ [`${base}/${version}`]: answer, ...(options.latest ? { [`${base}/latest`]: answer } : {}) });
 }
 
+/**
+ * Publishes a PyPI release of `name` whose description (README) is `description`, as PyPI's JSON
+ * API answers it: at the release's URL and, when `latest` is set, at the project's.
+ */
+export async function publishPypi(
+  name: string,
+  version: string,
+  description: string,
+  options: { latest?: boolean; answerName?: string } = {},
+): Promise<void> {
+  const answer = json({
+    info: { name: options.answerName ?? name, version, description, description_content_type: "text/markdown" },
+    releases: {},
+  });
+  return pypiAnswers({
+    [`/pypi/${name}/${version}/json`]: answer,
+    ...(options.latest ? { [`/pypi/${name}/json`]: answer } : {}),
+  });
+}
+
+/** Sets what PyPI's JSON API answers at `paths`; other projects are untouched. */
+export async function pypiAnswers(paths: Record<string, Answer>): Promise<void> {
+  const response = await simulator().fetch("https://hosts-sim.invalid/hosts/pypi.org", {
+    method: "PATCH",
+    body: JSON.stringify({ paths }),
+  });
+  if (response.status !== 204) throw new Error(`simulator refused PyPI fixture: ${response.status}`);
+}
+
 export const json = (body: unknown): Answer => ({ content_type: "application/json", body });
 
 /** The Web Bot Auth key directory path and media type (docs/reciprocal-trust.md). */

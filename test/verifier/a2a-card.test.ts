@@ -63,6 +63,28 @@ describe("verifyAgentCard", () => {
     expect((await verifyAgentCard(embedded, record([key]), { fetch: noFetch })).ok).toBe(true);
   });
 
+  it("takes a proven key from the record when the record carries it, reading no directory", async () => {
+    const key = await keyPair();
+    const signed = await sign(CARD, key, { kid: key.thumbprint });
+    const { kty, crv, x } = key.publicJwk;
+    const carried = agentRecord([key]);
+    const keys = [{ thumbprint: key.thumbprint, alg: "EdDSA", jwk: { kty, crv, x } }];
+    const parsed = parseRecord({ ...carried, bindings: [{ ...carried.bindings[0], keys }] });
+    if (!parsed.ok) throw new Error(parsed.problem);
+    const noFetch = async (): Promise<Response> => {
+      throw new Error("the record carries the key");
+    };
+    expect((await verifyAgentCard(signed, parsed.value, { fetch: noFetch })).ok).toBe(true);
+    // A jwk in the record that is not the thumbprint's key is not used: the directory is read.
+    const other = await keyPair();
+    const wrong = [{ ...keys[0], jwk: { kty, crv, x: other.publicJwk.x } }];
+    const mislabelled = parseRecord({ ...carried, bindings: [{ ...carried.bindings[0], keys: wrong }] });
+    if (!mislabelled.ok) throw new Error(mislabelled.problem);
+    const host = directoryHost(() => [key]);
+    expect((await verifyAgentCard(signed, mislabelled.value, { fetch: host.fetch })).ok).toBe(true);
+    expect(host.reads()).toBe(1);
+  });
+
   it("refuses a card changed after it was signed", async () => {
     const key = await keyPair();
     const signed = await sign(CARD, key, { kid: key.thumbprint });
@@ -97,6 +119,42 @@ describe("verifyAgentCard", () => {
     ).toBe(true);
     const check = await verifyAgentCard(signed, record([current]), { fetch: directoryHost(() => [current]).fetch });
     expect(check).toMatchObject({ ok: false, problem: "key_not_proven" });
+  });
+
+  it("reads a manifest binding's card_signed_by from the record", () => {
+    const base = agentRecord([]);
+    const manifest = {
+      class: "manifest",
+      value: "https://agent.example/agent-card.json",
+      bound_at: new Date().toISOString(),
+      verification: base.bindings[0]?.verification,
+      card_signed_by: ["A".repeat(43)],
+    };
+    const parsed = parseRecord({ ...base, bindings: [...base.bindings, manifest] });
+    expect(parsed.ok && parsed.value.bindings[1]?.card_signed_by).toEqual(["A".repeat(43)]);
+    const broken = parseRecord({ ...base, bindings: [{ ...manifest, card_signed_by: [1] }] });
+    expect(broken).toMatchObject({ ok: false, problem: expect.stringContaining("card_signed_by") });
+  });
+
+  it("says key_withdrawn for a key the record lists as withdrawn, rather than key_not_proven", async () => {
+    const withdrawn = await keyPair();
+    const current = await keyPair();
+    const signed = await sign(CARD, withdrawn, { kid: withdrawn.thumbprint });
+    const rotated = agentRecord([current]);
+    const withdrawnAt = new Date(Date.now() - 60_000).toISOString();
+    const binding = {
+      ...rotated.bindings[0],
+      withdrawn_keys: [{ thumbprint: withdrawn.thumbprint, withdrawn_at: withdrawnAt }],
+    };
+    const parsed = parseRecord({ ...rotated, bindings: [binding] });
+    if (!parsed.ok) throw new Error(parsed.problem);
+    const check = await verifyAgentCard(signed, parsed.value, { fetch: directoryHost(() => [current]).fetch });
+    expect(check).toMatchObject({ ok: false, problem: "key_withdrawn" });
+    expect(check.ok || check.detail).toContain(withdrawnAt);
+    // An embedded key is recognised as withdrawn by its thumbprint too.
+    const { d: _d, ...withdrawnPublic } = withdrawn.privateJwk;
+    const embedded = await sign(CARD, withdrawn, { jwk: withdrawnPublic });
+    expect(await verifyAgentCard(embedded, parsed.value)).toMatchObject({ ok: false, problem: "key_withdrawn" });
   });
 
   it("refuses every card while the passport proves no key: claimed, lapsed or past fresh_until", async () => {

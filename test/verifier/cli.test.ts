@@ -147,6 +147,11 @@ describe("passport CLI against the real resolver", () => {
     [["verify", "psp_x", "--insecure-no-signature", "--jwks", "k.json"], "contradict", EXIT.usage],
     [["envelope", "agent-card.json"], "http(s) agent manifest URL", EXIT.usage],
     [["frobnicate", "x"], 'unknown command "frobnicate"', EXIT.usage],
+    [["verify-card"], "needs the agent card's URL", EXIT.usage],
+    [["verify-card", "https://agent.example/card.json"], "verify-card needs --jwks", EXIT.usage],
+    [["verify-card", "http://agent.example/card.json", "--jwks", "k.json"], "plain http only", EXIT.usage],
+    [["verify-card", "https://agent.example/card.json", "agent", "--jwks", "k.json"], "not an identity id", EXIT.usage],
+    [["verify-card", "https://a.example/c.json", "--env", "x", "--jwks", "k.json"], "does not apply", EXIT.usage],
   ])("usage: %j -> %s (exit %i)", async (args, message, code) => {
     const result = await passport(args);
     expect(result.code).toBe(code);

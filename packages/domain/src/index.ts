@@ -39,3 +39,4 @@ export * from "./signature-agent-card.ts";
 export * from "./signature-agent-card-schema.ts";
 export * from "./status.ts";
 export * from "./storage-keys.ts";
+export * from "./web-bot-auth-card-schema.ts";

@@ -6,6 +6,7 @@ import { DecisionReceipt } from "./receipt.ts";
 import { IdentityId, PassportRecord, RECORD_FORMAT_VERSION } from "./record.ts";
 import { SignatureAgentCard } from "./signature-agent-card-schema.ts";
 import { PassportStatus } from "./status.ts";
+import { WebBotAuthSignatureAgentCard } from "./web-bot-auth-card-schema.ts";
 
 /** The shape `identityIdDefect` accepts; the check character itself is beyond JSON Schema. */
 const IDENTITY_ID_PATTERN = "^psp_[0-9a-hjkmnp-tv-z]{26}$";
@@ -14,7 +15,8 @@ const IDENTITY_ID_PATTERN = "^psp_[0-9a-hjkmnp-tv-z]{26}$";
  * A published JSON Schema document (draft 2020-12) generated from a zod schema, so the two cannot
  * drift; `id` is a stable URN that names the format version, not a host. Refinements JSON Schema
  * cannot express are replaced by their closest equivalent: an identity id's check character
- * becomes the id's shape.
+ * becomes the id's shape; the draft Signature Agent Card's rules across members become
+ * `minProperties` and `not`.
  */
 function documentSchema(schema: z.ZodType, id: string, title: string, description: string): Record<string, unknown> {
   const generated = z.toJSONSchema(schema, {
@@ -22,6 +24,11 @@ function documentSchema(schema: z.ZodType, id: string, title: string, descriptio
     unrepresentable: "throw",
     override: ({ zodSchema, jsonSchema }) => {
       if (zodSchema === IdentityId) jsonSchema.pattern = IDENTITY_ID_PATTERN;
+      // The draft card's two rules across members, which zod states as refinements.
+      if (zodSchema === WebBotAuthSignatureAgentCard) {
+        jsonSchema.minProperties = 1;
+        jsonSchema.not = { required: ["jwks", "jwks_uri"] };
+      }
     },
   });
   return { $schema: generated.$schema, $id: id, title, description, ...generated };
@@ -97,6 +104,20 @@ export function signatureAgentCardJsonSchema(): Record<string, unknown> {
     SignatureAgentCard,
     `urn:svc:passport:schema:signature-agent-card:${RECORD_FORMAT_VERSION}`,
     "Signature Agent Card",
-    "An agent passport's Signature Agent Card (draft-meunier-webbotauth-registry), served at {base}/api/p/{identity_id}/signature-agent-card.json and derived from the published record: OAuth client metadata names plus a passport member with the proven signing keys by thumbprint. It carries no key material.",
+    "An agent passport's Signature Agent Card (draft-meunier-webbotauth-registry), served at {base}/api/p/{identity_id}/signature-agent-card.json and derived from the published record: OAuth client metadata names, the proven public keys as jwks (each kid its RFC 7638 thumbprint), and a passport member naming the binding that proves each key. Also valid against web-bot-auth-signature-agent-card.json.",
+  );
+}
+
+/**
+ * JSON Schema of any Signature Agent Card as draft-meunier-webbotauth-registry-04 defines it
+ * (`WebBotAuthSignatureAgentCard`): the draft's own rules, not this service's card; the card the
+ * resolver serves satisfies it.
+ */
+export function webBotAuthSignatureAgentCardJsonSchema(): Record<string, unknown> {
+  return documentSchema(
+    WebBotAuthSignatureAgentCard,
+    "urn:svc:passport:schema:web-bot-auth-signature-agent-card:draft-meunier-webbotauth-registry-04",
+    "Signature Agent Card (draft-meunier-webbotauth-registry-04)",
+    "A signature agent's self-description as the Web Bot Auth registry draft defines it: OAuth client metadata (client_id, client_name, client_uri, logo_uri, contacts, jwks or jwks_uri, never both) and a web_bot_auth object. Every member is optional, at least one is present, and members a reader does not know are ignored. Written from the draft for checking cards; the draft, not this schema, is normative.",
   );
 }

@@ -6,9 +6,17 @@ import {
   RECORD_FORMAT,
   RECORD_FORMAT_VERSION,
   type UnsealedRecord,
+  type WithdrawnSigningKey,
 } from "./record.ts";
 
 type Nullable<T> = T | null | undefined;
+
+/**
+ * A signing_keys binding's key as the control plane keeps it (the binding's observed keys): one
+ * its directory served at the last successful check, or, with `withdrawnAt`, one an earlier check
+ * proved that the directory has since stopped serving (then without its `jwk`: it proves nothing).
+ */
+export type ObservedSigningKey = PublicSigningKey & { withdrawnAt?: string };
 
 /**
  * What the control plane stores about one passport, in the shape the projection needs. A binding
@@ -52,8 +60,12 @@ export interface PassportAggregate {
     /** The environment and version of this bound value, where they differ from the passport's. */
     environment?: Nullable<string>;
     version?: Nullable<string>;
-    /** signing_keys: the public keys its directory held at the last successful check (docs/reciprocal-trust.md). */
-    observedKeys?: Nullable<PublicSigningKey[]>;
+    /**
+     * signing_keys: the public keys its directory held at the last successful check, and those
+     * withdrawn before (docs/reciprocal-trust.md). manifest: the passport's proven keys that signed
+     * the bound agent card at the last check (docs/bindings.md, "Signed agent cards").
+     */
+    observedKeys?: Nullable<ObservedSigningKey[]>;
   }[];
   evidence: {
     id: string;
@@ -155,11 +167,29 @@ export function bindingVerification(b: PassportAggregate["bindings"][number]): B
   return { state: "claimed" };
 }
 
-/** A verified signing_keys binding's observed keys; none otherwise (a lapsed binding's keys are not current). */
-function signingKeys(b: PassportAggregate["bindings"][number]): { keys?: PublicSigningKey[] } {
-  const keys = b.observedKeys;
-  if (b.class !== "signing_keys" || b.verificationState !== "verified" || !keys || keys.length === 0) return {};
-  return { keys: keys.map((k) => present({ thumbprint: k.thumbprint, kid: k.kid, alg: k.alg })) };
+/**
+ * A verified signing_keys binding's observed keys, with the public key itself where the check kept
+ * it, and the keys it proved before that its directory no longer serves; none otherwise (a lapsed
+ * binding's keys are not current).
+ */
+function signingKeys(b: PassportAggregate["bindings"][number]): {
+  keys?: PublicSigningKey[];
+  withdrawn_keys?: WithdrawnSigningKey[];
+  card_signed_by?: string[];
+} {
+  const stored = b.observedKeys;
+  if (b.verificationState !== "verified" || !stored || stored.length === 0) return {};
+  // A manifest binding keeps the proven keys that signed its card at the last check.
+  if (b.class === "manifest") return { card_signed_by: stored.map((k) => k.thumbprint) };
+  if (b.class !== "signing_keys") return {};
+  const keys: PublicSigningKey[] = [];
+  const withdrawn: WithdrawnSigningKey[] = [];
+  for (const k of stored) {
+    if (k.withdrawnAt) withdrawn.push({ thumbprint: k.thumbprint, withdrawn_at: k.withdrawnAt });
+    else keys.push(present({ thumbprint: k.thumbprint, kid: k.kid, alg: k.alg, jwk: k.jwk }));
+  }
+  if (keys.length === 0) return {};
+  return { keys, ...(withdrawn.length > 0 ? { withdrawn_keys: withdrawn } : {}) };
 }
 
 /** The agent's uses links in the record's shape; none when it declares none. */

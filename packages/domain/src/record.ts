@@ -89,17 +89,53 @@ export type BindingVerification = z.infer<typeof BindingVerification>;
 // Caller keys (docs/reciprocal-trust.md): the public keys a verified `signing_keys` binding's key
 // directory held at the service's last successful check, by RFC 7638 thumbprint. Set only by the service.
 export const MAX_SIGNING_KEYS = 10;
+const Thumbprint = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{43}$/)
+  .describe("RFC 7638 JWK SHA-256 thumbprint of the public key, base64url.");
+const KeyParameter = z.string().regex(/^[A-Za-z0-9_-]{1,1400}$/);
+
+/**
+ * A public key exactly as far as its thumbprint covers it (RFC 7638 section 3.2: `crv`, `kty`, `x`
+ * for OKP; with `y` for EC; `e`, `kty`, `n` for RSA): the key a signature verifies with, and no
+ * member that could narrow or widen its use. Never private material: the check refuses a directory
+ * holding any.
+ */
+export const PublicJwk = z
+  .object({
+    kty: z.enum(["OKP", "EC", "RSA"]),
+    crv: Text(32).optional(),
+    x: KeyParameter.optional(),
+    y: KeyParameter.optional(),
+    n: KeyParameter.optional(),
+    e: KeyParameter.optional(),
+  })
+  .strict()
+  .describe("The public key's RFC 7638 members, as the service read them from the key directory.");
+export type PublicJwk = z.infer<typeof PublicJwk>;
+
 export const PublicSigningKey = z
   .object({
-    thumbprint: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{43}$/)
-      .describe("RFC 7638 JWK SHA-256 thumbprint of the public key, base64url."),
+    thumbprint: Thumbprint,
     kid: Text(200).optional(),
     alg: Text(32).optional(),
+    jwk: PublicJwk.optional().describe(
+      "The public key itself, as the directory served it at the check that proved it (absent from proofs made before keys were published).",
+    ),
   })
   .strict();
 export type PublicSigningKey = z.infer<typeof PublicSigningKey>;
+
+// A key a signing_keys binding proved once and its directory no longer serves (a rotation): kept on
+// the record for a while so a verifier can say "withdrawn" rather than "never proven".
+export const MAX_WITHDRAWN_KEYS = 10;
+export const WithdrawnSigningKey = z
+  .object({
+    thumbprint: Thumbprint,
+    withdrawn_at: Timestamp.describe("The check that first found the key gone from the directory."),
+  })
+  .strict();
+export type WithdrawnSigningKey = z.infer<typeof WithdrawnSigningKey>;
 
 const PublicBinding = z
   .object({
@@ -125,6 +161,22 @@ const PublicBinding = z
       .optional()
       .describe(
         "signing_keys bindings only, while verified: the public keys the key directory held at the service's last successful check.",
+      ),
+    withdrawn_keys: z
+      .array(WithdrawnSigningKey)
+      .min(1)
+      .max(MAX_WITHDRAWN_KEYS)
+      .optional()
+      .describe(
+        "signing_keys bindings only, while verified: keys an earlier check proved that the directory no longer serves, newest first. They prove nothing.",
+      ),
+    card_signed_by: z
+      .array(Thumbprint)
+      .min(1)
+      .max(MAX_SIGNING_KEYS)
+      .optional()
+      .describe(
+        "manifest bindings only, while verified: the thumbprints of the passport's proven keys (its verified, fresh signing_keys bindings) whose JWS signatures over the bound A2A agent card verified at the binding's last check.",
       ),
   })
   .strict();

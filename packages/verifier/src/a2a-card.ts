@@ -5,9 +5,9 @@
 // proved for the agent's passport (a verified, fresh `signing_keys` binding), so a card counts only
 // when it is signed by a key the passport's owner demonstrably controls.
 import { base64urlDecode, base64urlEncode, canonicalJson, sha256 } from "@passport/protocol";
-import { provenKeys } from "./caller.ts";
+import { provenKeys, SIGNING_KEYS_CLASS } from "./caller.ts";
 import { type FetchLike, insecureAddress, platformFetch, readStrictJson } from "./http.ts";
-import type { PassportRecordView } from "./record.ts";
+import type { PassportRecordView, RecordWithdrawnKey } from "./record.ts";
 
 /** One entry of a card's `signatures` (A2A section 8.4.2). */
 export interface AgentCardSignature {
@@ -27,8 +27,13 @@ export type AgentCardProblem =
   | "card_unsigned"
   /** The passport has no verified, fresh `signing_keys` binding: it proves no key at all. */
   | "passport_keys_unproven"
-  /** No signature is by a key the passport proves. */
+  /** No signature is by a key the passport proves, nor by one it withdrew: a key it never proved. */
   | "key_not_proven"
+  /**
+   * No signature is by a key the passport proves, and one is by a key it proved before: its key
+   * directory stopped serving it (a rotation), as the record's `withdrawn_keys` says.
+   */
+  | "key_withdrawn"
   /** A signature by a proven key does not verify over this card (it was changed after signing). */
   | "signature_invalid"
   /** A proven key's public half could not be read from its key directory. */
@@ -193,6 +198,15 @@ async function verifies(
   }
 }
 
+/** The keys the record's verified `signing_keys` bindings say their directories no longer serve. */
+function withdrawnKeys(record: PassportRecordView): RecordWithdrawnKey[] {
+  return record.bindings.flatMap((binding) =>
+    binding.class === SIGNING_KEYS_CLASS && binding.verification?.state === "verified"
+      ? (binding.withdrawn_keys ?? [])
+      : [],
+  );
+}
+
 /**
  * Checks an A2A agent card's JWS signatures against the keys `record`'s passport proves (its
  * verified, fresh `signing_keys` bindings). The card counts when at least one signature is by a
@@ -236,6 +250,8 @@ export async function verifyAgentCard(
   } catch {
     return fail("card_malformed", "The agent card has no canonical JSON form.");
   }
+  const withdrawn = withdrawnKeys(record);
+  const withdrawnBy: { index: number; key: RecordWithdrawnKey }[] = [];
   const accepted: ProvenCardSignature[] = [];
   for (const [index, signature] of signatures.entries()) {
     const header = protectedHeader(signature);
@@ -247,7 +263,11 @@ export async function verifyAgentCard(
       : proven.find((entry) => entry.key.thumbprint === kid || (entry.key.kid !== undefined && entry.key.kid === kid))
           ?.key.thumbprint;
     const match = proven.find((entry) => entry.key.thumbprint === thumbprint);
-    if (!match || !thumbprint) continue;
+    if (!match || !thumbprint) {
+      const gone = withdrawn.find((key) => key.thumbprint === (thumbprint ?? kid));
+      if (gone) withdrawnBy.push({ index, key: gone });
+      continue;
+    }
     const alg = typeof header.alg === "string" ? header.alg : "";
     // RFC 7515 section 4.1.11: a header extension the verifier does not understand voids the signature.
     if (header.crit !== undefined || !ALGORITHMS[alg]) {
@@ -256,7 +276,9 @@ export async function verifyAgentCard(
         `Signature ${index} (key ${thumbprint}) uses ${alg || "no algorithm"} or a critical extension this verifier does not accept.`,
       );
     }
-    const jwk = embedded ?? (await directoryKey(match.directory, thumbprint, options));
+    // The record carries the proven key itself (newer records); otherwise it is read from its directory.
+    const published = match.key.jwk && jwkThumbprintOf(match.key.jwk) === thumbprint ? match.key.jwk : undefined;
+    const jwk = embedded ?? published ?? (await directoryKey(match.directory, thumbprint, options));
     if (typeof jwk === "string") return fail("key_unavailable", `Signature ${index} (key ${thumbprint}): ${jwk}.`);
     if (!(await verifies(jwk, alg, signature, payload))) {
       return fail(
@@ -267,10 +289,54 @@ export async function verifyAgentCard(
     accepted.push({ index, thumbprint, alg, directory: match.directory });
   }
   if (accepted.length === 0) {
+    if (withdrawnBy.length > 0) {
+      const { index, key } = withdrawnBy[0] as { index: number; key: RecordWithdrawnKey };
+      return fail(
+        "key_withdrawn",
+        `Signature ${index} is by key ${key.thumbprint}, which ${record.identity_id} proved before and withdrew from its key directory (found gone ${key.withdrawn_at}); no signature is by a key it proves now.`,
+      );
+    }
     return fail(
       "key_not_proven",
       `None of the card's ${signatures.length} signatures is by a key ${record.identity_id} proves.`,
     );
   }
   return { ok: true, identityId: record.identity_id, signatures: accepted };
+}
+
+/** The largest agent card read: cards are small documents; a larger answer is not one. */
+const MAX_CARD_BYTES = 256 * 1024;
+
+export type AgentCardFetch = { ok: true; card: unknown } | { ok: false; detail: string };
+
+/**
+ * Fetches an A2A agent card (for example `https://agent.example/.well-known/agent-card.json`):
+ * https only (plain http to a loopback address), no redirect followed, at most 256 KiB of strict
+ * JSON. The card is returned as read; `verifyAgentCard` decides what it proves.
+ * @example
+ * const fetched = await fetchAgentCard("https://agent.example/.well-known/agent-card.json");
+ * if (fetched.ok) await verifyAgentCard(fetched.card, record);
+ */
+export async function fetchAgentCard(
+  url: string,
+  options: Pick<AgentCardOptions, "fetch" | "timeoutMs"> = {},
+): Promise<AgentCardFetch> {
+  const unsafe = insecureAddress(url);
+  if (unsafe) return { ok: false, detail: `the card URL ${unsafe}` };
+  let response: Response;
+  try {
+    response = await (options.fetch ?? platformFetch)(url, {
+      headers: { accept: "application/json" },
+      redirect: "manual",
+      signal: AbortSignal.timeout(options.timeoutMs ?? 3000),
+    });
+  } catch (error) {
+    return { ok: false, detail: `the card could not be fetched (${(error as Error).name})` };
+  }
+  if (response.status !== 200) {
+    await response.body?.cancel();
+    return { ok: false, detail: `the card URL answered ${response.status}` };
+  }
+  const read = await readStrictJson(response, MAX_CARD_BYTES);
+  return read.ok ? { ok: true, card: read.value } : { ok: false, detail: `the card is not usable: ${read.problem}` };
 }

@@ -19,6 +19,8 @@ export interface ProvenKey {
   thumbprint: string;
   kid?: string;
   alg?: string;
+  /** The public key itself, when the record carries it. */
+  jwk?: Record<string, string>;
 }
 
 /** Why a caller's signature does not count. */

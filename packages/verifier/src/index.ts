@@ -29,10 +29,12 @@ export {
 } from "@passport/protocol";
 export {
   type AgentCardCheck,
+  type AgentCardFetch,
   type AgentCardOptions,
   type AgentCardProblem,
   type AgentCardSignature,
   agentCardPayload,
+  fetchAgentCard,
   type ProvenCardSignature,
   verifyAgentCard,
 } from "./a2a-card.ts";

@@ -48,6 +48,17 @@ export interface RecordBinding {
   version?: string;
   /** signing_keys bindings while verified: the public keys the service saw at its last check. */
   keys?: RecordSigningKey[];
+  /** signing_keys bindings while verified: keys an earlier check proved that the directory no longer serves. */
+  withdrawn_keys?: RecordWithdrawnKey[];
+  /** manifest bindings while verified: thumbprints of the passport's proven keys that signed the bound agent card. */
+  card_signed_by?: string[];
+}
+
+/** A key a `signing_keys` binding proved once and its directory has since stopped serving: it proves nothing. */
+export interface RecordWithdrawnKey {
+  thumbprint: string;
+  /** The check that first found it gone. */
+  withdrawn_at: string;
 }
 
 /** A caller's public signing key a verified `signing_keys` binding proves, by RFC 7638 thumbprint. */
@@ -56,6 +67,8 @@ export interface RecordSigningKey {
   thumbprint: string;
   kid?: string;
   alg?: string;
+  /** The public key itself (its RFC 7638 members), as the service read it; absent from older records. */
+  jwk?: Record<string, string>;
 }
 
 /** An API (or MCP) passport an agent declares it calls. Context for policy; it grants nothing. */
@@ -296,11 +309,33 @@ export function parseRecord(json: unknown): Parsed<PassportRecordView> {
     // Caller keys (signing_keys bindings).
     const keys = (entry as Record<string, unknown>).keys;
     if (keys !== undefined) {
-      const read = list(keys, `${at}keys`, (key, keyAt) =>
-        member<RecordSigningKey>(key, keyAt, { thumbprint: "string" }, { kid: "string", alg: "string" }),
-      );
+      const read = list(keys, `${at}keys`, (key, keyAt) => {
+        const parsed = member<RecordSigningKey>(key, keyAt, { thumbprint: "string" }, { kid: "string", alg: "string" });
+        if (!parsed.ok) return parsed;
+        const jwk = (key as Record<string, unknown>).jwk;
+        if (jwk === undefined) return parsed;
+        if (!isObject(jwk) || !Object.values(jwk).every((v) => typeof v === "string")) {
+          return { ok: false, problem: `${keyAt}jwk is not a JWK of string members` };
+        }
+        return { ok: true, value: { ...parsed.value, jwk: jwk as Record<string, string> } };
+      });
       if (!read.ok) return read;
       binding.value.keys = read.value;
+    }
+    const withdrawn = (entry as Record<string, unknown>).withdrawn_keys;
+    if (withdrawn !== undefined) {
+      const read = list(withdrawn, `${at}withdrawn_keys`, (key, keyAt) =>
+        member<RecordWithdrawnKey>(key, keyAt, { thumbprint: "string", withdrawn_at: "string" }, {}),
+      );
+      if (!read.ok) return read;
+      binding.value.withdrawn_keys = read.value;
+    }
+    const signers = (entry as Record<string, unknown>).card_signed_by;
+    if (signers !== undefined) {
+      if (!Array.isArray(signers) || !signers.every((s) => typeof s === "string")) {
+        return { ok: false, problem: `${at}card_signed_by is not a list of thumbprints` };
+      }
+      binding.value.card_signed_by = signers as string[];
     }
     return binding;
   });

@@ -1,5 +1,5 @@
 // Plays the hosts a tenant binds (well-known documents, agent cards, MCP server descriptions,
-// OpenAPI documents, Web Bot Auth key directories and JWK Sets, the npm registry's package metadata), transparency-log witnesses (witness.ts), webhook receivers (receiver.ts) and a DNS over HTTPS resolver, answering per host name from fixtures that
+// OpenAPI documents, Web Bot Auth key directories and JWK Sets, the npm registry's package metadata, PyPI's JSON API), transparency-log witnesses (witness.ts), webhook receivers (receiver.ts) and a DNS over HTTPS resolver, answering per host name from fixtures that
 // tests and `npm start` set through the admin host. Fixtures live in this isolate's memory: the
 // simulator is one long-lived Worker per test run or local service.
 

@@ -11,6 +11,7 @@ import {
   passportRecordJsonSchema,
   passportStatusJsonSchema,
   signatureAgentCardJsonSchema,
+  webBotAuthSignatureAgentCardJsonSchema,
 } from "@passport/domain";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -21,6 +22,7 @@ const outputs = {
   "passport-policy.schema.json": passportPolicyJsonSchema(),
   "passport-decision-receipt.schema.json": decisionReceiptJsonSchema(),
   "signature-agent-card.schema.json": signatureAgentCardJsonSchema(),
+  "web-bot-auth-signature-agent-card.schema.json": webBotAuthSignatureAgentCardJsonSchema(),
 };
 const files = Object.entries(outputs).map(([name, schema]) => {
   const out = join(here, "..", "src", "schemas", name);

@@ -37,7 +37,15 @@ export type Command =
       supplied: Supplied;
       policy?: PolicyFlags;
     }
-  | { command: "log"; common: Common; range: { from?: number; to?: number } };
+  | { command: "log"; common: Common; range: { from?: number; to?: number } }
+  | {
+      command: "verify-card";
+      /** The A2A agent card's URL. */
+      url: string;
+      /** The passport to check the card against; absent: the one the card names (`passport`). */
+      identityId?: string;
+      common: Common;
+    };
 
 /** The `--log` settings; keys are as given (text or a file), read by the caller. */
 export interface LogFlags {
@@ -337,6 +345,41 @@ function logCommand(values: Values, extra: string[], env: Record<string, string 
   };
 }
 
+/** The keys every record is checked with: --jwks, or the explicit opt-out, never neither nor both. */
+function requireKeys(command: string, values: Values): void {
+  if (values["insecure-no-signature"] && values.jwks !== undefined) {
+    throw new UsageError("--jwks and --insecure-no-signature contradict each other; pick one");
+  }
+  if (!values["insecure-no-signature"] && values.jwks === undefined) {
+    throw new UsageError(
+      `${command} needs --jwks FILE|URL, the public keys you trust to sign records (the service publishes its set at /.well-known/jwks.json; pin a copy). To check without keys, say --insecure-no-signature.`,
+    );
+  }
+}
+
+/** `passport verify-card <url> [identity-id]`: an A2A agent card checked against a passport's proven keys. */
+function verifyCardCommand(values: Values, args: string[], env: Record<string, string | undefined>): Command {
+  const [url, identityId, ...extra] = args;
+  if (!url) throw new UsageError("verify-card needs the agent card's URL");
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+  const unsafe = insecureAddress(url);
+  if (unsafe) throw new UsageError(`verify-card: "${url}" ${unsafe}`);
+  if (identityId !== undefined && !identityId.toLowerCase().startsWith("psp_")) {
+    throw new UsageError(`verify-card: "${identityId}" is not an identity id (psp_…)`);
+  }
+  const misplaced = [...VERIFY_ONLY, "history", "seen", ...LOG_OPTIONS].find(
+    (name) => values[name as keyof Values] !== undefined,
+  );
+  if (misplaced) throw new UsageError(`--${misplaced} does not apply to verify-card`);
+  requireKeys("verify-card", values);
+  return {
+    command: "verify-card",
+    url,
+    ...(identityId !== undefined ? { identityId } : {}),
+    common: commonFlags(values, env),
+  };
+}
+
 /**
  * Parses the command line into a command, or throws {@link UsageError}.
  * @example
@@ -346,6 +389,10 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
   const { values, positionals } = parseFlags(argv);
   const [command, target, ...extra] = positionals;
   if (values.help || command === "help" || command === undefined) return { command: "help" };
+  if (command === "verify-card") {
+    if (values.from !== undefined || values.to !== undefined) throw new UsageError("--from and --to apply to log only");
+    return verifyCardCommand(values, positionals.slice(1), env);
+  }
   if (command !== "resolve" && command !== "verify" && command !== "envelope" && command !== "log") {
     throw new UsageError(`unknown command "${command}"`);
   }
@@ -366,16 +413,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     const misplaced = [...PROOF_OPTIONS, ...LOG_OPTIONS].find((name) => values[name] !== undefined);
     if (misplaced) throw new UsageError(`--${misplaced} applies to resolve and verify only`);
   }
-  if (command !== "envelope") {
-    if (values["insecure-no-signature"] && values.jwks !== undefined) {
-      throw new UsageError("--jwks and --insecure-no-signature contradict each other; pick one");
-    }
-    if (!values["insecure-no-signature"] && values.jwks === undefined) {
-      throw new UsageError(
-        `${command} needs --jwks FILE|URL, the public keys you trust to sign records (the service publishes its set at /.well-known/jwks.json; pin a copy). To check without keys, say --insecure-no-signature.`,
-      );
-    }
-  }
+  if (command !== "envelope") requireKeys(command, values);
   if (command === "envelope" && !target.toLowerCase().startsWith("psp_") && !/^https?:\/\//.test(target)) {
     throw new UsageError("envelope needs an http(s) agent manifest URL or an identity id");
   }

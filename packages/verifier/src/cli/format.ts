@@ -1,3 +1,4 @@
+import type { AgentCardProblem, ProvenCardSignature } from "../a2a-card.ts";
 import { formatAge } from "../checks.ts";
 import type { DecisionResult } from "../decide.ts";
 import type { EnvelopeResult } from "../envelope.ts";
@@ -260,4 +261,31 @@ export function formatAudit(report: AuditReport): string {
     ),
     ...(report.network ? [`  Failure:    ${report.network.kind}: ${report.network.detail}`] : []),
   ].join("\n");
+}
+
+/** `passport verify-card`'s answer: the card's check against the passport, or why there was none. */
+export type CardCheckResult = {
+  card_url: string;
+  outcome: "card_signed" | "card_unavailable" | "passport_unnamed" | AgentCardProblem;
+  identity_id?: string;
+  /** Whether the record the keys came from had its signature checked (`skipped` with --insecure-no-signature). */
+  record_signature?: string;
+  signatures?: ProvenCardSignature[];
+  detail?: string;
+};
+
+/** A readable summary of an agent card's check. */
+export function formatCardCheck(result: CardCheckResult): string {
+  const subject = `${result.card_url}${result.identity_id ? `  ${result.identity_id}` : ""}`;
+  const record = result.record_signature ? [`  Record signature: ${result.record_signature}`] : [];
+  if (result.outcome === "card_signed") {
+    return [
+      `OK  card_signed  ${subject}`,
+      ...(result.signatures ?? []).map(
+        (s) => `  Signature ${s.index}: key ${s.thumbprint} (${s.alg}), proven by ${s.directory}`,
+      ),
+      ...record,
+    ].join("\n");
+  }
+  return [`FAIL  ${result.outcome}  ${subject}`, `  ${result.detail ?? ""}`, ...record].join("\n");
 }

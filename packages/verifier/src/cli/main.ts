@@ -1,4 +1,5 @@
 import { OUTCOME_KINDS, type OutcomeClass, type OutcomeKind } from "@passport/protocol";
+import { fetchAgentCard, verifyAgentCard } from "../a2a-card.ts";
 import { fetchEnvelope } from "../envelope.ts";
 import type { Expectation } from "../expectation.ts";
 import { DEFAULT_MAX_BYTES, type FetchLike, type HttpPolicy, insecureAddress, platformFetch } from "../http.ts";
@@ -8,9 +9,17 @@ import type { LogOptions } from "../log/check.ts";
 import type { CheckpointStore, StoredCheckpoint } from "../log/checkpoint.ts";
 import { LogClient } from "../log/client.ts";
 import { actionPolicyFor, loadPolicy, type PolicyDocument, PolicyError } from "../policy.ts";
-import { Verifier } from "../verifier.ts";
+import { type ResolveResult, Verifier } from "../verifier.ts";
 import { EXIT, type LogFlags, type PolicyFlags, parseCommand, type Supplied, UsageError } from "./args.ts";
-import { formatAudit, formatDecision, formatEnvelope, formatResolve, formatVerify } from "./format.ts";
+import {
+  type CardCheckResult,
+  formatAudit,
+  formatCardCheck,
+  formatDecision,
+  formatEnvelope,
+  formatResolve,
+  formatVerify,
+} from "./format.ts";
 import { escapeStrings, terminalJson } from "./terminal.ts";
 import { USAGE } from "./usage.ts";
 
@@ -217,6 +226,58 @@ async function logClient(resolver: string, http: HttpPolicy, options: LogOptions
   }
 }
 
+/** What `verify-card` prints: the card's check, or why the passport could not be resolved. */
+type CardCommandResult = { card: CardCheckResult; exit: number } | { resolved: ResolveResult };
+
+/** The exit code of each card answer (docs/verifier.md, "Signed A2A agent cards"). */
+const CARD_EXIT: Readonly<Record<CardCheckResult["outcome"], number>> = {
+  card_signed: EXIT.ok,
+  card_unavailable: EXIT.network,
+  passport_unnamed: EXIT.failed,
+  card_malformed: EXIT.failed,
+  card_unsigned: EXIT.failed,
+  passport_keys_unproven: EXIT.failed,
+  key_not_proven: EXIT.failed,
+  key_withdrawn: EXIT.failed,
+  signature_invalid: EXIT.proof,
+  key_unavailable: EXIT.network,
+};
+
+/**
+ * `passport verify-card <url> [identity-id]`: fetches the card, resolves the passport named (on
+ * the command line, else by the card's `passport` member) with its proof checked as for
+ * `resolve`, and checks the card's signatures against the keys it proves (`verifyAgentCard`).
+ */
+async function verifyCard(
+  command: { url: string; identityId?: string },
+  verifier: Verifier,
+  http: { fetch: FetchLike; timeoutMs: number },
+  now: (() => number) | undefined,
+): Promise<CardCommandResult> {
+  const answer = (check: Omit<CardCheckResult, "card_url">, signed = true): CardCommandResult => {
+    const exit = CARD_EXIT[check.outcome];
+    // A card accepted on a record whose signature was not checked is never plain ok.
+    return { card: { card_url: command.url, ...check }, exit: exit === EXIT.ok && !signed ? EXIT.unsigned : exit };
+  };
+  const fetched = await fetchAgentCard(command.url, http);
+  if (!fetched.ok) return answer({ outcome: "card_unavailable", detail: fetched.detail });
+  const named = (fetched.card as { passport?: unknown } | null)?.passport;
+  const identityId = command.identityId ?? (typeof named === "string" ? named : undefined);
+  if (!identityId) {
+    return answer({
+      outcome: "passport_unnamed",
+      detail: 'The card names no passport (no "passport" member); give the identity id after the URL.',
+    });
+  }
+  const resolved = await verifier.resolve(identityId, { consequence: "changing" });
+  if (resolved.outcome !== "resolved") return { resolved };
+  const check = await verifyAgentCard(fetched.card, resolved.record, { ...http, ...(now ? { now: now() } : {}) });
+  const signed = resolved.proof.signature === "verified";
+  const base = { identity_id: identityId, record_signature: resolved.proof.signature };
+  if (check.ok) return answer({ outcome: "card_signed", ...base, signatures: check.signatures }, signed);
+  return answer({ outcome: check.problem, ...base, detail: check.detail });
+}
+
 function auditExit(report: AuditReport): number {
   if (report.ok) return EXIT.ok;
   return report.outcome === "network_failure" ? EXIT.network : EXIT.proof;
@@ -274,6 +335,34 @@ export async function run(argv: string[], io: Io): Promise<number> {
       print(report, formatAudit);
       return auditExit(report);
     }
+    const keyedVerifier = async () => {
+      const verifier = new Verifier({
+        resolver: common.resolver,
+        ...http,
+        cache: false,
+        ...(io.now ? { now: io.now } : {}),
+        ...(log ? { log } : {}),
+        ...(common.insecureNoSignature
+          ? { signature: "skip-insecure" as const }
+          : { jwks: await trustedKeys(common.jwks ?? "", io) }),
+      });
+      if (common.insecureNoSignature) {
+        io.stderr(
+          "passport: WARNING --insecure-no-signature: record signatures are NOT checked; the answer may be forged.",
+        );
+      }
+      return verifier;
+    };
+    if (command.command === "verify-card") {
+      const verifier = await keyedVerifier();
+      const result = await verifyCard(command, verifier, { fetch: http.fetch, timeoutMs: common.timeoutMs }, io.now);
+      if ("card" in result) {
+        print(result.card, formatCardCheck);
+        return result.exit;
+      }
+      print(result.resolved, formatResolve);
+      return exitForResult(result.resolved);
+    }
     const { target, expectation } = command;
     // A bad policy is refused before anything is fetched.
     const policy = command.command === "verify" && command.policy ? await readPolicy(command.policy, io) : undefined;
@@ -283,21 +372,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       print(result, formatEnvelope);
       return exitFor(result.outcome);
     }
-    const verifier = new Verifier({
-      resolver: common.resolver,
-      ...http,
-      cache: false,
-      ...(io.now ? { now: io.now } : {}),
-      ...(log ? { log } : {}),
-      ...(common.insecureNoSignature
-        ? { signature: "skip-insecure" as const }
-        : { jwks: await trustedKeys(common.jwks ?? "", io) }),
-    });
-    if (common.insecureNoSignature) {
-      io.stderr(
-        "passport: WARNING --insecure-no-signature: record signatures are NOT checked; the answer may be forged.",
-      );
-    }
+    const verifier = await keyedVerifier();
     if (command.command === "resolve") {
       const result = await verifier.resolve(target, {
         consequence: "changing",

@@ -6,6 +6,7 @@ export const USAGE = `Usage:
                   [--resource R] [--base-url URL] [proof options] [--resolver URL] [--json]
   passport envelope <agent-manifest-url | identity-id> [--resolver URL] [--json]
   passport log --log KEY|FILE [--from N] [--to N] [witness options] [--resolver URL] [--json]
+  passport verify-card <agent-card-url> [identity-id] --jwks FILE|URL [--resolver URL] [--json]
   passport help
 
 Expectations (verify):
@@ -59,6 +60,13 @@ Transparency log (resolve, verify: --log turns it on; log: --log is required):
                                  /passport/log-checkpoints.json)
   --from N, --to N               log: audit entries N (default 0) up to, not including, --to
                                  (default: the checkpoint's size)
+
+Signed A2A agent card (verify-card; docs/verifier.md, "Signed A2A agent cards"): fetches the
+card, resolves the passport named after the URL (else the card's "passport" member) with its
+proof checked, and checks the card's JWS signatures against the keys the passport proves. It
+prints one of card_signed (exit 0), card_unsigned, key_not_proven, key_withdrawn,
+passport_keys_unproven, card_malformed, passport_unnamed (exit 1), signature_invalid (exit 4),
+card_unavailable, key_unavailable (exit 3).
 
 Common:
   --resolver URL                 resolver base URL, https (plain http only to loopback)

@@ -111,7 +111,7 @@ export const PassportView = z.object({
         .array(PublicSigningKey)
         .nullable()
         .describe(
-          "signing_keys bindings while verified: the public keys (RFC 7638 thumbprints) the directory held at the last successful check.",
+          "signing_keys bindings while verified: the public keys (RFC 7638 thumbprints, and the keys themselves) the directory held at the last successful check.",
         ),
     }),
   ),
@@ -260,7 +260,11 @@ export function passportView(
       next_check_at: b.nextCheckAt,
       environment: b.environment,
       version: b.version,
-      keys: b.class === "signing_keys" && b.verificationState === "verified" ? (b.observedKeys ?? null) : null,
+      // The current keys only: a withdrawn one (kept for the record's withdrawn_keys) proves nothing.
+      keys:
+        b.class === "signing_keys" && b.verificationState === "verified" && b.observedKeys
+          ? b.observedKeys.filter((k) => !k.withdrawnAt)
+          : null,
     })),
     evidence: stored.evidence.map((e) => ({
       ...evidenceFields(e),

@@ -1,11 +1,16 @@
 import type { BindingClass, PublicSigningKey, VerificationMethod } from "@passport/domain";
 import { type FetchFailure, fetchChecked, type OutboundPolicy, refusal, type Transport } from "../outbound/fetch.ts";
+import { cardSignedBy, type ProvenKey } from "./card-signatures.ts";
 import {
   BACK_REFERENCE_FIELD,
-  type NpmPackage,
+  type BackReference,
   npmMetadataUrl,
   npmPackageOf,
+  PYPI_BACK_REFERENCE,
+  pypiMetadataUrl,
+  pypiPackageOf,
   readBackReference,
+  readPypiBackReference,
 } from "./package-metadata.ts";
 import { DIRECTORY_MEDIA_TYPES, readKeyDirectory } from "./signing-keys.ts";
 
@@ -25,6 +30,8 @@ export interface CheckTarget {
   value: string;
   /** Required in the well-known document or TXT record until the binding was first verified. */
   challenge: string | undefined;
+  /** A manifest binding: the keys the passport proves now, to tell whether they signed the card. */
+  provenKeys?: readonly ProvenKey[];
 }
 
 export interface Instructions {
@@ -36,7 +43,10 @@ export interface Instructions {
   document?: { url: string; must_name: string[] };
   /** A signing_keys binding: serve a JWK Set of public keys at this URL naming the passport. */
   key_directory?: { url: string; content_type: string; document: unknown };
-  /** A package binding: publish a version whose package.json names the passport in `field`. */
+  /**
+   * A package binding: publish a version whose metadata names the passport. npm: the package.json
+   * member `field`; PyPI: a `passport: {id}` line in the description (README), `field` "description".
+   */
   package_metadata?: { url: string; field: string; value: string };
   /** Why the service cannot prove this binding: it stays claimed. */
   unprovable?: string;
@@ -48,7 +58,14 @@ export interface Instructions {
  * prove control, which contradicts a proof the binding held.
  */
 export type CheckResult =
-  | { ok: true; method: VerificationMethod; scope: string; claim: string; keys?: PublicSigningKey[] }
+  | {
+      ok: true;
+      method: VerificationMethod;
+      scope: string;
+      claim: string;
+      /** signing_keys: the keys the directory holds; manifest: the passport's proven keys that signed the card. */
+      keys?: PublicSigningKey[];
+    }
   | { ok: false; reason: string; unreachable?: true };
 
 export interface Checker {
@@ -77,16 +94,14 @@ function txtValue(target: CheckTarget): string {
 /** What the claimant publishes so the binding can be verified, per its class. */
 export function instructionsFor(target: CheckTarget): Instructions {
   if (target.class === "package") {
-    const pkg = npmPackageOf(target.value);
+    const pkg = packageOf(target.value);
     if (!pkg) {
       return {
         unprovable:
-          "Only npm packages are proven so far: bind pkg:npm/{name}[@version] or https://www.npmjs.com/package/{name}. Any other package stays claimed.",
+          "Only npm and PyPI packages are proven so far: bind pkg:npm/{name}[@version], https://www.npmjs.com/package/{name}, pkg:pypi/{name}[@version] or https://pypi.org/project/{name}/. Any other package stays claimed.",
       };
     }
-    return {
-      package_metadata: { url: npmMetadataUrl(pkg), field: BACK_REFERENCE_FIELD, value: target.identityId },
-    };
+    return { package_metadata: { url: pkg.url, field: pkg.field, value: pkg.value(target.identityId) } };
   }
   const url = httpsUrl(target.value);
   if (url && target.class === "signing_keys") {
@@ -138,9 +153,10 @@ async function documentCheck(checker: Checker, target: CheckTarget, url: URL): P
       : ["application/json", "application/ld+json"];
   const fetched = await fetchChecked(checker.transport, checker.policy, url.href, accept);
   if (!fetched.ok) return fetched;
+  let document: unknown;
   if (fetched.contentType.includes("json")) {
     try {
-      JSON.parse(fetched.body);
+      document = JSON.parse(fetched.body);
     } catch {
       return { ok: false, reason: `${fetched.url} is not valid JSON` };
     }
@@ -149,9 +165,17 @@ async function documentCheck(checker: Checker, target: CheckTarget, url: URL): P
     return { ok: false, reason: `${fetched.url} does not name ${target.identityId} or its resolver URL` };
   }
   const claim = target.class === "manifest" ? "agent.manifest_control" : `binding.${target.class}_control`;
+  // A manifest (an A2A agent card) signed by the passport's own proven keys says so in the record.
+  const signers = target.class === "manifest" ? await cardSignedBy(document, target.provenKeys ?? []) : [];
   // The scope is the bound URL that was checked, not where a same-origin redirect ended: that is
   // the address a consumer compares with the scope (docs/bindings.md).
-  return { ok: true, method: "document_names_id", scope: url.href, claim };
+  return {
+    ok: true,
+    method: "document_names_id",
+    scope: url.href,
+    claim,
+    ...(signers.length > 0 ? { keys: signers.map((thumbprint) => ({ thumbprint })) } : {}),
+  };
 }
 
 /** A key directory names the passport and holds only public keys; the keys seen are the check's result. */
@@ -224,14 +248,47 @@ async function dnsCheck(checker: Checker, target: CheckTarget, url: URL): Promis
   return { ok: true, method: "dns_txt", scope: `${name} TXT`, claim: `binding.${target.class}_control` };
 }
 
+/** A package a binding names, on a registry the service reads: where its metadata is and how it is read. */
+interface RegistryPackage {
+  url: string;
+  /** Where the back-reference goes, for the instructions. */
+  field: string;
+  /** What to write there. */
+  value: (identityId: string) => string;
+  read: (body: string, names: { identityId: string; resolverUrl: string }) => BackReference;
+}
+
+function packageOf(value: string): RegistryPackage | undefined {
+  const npm = npmPackageOf(value);
+  if (npm) {
+    const url = npmMetadataUrl(npm);
+    return {
+      url,
+      field: BACK_REFERENCE_FIELD,
+      value: (id) => id,
+      read: (body, names) => readBackReference(body, url, npm, names),
+    };
+  }
+  const pypi = pypiPackageOf(value);
+  if (pypi) {
+    const url = pypiMetadataUrl(pypi);
+    return {
+      url,
+      field: "description",
+      value: (id) => `${PYPI_BACK_REFERENCE} ${id}`,
+      read: (body, names) => readPypiBackReference(body, url, pypi, names),
+    };
+  }
+  return undefined;
+}
+
 /** A package's published metadata names the passport (package-metadata.ts). */
-async function packageCheck(checker: Checker, target: CheckTarget, pkg: NpmPackage): Promise<CheckResult> {
-  const url = npmMetadataUrl(pkg);
-  const fetched = await fetchChecked(checker.transport, checker.policy, url, ["application/json"]);
+async function packageCheck(checker: Checker, target: CheckTarget, pkg: RegistryPackage): Promise<CheckResult> {
+  const fetched = await fetchChecked(checker.transport, checker.policy, pkg.url, ["application/json"]);
   if (!fetched.ok) return fetched;
-  const read = readBackReference(fetched.body, url, pkg, target);
+  const read = pkg.read(fetched.body, target);
   if (!read.ok) return read;
-  return { ok: true, method: "document_names_id", scope: url, claim: "binding.package_control" };
+  return { ok: true, method: "document_names_id", scope: pkg.url, claim: "binding.package_control" };
 }
 
 /**
@@ -239,7 +296,7 @@ async function packageCheck(checker: Checker, target: CheckTarget, pkg: NpmPacka
  * TXT record; the reason given when both fail names both.
  */
 export async function checkBinding(checker: Checker, target: CheckTarget): Promise<CheckResult> {
-  const pkg = target.class === "package" ? npmPackageOf(target.value) : undefined;
+  const pkg = target.class === "package" ? packageOf(target.value) : undefined;
   if (pkg) return packageCheck(checker, target, pkg);
   const url = httpsUrl(target.value);
   const unprovable = instructionsFor(target).unprovable;

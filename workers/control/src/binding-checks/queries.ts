@@ -1,4 +1,5 @@
-import { and, eq, isNull, ne, type SQL, sql } from "drizzle-orm";
+import type { ObservedSigningKey } from "@passport/domain";
+import { and, eq, gt, isNull, ne, type SQL, sql } from "drizzle-orm";
 import { marketplaceAccountPassports, marketplaceCustomers } from "../db/acquisitions-schema.ts";
 import { type Database, randomId } from "../db/client.ts";
 import type { commitChangeStatements } from "../db/passports.ts";
@@ -452,4 +453,23 @@ export async function schedulePendingChecks(db: Database, passportId: string, si
     .bind(passportId, since, now)
     .all<{ id: string }>();
   return results.length;
+}
+
+/**
+ * The keys the passport proves at `now`: those its verified signing_keys bindings' directories
+ * held at their last check, while that proof is fresh (withdrawn keys left out).
+ */
+export async function provenSigningKeys(db: Database, passportId: string, now: string): Promise<ObservedSigningKey[]> {
+  const rows = await db
+    .select({ keys: bindings.observedKeys })
+    .from(bindings)
+    .where(
+      and(
+        eq(bindings.passportId, passportId),
+        eq(bindings.class, "signing_keys"),
+        eq(bindings.verificationState, "verified"),
+        gt(bindings.verificationFreshUntil, now),
+      ),
+    );
+  return rows.flatMap((row) => (row.keys ?? []).filter((key) => !key.withdrawnAt));
 }

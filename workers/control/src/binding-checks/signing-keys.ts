@@ -1,10 +1,17 @@
-import { MAX_SIGNING_KEYS, type PublicSigningKey } from "@passport/domain";
+import {
+  MAX_SIGNING_KEYS,
+  MAX_WITHDRAWN_KEYS,
+  type ObservedSigningKey,
+  type PublicJwk,
+  type PublicSigningKey,
+} from "@passport/domain";
 import { calculateJwkThumbprint, type JWK } from "jose";
 
 // The check of a `signing_keys` binding (docs/bindings.md, docs/reciprocal-trust.md): the bound URL
 // is a key directory, Web Bot Auth's HTTP Message Signatures directory or any JWK Set, that names
-// the passport. What the service keeps of it is the RFC 7638 thumbprint (with kid and alg) of each
-// public key it saw; the document itself, and any key material, is never stored or published.
+// the passport. What the service keeps of it is each public key it saw, as far as its RFC 7638
+// thumbprint covers it (with kid and alg), so the record and the Signature Agent Card can publish
+// the proven keys themselves; the document itself, and any private material, is never stored.
 
 /**
  * The media types a key directory may be served as: Web Bot Auth's
@@ -22,7 +29,13 @@ const MAX_KEY_BYTES = 2048;
 
 /** JWK members that carry private or secret key material (RFC 7518 section 6). */
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"] as const;
-const PUBLIC_KEY_TYPES = new Set(["OKP", "EC", "RSA"]);
+/** The members each key type's thumbprint covers (RFC 7638 section 3.2): all a verifier needs. */
+const PUBLIC_MEMBERS: Record<PublicJwk["kty"], readonly (keyof PublicJwk)[]> = {
+  OKP: ["crv", "kty", "x"],
+  EC: ["crv", "kty", "x", "y"],
+  RSA: ["e", "kty", "n"],
+};
+const BASE64URL = /^[A-Za-z0-9_-]{1,1400}$/;
 
 export type DirectoryReading = { ok: true; keys: PublicSigningKey[] } | { ok: false; reason: string };
 
@@ -81,7 +94,8 @@ export async function readKeyDirectory(
     }
     const covered = key.passport === undefined ? setNamesUs : namesUs(key.passport);
     if (!covered) continue;
-    if (typeof key.kty !== "string" || !PUBLIC_KEY_TYPES.has(key.kty)) {
+    const members = typeof key.kty === "string" ? PUBLIC_MEMBERS[key.kty as PublicJwk["kty"]] : undefined;
+    if (!members) {
       return { ok: false, reason: `key ${index} of ${url} is not an OKP, EC or RSA public key` };
     }
     let thumbprint: string;
@@ -91,9 +105,13 @@ export async function readKeyDirectory(
       return { ok: false, reason: `key ${index} of ${url} lacks the members of its key type (RFC 7638)` };
     }
     if (proven.some((k) => k.thumbprint === thumbprint)) continue;
+    const jwk = Object.fromEntries(members.map((name) => [name, key[name]])) as PublicJwk;
+    if (members.some((name) => name !== "kty" && name !== "crv" && !BASE64URL.test(String(jwk[name])))) {
+      return { ok: false, reason: `key ${index} of ${url} has a key member that is not base64url` };
+    }
     const kid = label(key.kid, 200);
     const alg = label(key.alg, 32);
-    proven.push({ thumbprint, ...(kid ? { kid } : {}), ...(alg ? { alg } : {}) });
+    proven.push({ thumbprint, ...(kid ? { kid } : {}), ...(alg ? { alg } : {}), jwk });
   }
   if (proven.length === 0) {
     return {
@@ -104,4 +122,33 @@ export async function readKeyDirectory(
     };
   }
   return { ok: true, keys: proven };
+}
+
+/** The keys a binding's last check found in its directory (those not marked withdrawn). */
+export function currentKeys(stored: readonly ObservedSigningKey[] | null | undefined): PublicSigningKey[] {
+  return (stored ?? []).filter((k) => !k.withdrawnAt);
+}
+
+/**
+ * The keys to keep for a binding after a check that saw `seen` at `at`: those keys, then the keys
+ * an earlier check proved that the directory no longer serves, each marked with when it was first
+ * found gone (a key that comes back is current again). At most MAX_WITHDRAWN_KEYS withdrawn keys
+ * are kept, the most recent first, so a verifier can tell a rotated-out key from one never proven.
+ */
+export function keysAfterCheck(
+  stored: readonly ObservedSigningKey[] | null | undefined,
+  seen: readonly PublicSigningKey[],
+  at: string,
+): ObservedSigningKey[] {
+  const current = new Set(seen.map((k) => k.thumbprint));
+  const gone = currentKeys(stored)
+    .filter((k) => !current.has(k.thumbprint))
+    .map((k) => ({ thumbprint: k.thumbprint, withdrawnAt: at }));
+  const earlier = (stored ?? []).filter(
+    (k): k is ObservedSigningKey & { withdrawnAt: string } => !!k.withdrawnAt && !current.has(k.thumbprint),
+  );
+  const withdrawn = [...gone, ...earlier]
+    .sort((a, b) => b.withdrawnAt.localeCompare(a.withdrawnAt))
+    .slice(0, MAX_WITHDRAWN_KEYS);
+  return [...seen, ...withdrawn];
 }

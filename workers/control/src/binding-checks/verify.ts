@@ -16,6 +16,7 @@ import {
   lapsedStatement,
   noteCheck,
   otherVerifiedHolders,
+  provenSigningKeys,
   renewalCompanions,
   retryLater,
   scheduledCheckOf,
@@ -32,6 +33,7 @@ import {
   renewalMustPublish,
   renewalWindow,
 } from "./schedule.ts";
+import { currentKeys, keysAfterCheck } from "./signing-keys.ts";
 
 /** The source every observed evidence item names: the service's own check (reserved: tenants cannot use it). */
 const SERVICE_SOURCE = SERVICE_EVIDENCE_SOURCE;
@@ -64,6 +66,9 @@ async function checkTarget(env: Env, db: Database, passport: PassportRow, bindin
     class: binding.class as CheckTarget["class"],
     value: binding.value,
     challenge: await challengeFor(db, binding),
+    ...(binding.class === "manifest"
+      ? { provenKeys: await provenSigningKeys(db, passport.id, new Date().toISOString()) }
+      : {}),
   } satisfies CheckTarget;
 }
 
@@ -137,7 +142,13 @@ function verifiedChange(
         at,
         freshUntil,
         nextCheckAt: renewalCheckAt(freshUntil, random),
-        keys: proof.keys,
+        // A directory's keys follow rotation; a manifest's signers are what this check saw.
+        ...(proof.keys
+          ? {
+              keys:
+                binding.class === "signing_keys" ? keysAfterCheck(binding.observedKeys, proof.keys, at) : proof.keys,
+            }
+          : {}),
         keepClaim,
       }),
     ],
@@ -222,9 +233,9 @@ async function observe(env: Env, db: Database, passport: PassportRow, binding: B
   return { target, result };
 }
 
-/** The same public keys, in the same order (a signing_keys directory's thumbprints, kid and alg). */
+/** The same public keys, in the same order (a signing_keys directory's keys, with their kid and alg). */
 function sameKeys(published: BindingRow["observedKeys"], observed: (CheckResult & { ok: true })["keys"]): boolean {
-  return JSON.stringify(published ?? []) === JSON.stringify(observed ?? []);
+  return JSON.stringify(currentKeys(published)) === JSON.stringify(observed ?? []);
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { ObservedSigningKey } from "@passport/domain";
 import { sql } from "drizzle-orm";
 import {
   type AnySQLiteColumn,
@@ -191,10 +192,12 @@ export const bindings = sqliteTable(
     /** The last few checks, oldest first: a JSON array of {at, outcome, reason} (CHECK_OUTCOMES). */
     checkLog: text("check_log").notNull().default("[]"),
     /**
-     * signing_keys: the public keys (RFC 7638 thumbprint, kid, alg) the key directory held at the
-     * last successful check (migration 0020); never a key itself, never private material.
+     * signing_keys: the public keys (RFC 7638 thumbprint, kid, alg, and the public key's thumbprint
+     * members) the key directory held at the last successful check (migration 0020), then those an
+     * earlier check proved that it no longer serves, marked `withdrawnAt`; never private material.
+     * manifest: the thumbprints of the passport's proven keys that signed the bound card.
      */
-    observedKeys: text("observed_keys", { mode: "json" }).$type<{ thumbprint: string; kid?: string; alg?: string }[]>(),
+    observedKeys: text("observed_keys", { mode: "json" }).$type<ObservedSigningKey[]>(),
   },
   (t) => [
     uniqueIndex("bindings_passport_class_value").on(t.passportId, t.class, t.value),

@@ -88,6 +88,29 @@ function RecentChecks(props: { binding: Binding }) {
   );
 }
 
+/** Where a package's back-reference goes: a package.json member (npm) or a README line (PyPI). */
+function PackageMetadata(props: { instruction: { url: string; field: string; value: string } }) {
+  const { url, field, value } = props.instruction;
+  if (field === "description") {
+    return (
+      <p>
+        Publish a release whose README (the project description) has this line of its own, as <code>{url}</code> serves
+        it: <code>{value}</code>. To keep it out of the rendered page, write it as an HTML comment:{" "}
+        <code>{`<!-- ${value} -->`}</code>.
+      </p>
+    );
+  }
+  return (
+    <>
+      <p>
+        Publish a version whose <code>package.json</code> has a <code>{field}</code> member naming this passport, as{" "}
+        <code>{url}</code> serves it:
+      </p>
+      <pre class="instructions">{JSON.stringify({ [field]: value }, null, 2)}</pre>
+    </>
+  );
+}
+
 /** Exactly what to publish so the binding can be verified, from the check's answer. */
 function Instructions(props: { check: CheckShown }) {
   const { reason, instructions } = props.check;
@@ -133,6 +156,7 @@ function Instructions(props: { check: CheckShown }) {
           <pre class="instructions">{JSON.stringify(instructions.key_directory.document, null, 2)}</pre>
         </>
       ) : null}
+      {instructions.package_metadata ? <PackageMetadata instruction={instructions.package_metadata} /> : null}
       {instructions.unprovable ? <p>{instructions.unprovable}</p> : null}
       <p class="hint">Then verify again.</p>
     </div>

@@ -7,6 +7,7 @@ import passportPolicySchema from "../schemas/passport-policy.schema.json";
 import passportRecordSchema from "../schemas/passport-record.schema.json";
 import passportStatusSchema from "../schemas/passport-status.schema.json";
 import signatureAgentCardSchema from "../schemas/signature-agent-card.schema.json";
+import webBotAuthSignatureAgentCardSchema from "../schemas/web-bot-auth-signature-agent-card.schema.json";
 
 export const schemas = new Hono<{ Bindings: Env }>();
 
@@ -34,3 +35,4 @@ serveSchema("/passport-status.json", passportStatusSchema);
 serveSchema("/passport-policy.json", passportPolicySchema);
 serveSchema("/passport-decision-receipt.json", passportDecisionReceiptSchema);
 serveSchema("/signature-agent-card.json", signatureAgentCardSchema);
+serveSchema("/web-bot-auth-signature-agent-card.json", webBotAuthSignatureAgentCardSchema);

@@ -4,6 +4,32 @@ import type { PassportView } from "../../api/views.ts";
 import { BINDING_LABELS } from "../labels.ts";
 import { Field, type FormContext, FormProblem, failureFor, Hidden, SelectField } from "./parts.tsx";
 
+/** What a package binding's value is, and what its published metadata must say (docs/bindings.md, "Package ownership"). */
+function PackageHelp(props: { identityId: string }) {
+  const { identityId } = props;
+  return (
+    <details class="hint">
+      <summary>Package bindings: what to put in your package's metadata</summary>
+      <p>
+        A package is proven by a back-reference to this passport in the metadata you publish with it; other registries
+        stay claimed.
+      </p>
+      <ul>
+        <li>
+          npm: bind <code>pkg:npm/@scope/name</code> (optionally <code>@version</code>) or its npmjs.com page, and
+          publish a version whose <code>package.json</code> has <code>{`"passport": "${identityId}"`}</code>.
+        </li>
+        <li>
+          PyPI: bind <code>pkg:pypi/name</code> (optionally <code>@version</code>) or its pypi.org project page, and
+          publish a release whose README has the line <code>{`passport: ${identityId}`}</code> (or{" "}
+          <code>{`<!-- passport: ${identityId} -->`}</code> to hide it).
+        </li>
+      </ul>
+      <p>Without a version the latest release is read, and re-read at every re-check.</p>
+    </details>
+  );
+}
+
 export function AddBindingForm(props: { ctx: FormContext }) {
   const { ctx } = props;
   const form = "binding-add";
@@ -37,6 +63,7 @@ export function AddBindingForm(props: { ctx: FormContext }) {
           <Field form={form} name="label" label="Label (optional)" failure={failure} />
         </div>
         <FormProblem failure={failure} id={`${form}-problem`} />
+        {classes.includes("package") ? <PackageHelp identityId={ctx.passport.identity_id} /> : null}
         <p>
           <button type="submit">Add binding</button>
         </p>
