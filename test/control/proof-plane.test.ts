@@ -122,8 +122,9 @@ describe("GET /api/p/{id}/history.json", () => {
 describe("GET /api/feed.json", () => {
   it("lists each publication once, in sequence order, with nothing but the feed members", async () => {
     const { id } = await passportWithVersions(2);
+    // A publication's feed position is its transparency-log index plus one (docs/signing.md).
     const mine = await (await shardOfIdentity(id))
-      .prepare("SELECT seq FROM publications WHERE passport_id = ? ORDER BY seq")
+      .prepare("SELECT log_index + 1 AS seq FROM publications WHERE passport_id = ? ORDER BY record_version")
       .bind(id)
       .all<{ seq: number }>();
     const seqs = mine.results.map((r) => r.seq);

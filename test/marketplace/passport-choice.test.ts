@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { database } from "../../workers/control/src/db/client.ts";
+import { shardsOf } from "../../workers/control/src/db/shards.ts";
 import { ensurePassport, PassportNotAdoptable } from "../../workers/control/src/marketplace/queries/accounts.ts";
 import { developmentToken } from "../support/tokens.ts";
 import { api, deliver, freshAccountId, handoff, holdingsOf, subscribe } from "./support.ts";
@@ -223,9 +223,10 @@ describe("choosing the passport a subscription adopts", { timeout: 30_000 }, () 
     // Checked by the claim as active, then suspended before the adoption runs.
     await setLifecycle(customer.user, chosen, "suspended");
 
-    const db = database(env.DB);
     const at = new Date().toISOString();
-    await expect(ensurePassport(db, account, "api", at, chosen)).rejects.toBeInstanceOf(PassportNotAdoptable);
+    await expect(ensurePassport(shardsOf(env), account, "api", at, chosen)).rejects.toBeInstanceOf(
+      PassportNotAdoptable,
+    );
     const slot = await env.DB.prepare(
       "SELECT passport_id FROM marketplace_account_passports WHERE marketplace_account_id = ?",
     )

@@ -357,8 +357,9 @@ export const publishedManifests = sqliteTable(
 );
 
 /**
- * Every publication of a passport record, in global order: the source of the signed per-passport
- * history and of the change feed the resolver serves. `seq` is the feed position.
+ * Every publication of a passport record, in its shard's order (`seq`): the source of the signed
+ * per-passport history and of the change feed the resolver serves. Each shard numbers its own, so
+ * the feed's position is the service-wide `log_index` plus one (docs/signing.md), not `seq`.
  */
 export const publications = sqliteTable(
   "publications",

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { roleAtLeast } from "../access/roles.ts";
 import type { Database } from "../db/client.ts";
 import { membershipIn, organisationWithParent } from "../db/organisations.ts";
+import { type Shards, shardsOf } from "../db/shards.ts";
 import { Refusal } from "../failures.ts";
 import { type MarketplaceEnv, secret } from "./config.ts";
 import { keyedHash } from "./crypto.ts";
@@ -53,14 +54,26 @@ export function claimUsable(row: AcquisitionRow, hash: string, now: string): boo
 export const notFound = () =>
   new Refusal("acquisition-not-found", { detail: "No acquisition with this id is visible to you." });
 
-/** The organisation the claimant chose, checked: they must be its owner or admin. */
-async function chosenOrganisation(db: Database, subject: string, organisationId: string | undefined) {
+/**
+ * The organisation the claimant chose, checked: they must be its owner or admin, and it must be in
+ * shard 0, where the marketplace's rows are, since they refer to it by foreign key
+ * (docs/sharding.md); one in another shard is refused with `crosses-shards`, after the membership
+ * check so that nobody else learns where an organisation is.
+ */
+async function chosenOrganisation(shards: Shards, db: Database, subject: string, organisationId: string | undefined) {
   if (!organisationId) return undefined;
-  const membership = await membershipIn(db, subject, organisationId);
+  const { shard } = await shards.placementOf(organisationId);
+  const membership = await membershipIn(shards.shard(shard), subject, organisationId);
   // An admin or owner may let a marketplace subscription be held by an existing organisation.
   if (!membership || !roleAtLeast(membership.role, "admin")) {
     throw new Refusal("forbidden", {
       detail: "You can link a subscription only to an organisation where you are an owner or admin.",
+    });
+  }
+  if (shard !== 0) {
+    throw new Refusal("crosses-shards", {
+      detail:
+        "That organisation is kept in another database than the marketplace's accounts, so it cannot hold a marketplace subscription yet. Choose no organisation to have a new one made.",
     });
   }
   const organisation = await organisationWithParent(db, organisationId);
@@ -211,7 +224,7 @@ export async function claimAcquisition(
       detail: "This marketplace account is already held by other users. Ask one of its owners to add you.",
     });
   }
-  const existing = account ? undefined : await chosenOrganisation(db, subject, body.organisation_id);
+  const existing = account ? undefined : await chosenOrganisation(shardsOf(env), db, subject, body.organisation_id);
   const settingUp = !account || !row.passportId;
   if (!settingUp && body.passport_id) {
     throw new Refusal("invalid-request", {

@@ -1,5 +1,5 @@
 import { bodyLimit } from "hono/body-limit";
-import { database } from "../db/client.ts";
+import { shardsOf } from "../db/shards.ts";
 import { type MarketplaceEnv, secret } from "./config.ts";
 import { keyedHash, randomReference, sealToken } from "./crypto.ts";
 import { type HandoffFailure, handoffErrorResponse } from "./handoff-error.ts";
@@ -85,7 +85,7 @@ export async function fulfill(request: Request, env: MarketplaceEnv): Promise<Re
   }
   const hashKey = secret(env, "MARKETPLACE_TOKEN_HASH_KEY");
   const claimReference = randomReference("clm_");
-  const db = database(env.DB);
+  const db = shardsOf(env).shard(0);
   const { acquisition, created } = await recordAcquisition(db, {
     tokenHash: await keyedHash(hashKey, "registration-token", read.token),
     claimHash: await keyedHash(hashKey, "claim-reference", claimReference),

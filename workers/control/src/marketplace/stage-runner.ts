@@ -1,5 +1,6 @@
-import { type Database, database } from "../db/client.ts";
+import type { Database } from "../db/client.ts";
 import { pendingPublication } from "../db/passports.ts";
+import { shardsOf } from "../db/shards.ts";
 import { publishOrDefer } from "../publication/index.ts";
 import { MarketplaceError, marketplaceClient, type ResolvedCustomer } from "./adapter.ts";
 import { CHARGED_OFFER } from "./checklist.ts";
@@ -237,8 +238,9 @@ interface SetUp {
  */
 async function setUpAccountAndPassport(env: MarketplaceEnv, run: StageRun, input: SetUp) {
   const { db } = run;
+  const shards = shardsOf(env);
   const { account, outcome } = await run.settle("account", async () => {
-    const ensured = await ensureAccount(db, input.customer, input.marketplaceCustomerId, input.existing);
+    const ensured = await ensureAccount(shards, input.customer, input.marketplaceCustomerId, input.existing);
     return {
       outcome: ACCOUNT_OUTCOMES[ensured.outcome],
       account: {
@@ -252,7 +254,7 @@ async function setUpAccountAndPassport(env: MarketplaceEnv, run: StageRun, input
     };
   });
   const passportId = await run.settle("passport", async () => {
-    const ensured = await ensurePassport(db, account, input.family, run.now(), input.chosenPassport);
+    const ensured = await ensurePassport(shards, account, input.family, run.now(), input.chosenPassport);
     return {
       outcome: passportOutcome(ensured),
       passport: { passportId: ensured.passportId, outcome: ensured.outcome, at: run.now() },
@@ -283,7 +285,8 @@ export async function runAcquisition(
   message: AcquisitionMessage,
   attempts: number,
 ): Promise<Outcome> {
-  const db = database(env.DB);
+  // The marketplace's tables, and the organisations and passports it makes, are shard 0's.
+  const db = shardsOf(env).shard(0);
   const id = message.acquisition_id;
   const found = await acquisitionToRun(db, id);
   if (!found) {
@@ -402,7 +405,7 @@ async function recordFailure(env: MarketplaceEnv, run: StageRun, error: unknown)
  * stopped. It never runs a stage again.
  */
 export async function failExhausted(env: MarketplaceEnv, message: AcquisitionMessage): Promise<void> {
-  const db = database(env.DB);
+  const db = shardsOf(env).shard(0);
   const acquisition = await findAcquisition(db, message.acquisition_id);
   if (!acquisition || acquisition.status === "completed" || acquisition.status === "failed") return;
   const stuck = (await stagesOf(db, acquisition.id)).findLast((s) => s.status !== "succeeded");

@@ -1,8 +1,16 @@
-import { type Database, database } from "../db/client.ts";
+import type { Database } from "../db/client.ts";
+import { type Shards, shardsOf } from "../db/shards.ts";
 import type { PublicationAnnounced } from "../publication/index.ts";
 import { eventKindsOf, wantedKinds } from "./kinds.ts";
 import { changeNotification, type DeliveryDue, isNotificationMessage, type NotificationEnv } from "./messages.ts";
-import { deliveryToSend, fanOutReads, insertDeliveries, type NewDelivery, recordAttempt } from "./queries.ts";
+import {
+  deliveryToSend,
+  insertDeliveries,
+  type NewDelivery,
+  publicationFacts,
+  recordAttempt,
+  subscriptionsTo,
+} from "./queries.ts";
 import { retryDelay } from "./retries.ts";
 import { received, sendSigned } from "./send.ts";
 
@@ -22,10 +30,18 @@ async function deliveryId(subscriptionId: string, passportId: string, recordVers
 /**
  * Fans a publication out: one delivery for each subscription to the passport or its organisation,
  * confirmed before the publication, that asked for a kind the publication matches, recorded in D1
- * and then queued on its own, so each endpoint is retried alone.
+ * and then queued on its own, so each endpoint is retried alone. The passport is read in its shard;
+ * subscriptions and deliveries are service-wide, in shard 0 (docs/sharding.md).
  */
-async function fanOut(env: NotificationEnv, db: Database, publication: PublicationAnnounced): Promise<true> {
-  const { subscriptions, keysChanged } = await fanOutReads(db, publication.passport_id, publication.record_version);
+async function fanOut(env: NotificationEnv, shards: Shards, publication: PublicationAnnounced): Promise<true> {
+  const passportShard = await shards.readIdentity(publication.passport_id);
+  const { organisationId, keysChanged } = await publicationFacts(
+    passportShard,
+    publication.passport_id,
+    publication.record_version,
+  );
+  const db = shards.shard(0);
+  const subscriptions = await subscriptionsTo(db, publication.passport_id, organisationId);
   const matched = eventKindsOf(publication.change_kinds, keysChanged);
   const rows: NewDelivery[] = [];
   for (const subscription of subscriptions) {
@@ -90,7 +106,8 @@ async function attempt(env: NotificationEnv, db: Database, due: DeliveryDue): Pr
 
 /** The notifications queue's consumer: publications are fanned out, deliveries attempted. */
 export async function consumeNotifications(batch: MessageBatch<unknown>, env: NotificationEnv): Promise<void> {
-  const db = database(env.DB);
+  const shards = shardsOf(env);
+  const db = shards.shard(0);
   for (const message of batch.messages) {
     const body = message.body;
     if (!isNotificationMessage(body)) {
@@ -100,7 +117,7 @@ export async function consumeNotifications(batch: MessageBatch<unknown>, env: No
     }
     try {
       // A fan-out either completes or throws; a delivery attempt may end refused by the endpoint.
-      const done = body.kind === "publication" ? await fanOut(env, db, body) : await attempt(env, db, body);
+      const done = body.kind === "publication" ? await fanOut(env, shards, body) : await attempt(env, db, body);
       if (done) message.ack();
       else message.retry({ delaySeconds: retryDelay(message.attempts) });
     } catch (error) {
@@ -121,7 +138,7 @@ export async function consumeDeadLetteredNotifications(
   batch: MessageBatch<unknown>,
   env: NotificationEnv,
 ): Promise<void> {
-  const db = database(env.DB);
+  const db = shardsOf(env).shard(0);
   for (const message of batch.messages) {
     const body = message.body;
     if (isNotificationMessage(body) && body.kind === "delivery") {

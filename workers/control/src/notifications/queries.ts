@@ -110,33 +110,20 @@ export async function deleteSubscription(db: Database, id: string): Promise<void
 }
 
 /**
- * What the fan-out of one publication reads in one round trip: the subscriptions to the passport
- * or to its organisation, and whether a binding of class `signing_keys` changed since the
- * passport's previous publication (the `key` event kind, which only the events' details show).
+ * What the fan-out of one publication reads of the passport, in one round trip of its shard: its
+ * organisation, and whether a binding of class `signing_keys` changed since the passport's previous
+ * publication (the `key` event kind, which only the events' details show). `organisationId` is
+ * undefined when the shard has no such passport.
  */
-export async function fanOutReads(
+export async function publicationFacts(
   db: Database,
   passportId: string,
   recordVersion: number,
-): Promise<{ subscriptions: SubscriptionRow[]; keysChanged: boolean }> {
+): Promise<{ organisationId: string | undefined; keysChanged: boolean }> {
   const previousVersion = sql`(SELECT COALESCE(MAX(${publications.recordVersion}), 0) FROM ${publications}
     WHERE ${publications.passportId} = ${passportId} AND ${publications.recordVersion} < ${recordVersion})`;
-  const [subscriptions, keyEvents] = await db.batch([
-    db
-      .select()
-      .from(notificationSubscriptions)
-      .where(
-        or(
-          and(eq(notificationSubscriptions.targetKind, "passport"), eq(notificationSubscriptions.targetId, passportId)),
-          and(
-            eq(notificationSubscriptions.targetKind, "organisation"),
-            eq(
-              notificationSubscriptions.targetId,
-              db.select({ id: passports.organisationId }).from(passports).where(eq(passports.id, passportId)),
-            ),
-          ),
-        ),
-      ),
+  const [[passport], keyEvents] = await db.batch([
+    db.select({ organisationId: passports.organisationId }).from(passports).where(eq(passports.id, passportId)),
     db
       .select({ n: count() })
       .from(events)
@@ -150,7 +137,37 @@ export async function fanOutReads(
         ),
       ),
   ]);
-  return { subscriptions, keysChanged: (keyEvents[0]?.n ?? 0) > 0 };
+  return { organisationId: passport?.organisationId, keysChanged: (keyEvents[0]?.n ?? 0) > 0 };
+}
+
+/**
+ * The subscriptions to a passport or to its organisation. Subscriptions are service-wide (shard 0,
+ * docs/sharding.md) while the passport is in its organisation's shard, so the organisation is
+ * read there first (`publicationFacts`) and named here.
+ */
+export function subscriptionsTo(
+  db: Database,
+  passportId: string,
+  organisationId: string | undefined,
+): Promise<SubscriptionRow[]> {
+  const toPassport = and(
+    eq(notificationSubscriptions.targetKind, "passport"),
+    eq(notificationSubscriptions.targetId, passportId),
+  );
+  return db
+    .select()
+    .from(notificationSubscriptions)
+    .where(
+      organisationId === undefined
+        ? toPassport
+        : or(
+            toPassport,
+            and(
+              eq(notificationSubscriptions.targetKind, "organisation"),
+              eq(notificationSubscriptions.targetId, organisationId),
+            ),
+          ),
+    );
 }
 
 /** Records the deliveries of one publication; those already recorded (a retried fan-out) stay as they are. */

@@ -1,5 +1,6 @@
 import { requireMembership } from "../access/membership.ts";
 import { type Database, randomId } from "../db/client.ts";
+import { type Shards, shardsOf } from "../db/shards.ts";
 import { Refusal } from "../failures.ts";
 import { outboundFor } from "../outbound/config.ts";
 import { refusal } from "../outbound/fetch.ts";
@@ -47,14 +48,15 @@ const invalidEndpoint = (why: string) =>
 
 /**
  * Who may follow what: any passport that exists (records are public), and the passports of an
- * organisation only for its members (an organisation one does not belong to is not found).
+ * organisation only for its members (an organisation one does not belong to is not found). Each
+ * is read in the shard that holds it; the subscription itself is shard 0's.
  */
-async function checkTarget(db: Database, subscriber: string, target: Wanted["target"]): Promise<void> {
+async function checkTarget(shards: Shards, subscriber: string, target: Wanted["target"]): Promise<void> {
   if (target.kind === "organisation") {
-    await requireMembership(db, subscriber, target.id, "viewer");
+    await requireMembership(await shards.readOrganisation(target.id), subscriber, target.id, "viewer");
     return;
   }
-  if ((await organisationOfPassport(db, target.id)) === undefined) {
+  if ((await organisationOfPassport(await shards.readIdentity(target.id), target.id)) === undefined) {
     throw new Refusal("identity-not-found", { detail: `No passport ${target.id}.` });
   }
 }
@@ -129,7 +131,7 @@ export async function subscribe(
     );
   }
   const endpoint = endpointOf(env, wanted.endpointUrl);
-  await checkTarget(db, subscriber, wanted.target);
+  await checkTarget(shardsOf(env), subscriber, wanted.target);
   const key = { subscriber, endpointUrl: endpoint.href, targetKind: wanted.target.kind, targetId: wanted.target.id };
   const existing = await sameSubscription(db, key);
   if (existing) return { subscription: existing, created: false };

@@ -8,6 +8,7 @@ import {
 import { type Database, isConstraintError, UNIQUE_VIOLATION } from "../../db/client.ts";
 import { createPassportStatements } from "../../db/passports.ts";
 import { organisations, passports } from "../../db/schema.ts";
+import type { Shards } from "../../db/shards.ts";
 import { Refusal } from "../../failures.ts";
 import type { ResolvedCustomer } from "../adapter.ts";
 import { randomReference } from "../crypto.ts";
@@ -126,14 +127,18 @@ export type AccountOutcome = "created" | "linked" | "reused";
  * else created. The account row is written in the same transaction as any new organisations, and
  * its unique keys (the cloud account; the organisation) abort every racing writer but one: the
  * losers' organisations roll back with it, so racing claims or deliveries leave neither a second
- * account nor an orphaned organisation.
+ * account nor an orphaned organisation. The marketplace's tables are shard 0's and refer to these
+ * organisations by foreign key, so new ones are placed in shard 0 (pinned, docs/sharding.md) before
+ * their rows are written; a loser's placement stays in the directory naming no organisation, which
+ * nothing reads.
  */
 export async function ensureAccount(
-  db: Database,
+  shards: Shards,
   customer: ResolvedCustomer,
   marketplaceCustomerId: string,
   existing?: ExistingOrganisation,
 ): Promise<{ account: MarketplaceAccount; outcome: AccountOutcome }> {
+  const db = shards.shard(0);
   const key = accountKey(customer);
   let account = await findAccountByKey(db, key);
   let outcome: AccountOutcome = "reused";
@@ -152,6 +157,8 @@ export async function ensureAccount(
         await accountRow;
         outcome = "linked";
       } else {
+        await shards.placeOrganisation(parent, { shard: 0 });
+        await shards.placeOrganisation(organisation, { shard: 0 });
         await db.batch([
           db.insert(organisations).values({ id: parent, name: PARENT_ORGANISATION_NAME }),
           db.insert(organisations).values({ id: organisation, name: ACCOUNT_ORGANISATION_NAME, parentId: parent }),
@@ -275,15 +282,18 @@ async function reused(db: Database, passportId: string): Promise<EnsuredPassport
  * organisation), so a passport suspended in between, beside one in use, is never adopted. A new
  * passport is created in the same transaction as the account's passport slot, whose primary key
  * (account, family) aborts every racing writer but one, so no second identity survives; its
- * creation event names the revoked or retired passport it follows, if any (`detail.follows`).
+ * creation event names the revoked or retired passport it follows, if any (`detail.follows`). The
+ * account's organisation is in shard 0 (`ensureAccount`, and a claim links only one there), so the
+ * passport is too; its id is registered in the directory before its rows are written.
  */
 export async function ensurePassport(
-  db: Database,
+  shards: Shards,
   account: MarketplaceAccount,
   family: "api" | "agent",
   at: string,
   chosen?: string,
 ): Promise<EnsuredPassport> {
+  const db = shards.shard(0);
   const existing = await passportSlot(db, account.id, family);
   if (existing) return reused(db, existing.passportId);
 
@@ -300,6 +310,7 @@ export async function ensurePassport(
 
   const id = mintIdentityId();
   const predecessor = await predecessorOf(db, account.organisationId, family);
+  await shards.registerIdentity(id, account.organisationId);
   try {
     await db.batch([
       ...createPassportStatements(db, {
