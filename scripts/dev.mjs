@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parse as parseToml } from "smol-toml";
 import { startDemoAuditor } from "./demo-auditor.mjs";
 import {
   attestAsDemoAuditor,
@@ -326,6 +327,12 @@ const notificationSigning = await notificationSigningKeys();
 const logSigning = await logSigningKeys();
 const auditor = await demoAuditorKeys();
 
+/** The shards the development environment lists in D1_SHARDS, then the directory (docs/sharding.md). */
+function developmentDatabases() {
+  const development = parseToml(readFileSync(join(root, controlConfig), "utf8")).env.development;
+  return [...JSON.parse(development.vars.D1_SHARDS), "DIRECTORY"];
+}
+
 // Its own processes, which have exited before the runtime opens the databases; they run while the
 // Workers are bundled. Every shard gets the same migrations, the directory its own (docs/sharding.md).
 const migrate = (binding) =>
@@ -333,7 +340,11 @@ const migrate = (binding) =>
     ...["d1", "migrations", "apply", binding, "--local", "--persist-to", persistTo],
     ...["-c", controlConfig, "--env", "development"],
   ]);
-const migrated = Promise.all(["DB", "DB_SHARD_1", "DIRECTORY"].map(migrate));
+// One after another: at any moment one process owns the state directory (docs/local-development.md).
+const migrated = developmentDatabases().reduce(
+  (before, binding) => before.then(() => migrate(binding)),
+  Promise.resolve(),
+);
 migrated.catch(() => {}); // reported where the start awaits it
 
 // The marketplace handoff's secrets (docs/acquisition.md), made once and kept beside the dev keys.

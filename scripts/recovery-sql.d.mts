@@ -5,3 +5,4 @@ export function recoverySql(input: {
   reason: string;
   at?: string;
 }): string[];
+export function shardLookupSql(organisation: string): string;

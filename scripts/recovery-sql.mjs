@@ -32,3 +32,9 @@ export function recoverySql({ organisation, subject, approvedBy, reason, at = ne
     )}, 'reason', ${literal(reason)}) ${exists};`,
   ];
 }
+
+/** The directory's statement for the shard an organisation is in (docs/sharding.md); none: shard 0. */
+export function shardLookupSql(organisation) {
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(organisation ?? "")) throw new Error("--org must be an organisation id");
+  return `SELECT shard FROM organisation_shards WHERE organisation_id = '${organisation}'`;
+}

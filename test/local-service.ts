@@ -35,8 +35,14 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts `node scripts/dev.mjs` and reads what it prints for a newcomer. */
-export async function startService(): Promise<{ info: ServiceInfo; child: ChildProcess }> {
+/**
+ * Starts `node scripts/dev.mjs` and reads what it prints for a newcomer. With `stateDir`, the start
+ * keeps its state there and leaves it when it stops (a restart test starts again on it); otherwise
+ * it gets a fresh directory, removed when it stops.
+ */
+export async function startService(
+  options: { stateDir?: string } = {},
+): Promise<{ info: ServiceInfo; child: ChildProcess }> {
   const [resolverPort, controlPort, marketplacePort, hostsPort, demoApiPort] = [
     await freePort(),
     await freePort(),
@@ -44,7 +50,7 @@ export async function startService(): Promise<{ info: ServiceInfo; child: ChildP
     await freePort(),
     await freePort(),
   ];
-  const stateDir = mkdtempSync(join(tmpdir(), "passport-state-"));
+  const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), "passport-state-"));
   const child = spawn(process.execPath, ["scripts/dev.mjs"], {
     cwd: root,
     env: {
@@ -58,7 +64,7 @@ export async function startService(): Promise<{ info: ServiceInfo; child: ChildP
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  child.once("exit", () => rmSync(stateDir, { recursive: true, force: true }));
+  if (!options.stateDir) child.once("exit", () => rmSync(stateDir, { recursive: true, force: true }));
   let stdout = "";
   let stderr = "";
   child.stderr?.on("data", (chunk) => {

@@ -17,8 +17,8 @@ export type WorkerConfig = Record<string, unknown> & {
 /** The two Workers the service deploys, resolver first (the control plane binds to it). */
 export type Configs = { resolver: WorkerConfig; control: WorkerConfig };
 
-/** Ids found or created by the deploy; absent in a dry run. */
-export type ResolvedIds = { kvNamespaceId?: string; d1DatabaseId?: string };
+/** Ids found or created by the deploy, D1's by binding; absent in a dry run. */
+export type ResolvedIds = { kvNamespaceId?: string; d1DatabaseIds?: Record<string, string> };
 
 /** Secrets the control plane cannot run without; declared so wrangler refuses a deploy lacking one. */
 export const CONTROL_SECRETS = [
@@ -56,6 +56,38 @@ function deployedQueueNames(environment: string) {
 
 /** What `queueNames` takes for an environment: production keeps the base names. */
 const environmentSuffix = (environment: string) => (environment === PRODUCTION ? undefined : environment);
+
+/** The binding of shard `n`, in the order D1_SHARDS lists them: shard 0 is `DB`, the database from before sharding. */
+const shardBinding = (n: number): string => (n === 0 ? "DB" : `DB_SHARD_${n}`);
+
+/** The control plane's directory database's binding (docs/sharding.md). */
+const DIRECTORY_BINDING = "DIRECTORY";
+
+/** One of the control plane's D1 databases in an environment: its binding and its name in the account. */
+export type DeployedDatabase = { binding: string; name: string };
+
+/**
+ * The control plane's D1 databases in an environment of `shards` shards: the shards in order,
+ * then the directory. Shard 0 keeps the name the service's one database had before sharding, so
+ * an environment deployed before sharding keeps its data in shard 0.
+ */
+export function d1Databases(environment: string, shards: number): DeployedDatabase[] {
+  return [
+    ...Array.from({ length: shards }, (_, n) => ({
+      binding: shardBinding(n),
+      name: nameIn(environment, n === 0 ? "passport" : `passport-shard-${n}`),
+    })),
+    { binding: DIRECTORY_BINDING, name: nameIn(environment, "passport-directory") },
+  ];
+}
+
+/** The shard number of a database `d1Databases` names as a shard of `environment`, else undefined. */
+export function shardNumberOf(environment: string, databaseName: string): number | undefined {
+  if (databaseName === nameIn(environment, "passport")) return 0;
+  const suffix = environment === PRODUCTION ? "" : `-${environment}`;
+  const match = /^passport-shard-(\d+)(.*)$/.exec(databaseName);
+  return match && match[2] === suffix ? Number(match[1]) : undefined;
+}
 
 /** Resource names per environment: staging never sees production's resources. */
 export function resourceNames(environment: string) {
@@ -154,9 +186,14 @@ export function generateConfigs(
     ...common,
     name: names.control,
     kv_namespaces: [kv],
-    d1_databases: (committed.control.d1_databases as Raw[]).map((db) => {
-      const { database_id: _placeholder, ...rest } = db;
-      return { ...rest, database_name: names.d1, ...(ids.d1DatabaseId ? { database_id: ids.d1DatabaseId } : {}) };
+    d1_databases: d1Databases(environment, settings.shards).map(({ binding, name }) => {
+      // Every shard is bound as the committed `DB` is (its migrations), the directory as committed.
+      const { database_id: _placeholder, ...rest } = committedDatabase(
+        committed.control,
+        binding === DIRECTORY_BINDING ? DIRECTORY_BINDING : shardBinding(0),
+      );
+      const id = ids.d1DatabaseIds?.[binding];
+      return { ...rest, binding, database_name: name, ...(id ? { database_id: id } : {}) };
     }),
     services: (committed.control.services as Raw[]).map((service) =>
       service.service === "passport-resolver" ? { ...service, service: names.resolver } : service,
@@ -188,9 +225,17 @@ export function generateConfigs(
       DASHBOARD_ONBOARDING_URL: `${controlUrl}/dashboard/onboarding`,
       CONTROL_BASE_URL: controlUrl,
       LOG_ORIGIN: logOrigin(settings.resolverDomain),
+      D1_SHARDS: JSON.stringify(Array.from({ length: settings.shards }, (_, n) => shardBinding(n))),
     },
   };
   return { resolver, control };
+}
+
+/** A D1 binding of the committed control-plane configuration (production's section). */
+function committedDatabase(control: WorkerConfig, binding: string): Raw {
+  const found = ((control.d1_databases as Raw[] | undefined) ?? []).find((db) => db.binding === binding);
+  if (!found) throw new Error(`workers/control/wrangler.toml binds no D1 database ${binding} for production`);
+  return found;
 }
 
 /** Durable Object bindings to the control plane's classes, pointed at this environment's control plane. */

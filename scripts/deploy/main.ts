@@ -11,6 +11,7 @@ import { gzipSync } from "node:zlib";
 import {
   committedConfigs,
   committedDevelopmentName,
+  d1Databases,
   generateConfigs,
   generatedDir,
   resourceNames,
@@ -102,7 +103,8 @@ const problems = [
 if (problems.length) fail(problems);
 
 log(`plan for ${environment} (account ${envSettings.accountId}):`);
-for (const line of planLines(names, urls, relative(root, dir))) log(`  ${line}`);
+for (const line of planLines(names, urls, relative(root, dir), d1Databases(environment, envSettings.shards)))
+  log(`  ${line}`);
 
 if (values["dry-run"]) {
   const files = writeConfigs(dry, dir, environment);
@@ -125,6 +127,7 @@ if (values["dry-run"]) {
   process.env.CLOUDFLARE_ACCOUNT_ID = envSettings.accountId;
   const result = await deploy({
     environment,
+    shards: envSettings.shards,
     run: wrangler,
     fetch,
     signingJwks: envSettings.signingJwks,

@@ -4,7 +4,7 @@ import { CONTROL_SECRETS, PRODUCTION, resourceNames } from "./config.ts";
 
 /** The simulator's product code (workers/marketplace-sim): never a real listing's. */
 const SIMULATOR_PRODUCT_CODES = new Set(["prod-passport-api"]);
-const PLACEHOLDER_IDS = new Set(["passport-local", "passport-snapshots"]);
+const PLACEHOLDER_IDS = new Set(["passport-local", "passport-directory-local", "passport-snapshots"]);
 
 export type PreflightInput = {
   environment: string;
@@ -85,6 +85,7 @@ export function preflight(input: PreflightInput): string[] {
       `control: MARKETPLACE_ENTITLEMENT_CHECK is "${vars.MARKETPLACE_ENTITLEMENT_CHECK}" (no entitlement call) without marketplace.allowSubscriptionOnly`,
     );
   }
+  problems.push(...shardProblems(control));
   const productionControl = resourceNames(PRODUCTION).control;
   if (input.developmentControlName === productionControl) {
     problems.push(`control: the development environment's Worker name is "${productionControl}", the production name`);
@@ -98,6 +99,20 @@ export function preflight(input: PreflightInput): string[] {
       if (!input.secretsAvailable.has(secret)) problems.push(`control: secret ${secret} is missing`);
     }
   }
+  return problems;
+}
+
+/** D1_SHARDS must name the control plane's D1 bindings, and more than one shard needs the directory (docs/sharding.md). */
+function shardProblems(control: WorkerConfig): string[] {
+  const bound = new Set(((control.d1_databases as { binding: string }[] | undefined) ?? []).map((db) => db.binding));
+  const shards = parseJson(control.vars?.D1_SHARDS ?? '["DB"]');
+  if (!Array.isArray(shards) || shards.length === 0) {
+    return [`control: D1_SHARDS is not a non-empty JSON list of D1 bindings (${control.vars?.D1_SHARDS})`];
+  }
+  const problems = shards
+    .filter((binding) => !bound.has(String(binding)))
+    .map((binding) => `control: D1_SHARDS names ${String(binding)}, which is not a D1 binding of the control plane`);
+  if (!bound.has("DIRECTORY")) problems.push("control: no DIRECTORY D1 binding, the directory of the shards");
   return problems;
 }
 

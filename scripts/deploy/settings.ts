@@ -8,6 +8,9 @@ import { z } from "zod";
 import { Family } from "../../packages/domain/src/record.ts";
 import { collidesWithDeadLetterQueue } from "../../workers/control/src/queues.ts";
 
+/** Shards a deploy creates at most: "my organisations" asks every shard at once (docs/sharding.md). */
+const MAX_SHARDS = 64;
+
 /** The committed local environment (workers/control/wrangler.toml, `ENVIRONMENT = "development"`). */
 const DEVELOPMENT = "development";
 
@@ -42,6 +45,12 @@ export const EnvironmentSettings = z.strictObject({
   /** The transparency log's note verifier key (`<resolver domain>/log+<hash>+<key>`), served at
    * /log/key (docs/transparency-log.md). The deploy fills it in when it makes LOG_SIGNING_KEY. */
   logVerifierKey: z.string().default(""),
+  /**
+   * How many D1 databases hold the control plane's organisations (docs/sharding.md): 1 is the
+   * database from before sharding alone. Raising it adds a shard at the next deploy; lowering it
+   * is refused, since the organisations placed in a shard would be out of the service's reach.
+   */
+  shards: z.number().int().min(1).max(MAX_SHARDS).default(1),
   /** Added to every rate-limit namespace id so environments never share counters. */
   rateLimitNamespaceOffset: z.number().int().min(0).max(900_000).multipleOf(10_000),
   /** Further variables for either Worker, carried into the generated configuration as given. */
@@ -59,6 +68,10 @@ export const DeploySettings = z.strictObject({
       .refine(
         (name) => !collidesWithDeadLetterQueue(name),
         "may not end in dlq: its acquisitions queue would have another environment's dead-letter queue's name",
+      )
+      .refine(
+        (name) => !/^(directory|shard-\d+)(-|$)/.test(name),
+        "may not start with directory or shard-<n>: its D1 database would have the name of another environment's directory or shard",
       )
       .refine(
         (name) => name !== DEVELOPMENT,

@@ -5,8 +5,8 @@
 // goes through `run` (wrangler's CLI) or `fetch`, so tests drive the whole sequence with fakes.
 import { randomBytes } from "node:crypto";
 import { logKeyPair, signingKeyPair } from "../dev-keys.mjs";
-import type { ConfigFiles, ResolvedIds } from "./config.ts";
-import { CONTROL_SECRETS, logOrigin, resourceNames } from "./config.ts";
+import type { ConfigFiles, DeployedDatabase, ResolvedIds } from "./config.ts";
+import { CONTROL_SECRETS, d1Databases, logOrigin, resourceNames, shardNumberOf } from "./config.ts";
 import type { EnvironmentSettings } from "./settings.ts";
 
 type Jwks = EnvironmentSettings["signingJwks"];
@@ -33,6 +33,8 @@ const SCRIPT_NOT_FOUND = /\[code: 10007\]|script_not_found/;
 
 export type DeployContext = {
   environment: string;
+  /** The settings' shard count (docs/sharding.md): the deploy creates and migrates each shard and the directory. */
+  shards: number;
   run: Runner;
   fetch: typeof fetch;
   /** Writes the generated configs with the given ids and public keys; returns their file paths. */
@@ -75,16 +77,7 @@ async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
     kvNamespaceId = await kvId();
   } else ctx.log(`KV namespace ${names.kv} exists`);
 
-  const d1Id = async () =>
-    (JSON.parse(await ctx.run(["d1", "list", "--json"])) as { uuid: string; name: string }[]).find(
-      (db) => db.name === names.d1,
-    )?.uuid;
-  let d1DatabaseId = await d1Id();
-  if (!d1DatabaseId) {
-    ctx.log(`creating D1 database ${names.d1}`);
-    await ctx.run(["d1", "create", names.d1]);
-    d1DatabaseId = await d1Id();
-  } else ctx.log(`D1 database ${names.d1} exists`);
+  const d1DatabaseIds = await findOrCreateDatabases(ctx);
 
   for (const queue of [
     names.queue,
@@ -101,8 +94,43 @@ async function findOrCreateResources(ctx: DeployContext): Promise<ResolvedIds> {
       await ctx.run(["queues", "create", queue]);
     }
   }
-  if (!kvNamespaceId || !d1DatabaseId) throw new Error("a created resource did not appear in wrangler's list");
-  return { kvNamespaceId, d1DatabaseId };
+  if (!kvNamespaceId) throw new Error("a created resource did not appear in wrangler's list");
+  return { kvNamespaceId, d1DatabaseIds };
+}
+
+/**
+ * The control plane's D1 databases (every shard and the directory), found or created, by binding.
+ * A shard of this environment that the settings no longer count stops the deploy before anything
+ * is created: the organisations placed in it would be out of the service's reach.
+ */
+async function findOrCreateDatabases(ctx: DeployContext): Promise<Record<string, string>> {
+  const wanted = d1Databases(ctx.environment, ctx.shards);
+  const list = async () => JSON.parse(await ctx.run(["d1", "list", "--json"])) as { uuid: string; name: string }[];
+  let listed = await list();
+  const dropped = listed
+    .map((db) => ({ name: db.name, shard: shardNumberOf(ctx.environment, db.name) ?? -1 }))
+    .filter(({ shard }) => shard >= ctx.shards);
+  if (dropped.length) {
+    throw new Error(
+      `the settings count ${ctx.shards} shard(s), but the account has ${dropped.map((d) => `${d.name} (shard ${d.shard})`).join(", ")}: a shard cannot be removed, as the organisations placed in it would be out of reach; set shards to at least ${Math.max(...dropped.map((d) => d.shard)) + 1} (docs/sharding.md)`,
+    );
+  }
+  const idOf = (db: DeployedDatabase) => listed.find((found) => found.name === db.name)?.uuid;
+  const missing = wanted.filter((db) => !idOf(db));
+  for (const db of wanted) {
+    if (missing.includes(db)) {
+      ctx.log(`creating D1 database ${db.name} (${db.binding})`);
+      await ctx.run(["d1", "create", db.name]);
+    } else ctx.log(`D1 database ${db.name} (${db.binding}) exists`);
+  }
+  if (missing.length) listed = await list();
+  const ids: Record<string, string> = {};
+  for (const db of wanted) {
+    const id = idOf(db);
+    if (!id) throw new Error(`D1 database ${db.name} was created but did not appear in wrangler's list`);
+    ids[db.binding] = id;
+  }
+  return ids;
 }
 
 /**
@@ -145,7 +173,6 @@ export function workerDeploys(controlPlaneExists: boolean): WorkerDeploy[] {
 export function planLines(
   names: {
     kv: string;
-    d1: string;
     queue: string;
     deadLetterQueue: string;
     bindingChecksQueue: string;
@@ -156,15 +183,18 @@ export function planLines(
   },
   urls: { resolver: string; control: string },
   configDir: string,
+  databases: DeployedDatabase[],
 ): string[] {
+  const listed = (items: string[]) =>
+    items.length > 1 ? `${items.slice(0, -1).join(", ")} and ${items.at(-1)}` : (items[0] ?? "");
   const upload: Record<WorkerDeploy, string> = {
     controlFirst: `on a first deploy only (no ${names.control} yet): deploy ${names.control} without its RESOLVER binding, with its secrets, so the resolver's binding to its PublicationSequencer has a class to bind`,
     resolver: `deploy ${names.resolver} on ${urls.resolver}`,
     control: `deploy ${names.control} on ${urls.control}, with any missing secret (generated or from the environment)`,
   };
   const lines = [
-    `find or create KV ${names.kv}, D1 ${names.d1}, queues ${names.queue}, ${names.deadLetterQueue}, ${names.bindingChecksQueue}, ${names.notificationsQueue} and ${names.notificationsDeadLetterQueue}`,
-    `write configuration to ${configDir}/ and apply D1 migrations remotely`,
+    `find or create KV ${names.kv}, D1 ${listed(databases.map((db) => `${db.name} (${db.binding})`))}, queues ${names.queue}, ${names.deadLetterQueue}, ${names.bindingChecksQueue}, ${names.notificationsQueue} and ${names.notificationsDeadLetterQueue}`,
+    `write configuration to ${configDir}/ and apply D1 migrations remotely to ${listed(databases.map((db) => db.binding))}`,
     ...workerDeploys(false).map((step) => upload[step]),
     `smoke check ${urls.resolver}/health and /.well-known/jwks.json`,
   ];
@@ -237,8 +267,12 @@ export async function deploy(ctx: DeployContext): Promise<DeployResult> {
     files = ctx.writeConfigs(ids, signingJwks, logVerifierKey);
   ctx.log(`secrets to set: ${Object.keys(missing).join(", ") || "none"} (values never printed)`);
 
-  ctx.log("applying D1 migrations (remote)");
-  await ctx.run(["d1", "migrations", "apply", "DB", "--remote", "-c", files.control]);
+  // Every shard gets the same migrations, the directory its own (each binding's migrations_dir);
+  // wrangler applies only those a database has not had, so a new shard gets them all.
+  for (const { binding } of d1Databases(ctx.environment, ctx.shards)) {
+    ctx.log(`applying D1 migrations to ${binding} (remote)`);
+    await ctx.run(["d1", "migrations", "apply", binding, "--remote", "-c", files.control]);
+  }
   // Missing secrets go with the first control-plane upload; wrangler refuses one without them.
   let secretsSent = false;
   for (const step of workerDeploys(listed !== undefined)) {

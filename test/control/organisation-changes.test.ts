@@ -1,13 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { PUBLISHED_IN_REQUEST } from "../../workers/control/src/changes/organisation-changes.ts";
-import { shardsOf } from "../../workers/control/src/db/shards.ts";
 import { drainOutbox } from "../../workers/control/src/publication/publish.ts";
 import { type Body, Caller, organisationState, resolve } from "../support/api.ts";
-import { inEveryShard, shardOfOrganisation } from "../support/shards.ts";
-import { freshOrganisation } from "../support/tokens.ts";
-
-const shards = shardsOf(env);
+import { besideOrganisation, inEveryShard, shardOfOrganisation } from "../support/shards.ts";
 
 interface OrganisationView {
   name: string;
@@ -98,10 +94,8 @@ describe("organisations that say who they are", () => {
     // B is an admin of O only; V a viewer of C only; C is O's child, attached by a founder admin of both.
     const admin = await Caller.create("admin");
     const parent = admin.organisation;
-    // A parent and its child share a shard (docs/sharding.md): the child is placed beside it.
-    const child = freshOrganisation();
-    await shards.placeOrganisation(child, { shard: (await shards.placementOf(parent)).shard });
-    const founder = await Caller.create("owner", child);
+    const founder = await Caller.create("owner", await besideOrganisation(parent));
+    const child = founder.organisation;
     await admin.json("PUT", `/v1/organisations/${parent}/members/${founder.subject}`, { role: "admin" }, 201);
     await founder.json("PATCH", `/v1/organisations/${child}`, { parent_id: parent });
     const childPassport = await founder.createPassport({ display_name: "Child's API" });
@@ -239,7 +233,8 @@ describe("organisations that say who they are", () => {
     expect(served.filter((name) => name === "Renamed at scale")).toHaveLength(PUBLISHED_IN_REQUEST);
 
     // A publication owed for a passport's own change, due after the bulk rows, is drained first.
-    const urgent = await Caller.create("owner");
+    // Beside the renamed organisation: the drain takes each shard's most urgent publication first.
+    const urgent = await Caller.create("owner", await besideOrganisation(owner.organisation));
     const own = await urgent.createPassport();
     await (await shardOfOrganisation(urgent.organisation))
       .prepare("INSERT INTO outbox (passport_id, record_version, attempts, next_attempt_at) VALUES (?, ?, 0, ?)")

@@ -1,12 +1,18 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { recoverySql } from "../../scripts/recovery-sql.mjs";
+import { recoverySql, shardLookupSql } from "../../scripts/recovery-sql.mjs";
 import { Caller, resolve } from "../support/api.ts";
+import { everyShard } from "../support/shards.ts";
 import { developmentToken } from "../support/tokens.ts";
 
-/** Runs the recovery exactly as `npm run recover-owner` hands it to `wrangler d1 execute`. */
+/**
+ * Runs the recovery exactly as `npm run recover-owner` hands it to `wrangler d1 execute`: on the
+ * shard the directory names for the organisation (shard 0 for one it does not know).
+ */
 async function recover(input: Parameters<typeof recoverySql>[0]) {
-  await env.DB.batch(recoverySql(input).map((statement) => env.DB.prepare(statement)));
+  const placed = await env.DIRECTORY?.prepare(shardLookupSql(input.organisation)).first<{ shard: number }>();
+  const shard = everyShard()[placed?.shard ?? 0] as D1Database;
+  await shard.batch(recoverySql(input).map((statement) => shard.prepare(statement)));
 }
 
 async function asSubject(subject: string) {
@@ -54,10 +60,13 @@ describe("operator-run owner recovery", () => {
   it("changes nothing for an unknown organisation and refuses input that is not an id", async () => {
     const subject = `user-${crypto.randomUUID()}`;
     await recover({ organisation: "org_does_not_exist", subject, approvedBy: "ops-alice", reason: "test" });
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM members WHERE subject = ?")
-      .bind(subject)
-      .first<{ n: number }>();
-    expect(rows?.n).toBe(0);
+    for (const shard of everyShard()) {
+      const rows = await shard
+        .prepare("SELECT count(*) AS n FROM members WHERE subject = ?")
+        .bind(subject)
+        .first<{ n: number }>();
+      expect(rows?.n).toBe(0);
+    }
     expect(() =>
       recoverySql({ organisation: "org'; DROP TABLE members; --", subject, approvedBy: "ops", reason: "x" }),
     ).toThrow(/--org/);

@@ -87,6 +87,42 @@ describe("the publication path in shard 1", () => {
     expect(status).toMatchObject({ found: true, pending: false, identity_id: id });
   });
 
+  it("a passport of an organisation being moved waits in its outbox while the drain publishes every other", async () => {
+    const [moving, beside, elsewhere] = await Promise.all([passportIn(1), passportIn(1), passportIn(0)]);
+    const fencedAt = new Date().toISOString();
+    await env.DIRECTORY?.prepare("UPDATE organisation_shards SET moving_to = 0 WHERE organisation_id = ?")
+      .bind(moving.organisationId)
+      .run();
+    await moving.d1
+      .prepare("INSERT INTO organisation_fences (organisation_id, fenced_at) VALUES (?, ?)")
+      .bind(moving.organisationId, fencedAt)
+      .run();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      await drainOutbox(env, new Date(Date.now() + 60_000));
+    } finally {
+      errors.mockRestore();
+    }
+    // Nothing of the moving organisation was written, not even the failed attempt.
+    expect(await publicationsOf(moving.d1, moving.id)).toEqual([]);
+    expect(await outboxOf(moving.d1, moving.id)).toMatchObject({ attempts: 0 });
+    for (const other of [beside, elsewhere]) {
+      expect((await publicationsOf(other.d1, other.id)).map((p) => p.record_version)).toEqual([1]);
+      expect(await outboxOf(other.d1, other.id)).toBeNull();
+    }
+
+    // The fence lifted (the move undone), the next drain publishes it.
+    await env.DIRECTORY?.prepare("UPDATE organisation_shards SET moving_to = NULL WHERE organisation_id = ?")
+      .bind(moving.organisationId)
+      .run();
+    await moving.d1
+      .prepare("DELETE FROM organisation_fences WHERE organisation_id = ?")
+      .bind(moving.organisationId)
+      .run();
+    await drainOutbox(env, new Date(Date.now() + 60_000));
+    expect((await publicationsOf(moving.d1, moving.id)).map((p) => p.record_version)).toEqual([1]);
+  });
+
   it("the feed holds the publications of both shards, each at its log index, even when the shards number them alike", async () => {
     // Both shards' next publication gets the same `publications.seq`: a placeholder row in each
     // moves its numbering to the same point.

@@ -59,13 +59,18 @@ describe("signed publication", () => {
     for (const { signature, ...entry } of entries) {
       expect((await verifyDetachedJws(signature, entry, keys())).valid).toBe(true);
     }
+    // A publication's feed position is its transparency-log index plus one (docs/signing.md).
     const publications = await (await shardOfIdentity(id))
-      .prepare("SELECT seq FROM publications WHERE passport_id = ? ORDER BY seq")
+      .prepare("SELECT log_index + 1 AS seq, record_version FROM publications WHERE passport_id = ? ORDER BY seq")
       .bind(id)
-      .all<{ seq: number }>();
-    for (const { seq } of publications.results) {
-      const feed = await env.SNAPSHOTS.get<{ identity_id: string }>(feedKey(seq), "json");
-      expect(feed?.identity_id).toBe(id);
+      .all<{ seq: number; record_version: number }>();
+    expect(publications.results).toHaveLength(2);
+    for (const { seq, record_version } of publications.results) {
+      const feed = await env.SNAPSHOTS.get<{ identity_id: string; seq: number; record_version: number }>(
+        feedKey(seq),
+        "json",
+      );
+      expect(feed).toMatchObject({ identity_id: id, seq, record_version });
     }
   });
 });

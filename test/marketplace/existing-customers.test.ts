@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { developmentToken } from "../support/tokens.ts";
-import { api, deliver, freshAccountId, handoff, holdingsOf, subscribe } from "./support.ts";
+import { api, deliver, freshAccountId, handoff, holdingsOf, organisationInShardZero, subscribe } from "./support.ts";
 
 interface ClaimView {
   account: { organisation_id: string; parent_organisation_id: string; outcome: string } | null;
@@ -12,9 +12,7 @@ interface ClaimView {
 /** A customer who already uses the Dashboard: an organisation under a parent, with an API passport. */
 async function existingCustomer() {
   const user = await developmentToken();
-  const parent = await api(user, "POST", "/v1/organisations", { name: "Example Holdings" });
-  expect(parent.status).toBe(201);
-  const parentId = (await parent.json<{ id: string }>()).id;
+  const parentId = await organisationInShardZero(user, "Example Holdings");
   const organisation = await api(user, "POST", "/v1/organisations", { name: "Example Payments", parent_id: parentId });
   expect(organisation.status).toBe(201);
   const organisationId = (await organisation.json<{ id: string }>()).id;
@@ -110,8 +108,7 @@ describe("an existing customer's subscription", { timeout: 30_000 }, () => {
 
   it("uses the organisation itself as the parent when it has none, and issues a passport only when it has none", async () => {
     const user = await developmentToken();
-    const created = await api(user, "POST", "/v1/organisations", { name: "Standalone Ltd" });
-    const organisationId = (await created.json<{ id: string }>()).id;
+    const organisationId = await organisationInShardZero(user, "Standalone Ltd");
     const { acquisitionId, claimReference } = await processed(freshAccountId());
 
     const claimed = await claimInto(user, acquisitionId, claimReference, organisationId);

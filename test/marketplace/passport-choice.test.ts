@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { shardsOf } from "../../workers/control/src/db/shards.ts";
 import { ensurePassport, PassportNotAdoptable } from "../../workers/control/src/marketplace/queries/accounts.ts";
 import { developmentToken } from "../support/tokens.ts";
-import { api, deliver, freshAccountId, handoff, holdingsOf, subscribe } from "./support.ts";
+import { api, deliver, freshAccountId, handoff, holdingsOf, organisationInShardZero, subscribe } from "./support.ts";
 
 const PROBLEM = "urn:svc:passport:problem:";
 
@@ -22,9 +22,7 @@ interface CandidateProblem {
 /** An owner's organisation with API passports of these display names, oldest first. */
 async function organisationWith(names: string[]) {
   const user = await developmentToken();
-  const created = await api(user, "POST", "/v1/organisations", { name: "Example Payments" });
-  expect(created.status).toBe(201);
-  const organisationId = (await created.json<{ id: string }>()).id;
+  const organisationId = await organisationInShardZero(user, "Example Payments");
   const passportIds: string[] = [];
   for (const display_name of names) {
     const passport = await api(user, "POST", "/v1/passports", {

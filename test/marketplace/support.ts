@@ -2,6 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { database } from "../../workers/control/src/db/client.ts";
+import { shardsOf } from "../../workers/control/src/db/shards.ts";
 import worker from "../../workers/control/src/index.ts";
 import { keyedHash, randomReference, sealToken } from "../../workers/control/src/marketplace/crypto.ts";
 import type { AcquisitionMessage } from "../../workers/control/src/marketplace/messages.ts";
@@ -203,4 +204,20 @@ export function api(token: string, method: string, path: string, body?: unknown,
 
 export function claim(token: string, acquisitionId: string, claimReference: string) {
   return api(token, "POST", `/v1/acquisitions/${acquisitionId}/claim`, { claim_reference: claimReference });
+}
+
+/**
+ * An organisation made through the API and placed in shard 0, beside the marketplace's accounts:
+ * only such an organisation can hold a marketplace subscription (docs/sharding.md; one in another
+ * shard is refused with `crosses-shards`, test/marketplace/shards.test.ts). Placement is by a hash
+ * of the new id, so organisations are made until one lands there.
+ */
+export async function organisationInShardZero(token: string, name: string): Promise<string> {
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const created = await api(token, "POST", "/v1/organisations", { name });
+    expect(created.status).toBe(201);
+    const { id } = await created.json<{ id: string }>();
+    if ((await shardsOf(env).placementOf(id)).shard === 0) return id;
+  }
+  throw new Error("no organisation was placed in shard 0");
 }

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { D1_FULL_MESSAGE, D1Model, mayGrow, modelledD1 } from "../../workers/platform-model/src/d1.ts";
 import { platformModel } from "../../workers/platform-model/src/model.ts";
+import { ModelTime } from "../../workers/platform-model/src/model-time.ts";
 import { type Body, Caller, resolve } from "../support/api.ts";
 import { shardNameOfOrganisation, shardOfOrganisation } from "../support/shards.ts";
 
@@ -37,6 +38,30 @@ describe("the D1 model (docs/platform-model.md)", () => {
     const other = new D1Model({ serviceMs: 30 });
     await modelledD1(env.DB, other).prepare("SELECT 1").first();
     expect(other.counters().maxWaitMs).toBe(0);
+  });
+
+  it("in model time, serves round trips in the order of their clients' clocks and moves the clocks, not the real time", async () => {
+    const model = new D1Model({ serviceMs: 30_000 });
+    const time = new ModelTime();
+    const [a, b] = [time.client(), time.client()];
+    const [dbA, dbB] = [a, b].map((client) => modelledD1(env.DB, model, client)) as [D1Database, D1Database];
+    const started = Date.now();
+    await Promise.all([
+      (async () => {
+        await dbA.prepare("SELECT 1").first();
+        await dbA.prepare("SELECT 2").first();
+        a.done();
+      })(),
+      (async () => {
+        await dbB.prepare("SELECT 3").first();
+        b.done();
+      })(),
+    ]);
+    // a's first [0, 30 s), then b's, which waited 30 s, then a's second, asked for at 30 s.
+    expect([a.now, b.now]).toEqual([90_000, 60_000]);
+    expect(model.counters()).toMatchObject({ roundTrips: 3, maxWaitMs: 30_000 });
+    // Ninety model seconds took none of them in real time.
+    expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   it("accounts the database's size from D1's reports and refuses growing writes past the limit", async () => {

@@ -40,3 +40,16 @@ export async function shardNameOfOrganisation(organisationId: string): Promise<s
   const names = JSON.parse(env.D1_SHARDS) as string[];
   return names[(await shardsOf(env).placementOf(organisationId)).shard] as string;
 }
+
+/**
+ * A new organisation id the directory already places beside `organisationId`, for a test that
+ * relates two organisations made by different people (a parent, an operator, a transfer): the
+ * service keeps related organisations in one shard and refuses to relate two in different ones
+ * with `crosses-shards` (docs/sharding.md).
+ */
+export async function besideOrganisation(organisationId: string): Promise<string> {
+  const shards = shardsOf(env);
+  const id = `org_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+  await shards.placeOrganisation(id, { shard: (await shards.placementOf(organisationId)).shard });
+  return id;
+}

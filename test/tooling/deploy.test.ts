@@ -10,9 +10,12 @@ import {
   type Configs,
   committedConfigs,
   committedDevelopmentName,
+  d1Databases,
   firstControlConfig,
   generateConfigs,
+  type ResolvedIds,
   resourceNames,
+  shardNumberOf,
 } from "../../scripts/deploy/config.ts";
 import { exampleValues, fieldsToFill, madeUpHex } from "../../scripts/deploy/examples.ts";
 import { preflight } from "../../scripts/deploy/preflight.ts";
@@ -65,7 +68,7 @@ describe("preflight", () => {
   });
 
   it("refuses an environment whose control plane would carry the local development environment's Worker name", () => {
-    const configs = generateConfigs(committed, "dev", staging, { kvNamespaceId: "kv", d1DatabaseId: "d1" });
+    const configs = generateConfigs(committed, "dev", staging, { kvNamespaceId: "kv", d1DatabaseIds: { DB: "d1" } });
     expect(
       preflight({
         environment: "dev",
@@ -260,11 +263,45 @@ describe("settings", () => {
     );
     expect(() => parseSettings(named("dlq"), "s.json")).toThrow(SettingsError);
   });
+
+  it("refuses an environment whose D1 databases would carry another environment's directory's or shard's name", () => {
+    const named = (name: string) => JSON.stringify({ environments: { [name]: production } });
+    // `directory` would name its shard 0 passport-directory, production's directory; `shard-1` production's shard 1.
+    for (const name of ["directory", "shard-1", "directory-eu", "shard-2-eu"]) {
+      expect(() => parseSettings(named(name), "s.json")).toThrow(
+        `s.json: environments.${name}: may not start with directory or shard-<n>: its D1 database would have the name of another environment's directory or shard`,
+      );
+    }
+    for (const name of ["shards", "directoryless"]) {
+      const names = [...d1Databases(name, 2), ...d1Databases("production", 2), ...d1Databases("eu", 2)].map(
+        (db) => db.name,
+      );
+      expect(new Set(names).size).toBe(names.length);
+    }
+  });
+
+  it("counts shards from 1, and takes 1 when the settings say nothing", () => {
+    const withShards = (shards: unknown) => JSON.stringify({ environments: { production: { ...production, shards } } });
+    expect(parseSettings(withShards(4), "s.json").environments.production?.shards).toBe(4);
+    expect(() => parseSettings(withShards(0), "s.json")).toThrow(/environments\.production\.shards/);
+    expect(() => parseSettings(withShards(1.5), "s.json")).toThrow(/environments\.production\.shards/);
+    const { shards: _none, ...without } = production;
+    expect(
+      parseSettings(JSON.stringify({ environments: { production: without } }), "s.json").environments.production
+        ?.shards,
+    ).toBe(1);
+  });
 });
 
 describe("settings to configuration", () => {
-  const prod = generateConfigs(committed, "production", production, { kvNamespaceId: "kv1", d1DatabaseId: "d1" });
-  const stage = generateConfigs(committed, "staging", staging, { kvNamespaceId: "kv2", d1DatabaseId: "d2" });
+  const prod = generateConfigs(committed, "production", production, {
+    kvNamespaceId: "kv1",
+    d1DatabaseIds: { DB: "d1", DIRECTORY: "dir1" },
+  });
+  const stage = generateConfigs(committed, "staging", staging, {
+    kvNamespaceId: "kv2",
+    d1DatabaseIds: { DB: "d2", DIRECTORY: "dir2" },
+  });
 
   it("fills in the operator's domains, Access application, marketplace and resolved ids", () => {
     expect(prod.resolver).toMatchObject({
@@ -281,7 +318,15 @@ describe("settings to configuration", () => {
     });
     expect(prod.control).toMatchObject({
       name: "passport-control",
-      d1_databases: [{ binding: "DB", database_name: "passport", database_id: "d1" }],
+      d1_databases: [
+        { binding: "DB", database_name: "passport", database_id: "d1", migrations_dir: join(root, "migrations") },
+        {
+          binding: "DIRECTORY",
+          database_name: "passport-directory",
+          database_id: "dir1",
+          migrations_dir: join(root, "migrations", "directory"),
+        },
+      ],
       services: [{ binding: "RESOLVER", service: "passport-resolver", entrypoint: "ResolverAdmin" }],
       secrets: { required: [...CONTROL_SECRETS] },
       vars: {
@@ -295,8 +340,32 @@ describe("settings to configuration", () => {
         DASHBOARD_ONBOARDING_URL: "https://passport.example.com/dashboard/onboarding",
         CONTROL_BASE_URL: "https://passport.example.com",
         ACQUISITION_RETRY_BASE_SECONDS: "2",
+        D1_SHARDS: '["DB"]',
       },
     });
+  });
+
+  it("binds every shard the settings count, each with the shards' migrations, and the directory, and lists the shards in D1_SHARDS", () => {
+    const three = generateConfigs(committed, "staging", { ...staging, shards: 3 });
+    expect(three.control.d1_databases).toEqual([
+      { binding: "DB", database_name: "passport-staging", migrations_dir: join(root, "migrations") },
+      { binding: "DB_SHARD_1", database_name: "passport-shard-1-staging", migrations_dir: join(root, "migrations") },
+      { binding: "DB_SHARD_2", database_name: "passport-shard-2-staging", migrations_dir: join(root, "migrations") },
+      {
+        binding: "DIRECTORY",
+        database_name: "passport-directory-staging",
+        migrations_dir: join(root, "migrations", "directory"),
+      },
+    ]);
+    expect(three.control.vars?.D1_SHARDS).toBe('["DB","DB_SHARD_1","DB_SHARD_2"]');
+    // The settings decide the shards, not a control variable that would name a database not bound.
+    const overridden = generateConfigs(committed, "staging", { ...staging, controlVars: { D1_SHARDS: '["DB","X"]' } });
+    expect(overridden.control.vars?.D1_SHARDS).toBe('["DB"]');
+    expect(shardNumberOf("staging", "passport-shard-2-staging")).toBe(2);
+    expect(shardNumberOf("staging", "passport-staging")).toBe(0);
+    expect(shardNumberOf("production", "passport-shard-2-staging")).toBeUndefined();
+    expect(shardNumberOf("production", "passport-shard-2")).toBe(2);
+    expect(shardNumberOf("production", "passport-directory")).toBeUndefined();
   });
 
   it("staging shares no Worker, resource, queue or rate-limit counter with production", () => {
@@ -428,8 +497,9 @@ function fakeAccount() {
     } else if (a === "deploy" && c === "control-first.json") state.controlDeployed = true;
     return "";
   };
-  const context = (): DeployContext => ({
+  const context = (shards = 1): DeployContext => ({
     environment: "production",
+    shards,
     run,
     fetch: async (url) =>
       String(url).endsWith("/health") ? new Response('{"status":"ok"}') : Response.json({ keys: [{ kid: "k" }] }),
@@ -471,6 +541,7 @@ describe("deploy steps", () => {
       "kv namespace list",
       "d1 list --json",
       "d1 create passport",
+      "d1 create passport-directory",
       "d1 list --json",
       "queues info passport-acquisitions",
       "queues create passport-acquisitions",
@@ -484,6 +555,7 @@ describe("deploy steps", () => {
       "queues create passport-notifications-dlq",
       "secret list --format json -c control.json",
       "d1 migrations apply DB --remote -c control.json",
+      "d1 migrations apply DIRECTORY --remote -c control.json",
       // Each Worker binds the other: the control plane goes first without RESOLVER, with its secrets.
       "deploy -c control-first.json --secrets-file secrets.json",
       "deploy -c resolver.json",
@@ -521,6 +593,7 @@ describe("deploy steps", () => {
       "queues info passport-notifications-dlq",
       "secret list --format json -c control.json",
       "d1 migrations apply DB --remote -c control.json",
+      "d1 migrations apply DIRECTORY --remote -c control.json",
       "deploy -c resolver.json",
       "deploy -c control.json",
     ]);
@@ -528,6 +601,70 @@ describe("deploy steps", () => {
     expect(second.newNotificationKey).toBeUndefined();
     expect(second.newLogVerifierKey).toBeUndefined();
     expect(account.secretFiles).toHaveLength(1);
+  });
+
+  it("adds a shard when the settings count one more: creates and migrates it, binds it with the others, and touches nothing else", async () => {
+    const account = fakeAccount();
+    const written: ResolvedIds[] = [];
+    const withIds = (context: DeployContext): DeployContext => ({
+      ...context,
+      writeConfigs: (ids, jwks, logKey) => {
+        written.push(ids);
+        return context.writeConfigs(ids, jwks, logKey);
+      },
+    });
+    await deploy(withIds(account.context(2)));
+    // A first deploy with two shards: both and the directory are created and migrated.
+    expect(account.calls.filter((call) => call.startsWith("d1"))).toEqual([
+      "d1 list --json",
+      "d1 create passport",
+      "d1 create passport-shard-1",
+      "d1 create passport-directory",
+      "d1 list --json",
+      "d1 migrations apply DB --remote -c control.json",
+      "d1 migrations apply DB_SHARD_1 --remote -c control.json",
+      "d1 migrations apply DIRECTORY --remote -c control.json",
+    ]);
+    expect(written.at(-1)?.d1DatabaseIds).toEqual({ DB: "d1-0", DB_SHARD_1: "d1-1", DIRECTORY: "d1-2" });
+
+    // Adding a shard (docs/sharding.md, "Adding a shard"): shards 3 in the settings, the deploy run again.
+    account.calls.length = 0;
+    await deploy(withIds(account.context(3)));
+    expect(account.calls.filter((call) => call.startsWith("d1"))).toEqual([
+      "d1 list --json",
+      "d1 create passport-shard-2",
+      "d1 list --json",
+      "d1 migrations apply DB --remote -c control.json",
+      "d1 migrations apply DB_SHARD_1 --remote -c control.json",
+      "d1 migrations apply DB_SHARD_2 --remote -c control.json",
+      "d1 migrations apply DIRECTORY --remote -c control.json",
+    ]);
+    // The shards already there keep their databases; the new one is bound after them.
+    expect(written.at(-1)?.d1DatabaseIds).toEqual({
+      DB: "d1-0",
+      DB_SHARD_1: "d1-1",
+      DB_SHARD_2: "d1-3",
+      DIRECTORY: "d1-2",
+    });
+    expect(account.calls.filter((call) => call.startsWith("deploy"))).toEqual([
+      "deploy -c resolver.json",
+      "deploy -c control.json",
+    ]);
+    const configs = generateConfigs(committed, "production", { ...production, shards: 3 }, written.at(-1));
+    expect(configs.control.vars?.D1_SHARDS).toBe('["DB","DB_SHARD_1","DB_SHARD_2"]');
+    expect(
+      (configs.control.d1_databases as { binding: string; database_id: string }[]).map((db) => db.database_id),
+    ).toEqual(["d1-0", "d1-1", "d1-3", "d1-2"]);
+  });
+
+  it("refuses to drop a shard: settings counting fewer shards than the account holds stop the deploy before anything is made", async () => {
+    const account = fakeAccount();
+    await deploy(account.context(3));
+    account.calls.length = 0;
+    await expect(deploy(account.context(2))).rejects.toThrow(
+      "the settings count 2 shard(s), but the account has passport-shard-2 (shard 2): a shard cannot be removed, as the organisations placed in it would be out of reach; set shards to at least 3 (docs/sharding.md)",
+    );
+    expect(account.calls).toEqual(["kv namespace list", "d1 list --json"]);
   });
 
   it("stops before deploying anything when the secrets cannot be listed for a reason other than a missing control plane", async () => {
@@ -563,10 +700,11 @@ describe("deploy steps", () => {
       names,
       { resolver: "https://id.staging.example.com", control: "https://passport.staging.example.com" },
       ".deploy/staging",
+      d1Databases("staging", 2),
     );
     expect(lines).toEqual([
-      "1. find or create KV passport-snapshots-staging, D1 passport-staging, queues passport-acquisitions-staging, passport-acquisitions-staging-dlq, passport-binding-checks-staging, passport-notifications-staging and passport-notifications-staging-dlq",
-      "2. write configuration to .deploy/staging/ and apply D1 migrations remotely",
+      "1. find or create KV passport-snapshots-staging, D1 passport-staging (DB), passport-shard-1-staging (DB_SHARD_1) and passport-directory-staging (DIRECTORY), queues passport-acquisitions-staging, passport-acquisitions-staging-dlq, passport-binding-checks-staging, passport-notifications-staging and passport-notifications-staging-dlq",
+      "2. write configuration to .deploy/staging/ and apply D1 migrations remotely to DB, DB_SHARD_1 and DIRECTORY",
       "3. on a first deploy only (no passport-control-staging yet): deploy passport-control-staging without its RESOLVER binding, with its secrets, so the resolver's binding to its PublicationSequencer has a class to bind",
       "4. deploy passport-resolver-staging on https://id.staging.example.com",
       "5. deploy passport-control-staging on https://passport.staging.example.com, with any missing secret (generated or from the environment)",
@@ -574,7 +712,10 @@ describe("deploy steps", () => {
     ]);
     // What each upload binds: the first control upload nothing of the resolver's; the resolver the
     // class that upload created, in this environment's control plane.
-    const configs = generateConfigs(committed, "staging", staging, { kvNamespaceId: "kv2", d1DatabaseId: "d2" });
+    const configs = generateConfigs(committed, "staging", staging, {
+      kvNamespaceId: "kv2",
+      d1DatabaseIds: { DB: "d2", DIRECTORY: "dir2" },
+    });
     const first = firstControlConfig(configs.control, names.resolver);
     expect(first.services).toEqual([]);
     expect({ ...first, services: configs.control.services }).toEqual(configs.control);

@@ -41,7 +41,11 @@ describe("a passport kept in the second shard", () => {
     const resolved = await resolve(id);
     expect(resolved.status).toBe(200);
     expect(resolved.record.bindings).toEqual([
-      expect.objectContaining({ class: "manifest", value: manifest, verification_state: "verified" }),
+      expect.objectContaining({
+        class: "manifest",
+        value: manifest,
+        verification: expect.objectContaining({ state: "verified" }),
+      }),
     ]);
     const verdict = await verifierFor().verify(id, { family: "agent" });
     expect(verdict.outcome).toBe("ok");

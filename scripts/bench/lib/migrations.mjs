@@ -3,9 +3,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** Runs every `migrations/*.sql` file of the repository at `root` against `db`, statement by statement. */
-export async function applyMigrations(db, root) {
-  const dir = join(root, "migrations");
+/**
+ * Runs every `migrations/*.sql` file of the repository at `root` against `db`, statement by
+ * statement; `folder` names another set (`migrations/directory`, the shards' directory).
+ */
+export async function applyMigrations(db, root, folder = "migrations") {
+  const dir = join(root, folder);
   for (const file of readdirSync(dir)
     .filter((f) => f.endsWith(".sql"))
     .sort()) {
@@ -20,12 +23,10 @@ export const ORGANISATION = "org_bench";
 /** The subject of the benches' access tokens: the bench organisation's owner. */
 export const SUBJECT = "bench-owner";
 
-/** Adds the bench organisation and its owner (SUBJECT) to a migrated database. */
-export async function seedOrganisation(db) {
+/** Adds an organisation (the bench organisation by default) and its owner (SUBJECT by default) to a migrated database. */
+export async function seedOrganisation(db, organisation = ORGANISATION, owner = SUBJECT) {
   await db.batch([
-    db.prepare("INSERT INTO organisations (id, name) VALUES (?, 'Bench Organisation')").bind(ORGANISATION),
-    db
-      .prepare("INSERT INTO members (organisation_id, subject, role) VALUES (?, ?, 'owner')")
-      .bind(ORGANISATION, SUBJECT),
+    db.prepare("INSERT INTO organisations (id, name) VALUES (?, 'Bench Organisation')").bind(organisation),
+    db.prepare("INSERT INTO members (organisation_id, subject, role) VALUES (?, ?, 'owner')").bind(organisation, owner),
   ]);
 }

@@ -1,5 +1,6 @@
-// `npm run bench -- control`: the control plane bundle in workerd with real local D1 and KV, its
-// publication sequencer and the resolver beside it. It prints the storage calls of each write route,
+// `npm run bench -- control`: the control plane bundle in workerd with real local D1 (two shards and
+// the directory, the bench organisation in shard 1) and KV, its publication sequencer and the
+// resolver beside it. It prints the storage calls of each write route,
 // then measures lists, a page deep in the list and search at 1,000, 10,000 and 100,000 passports
 // and create-and-publish, PATCH and state change at 100,000, each against the storage floor of the
 // same work (scripts/bench/README.md), and exits 1 when a target is missed.
@@ -36,6 +37,15 @@ const PARTS = new Set((process.env.BENCH_PARTS ?? "lists,writes").split(","));
 const PROFILE = process.env.BENCH_PROFILE;
 /** `BENCH_WRITES=create,patch,…`: only these write pairs (their keys, as for BENCH_PROFILE), for a quicker look. */
 const WRITES = process.env.BENCH_WRITES?.split(",");
+/**
+ * The control plane runs two shards and the directory, as `npm start` and the tests do
+ * (docs/sharding.md). The bench organisation lives in shard BENCH_SHARD (default 1, which a request
+ * reaches only through the routing) and a neighbour organisation with passports of its own in the
+ * other, so the lists and search are measured with the routing and organisations in both shards.
+ */
+const SHARDS = ["DB", "DB_SHARD_1"];
+const BENCH_SHARD = Number(process.env.BENCH_SHARD ?? 1);
+const NEIGHBOUR = { organisation: "org_bench_neighbour", owner: "bench-neighbour-owner", passports: 1000 };
 /** The control plane's rate limits (workers/control/wrangler.toml), bound generously: the bench measures the routes. */
 const LIMITS = {
   FULFILL_PER_CLIENT: "1001",
@@ -112,7 +122,7 @@ const seeded = [];
  * per chunk reads the chunk's rows from a JSON parameter. The passports' triggers fill the search
  * table as a create would.
  */
-async function seedTo(controlDb, baselineDb, count) {
+async function seedTo({ controlDb, baselineDb, directoryDb }, count) {
   for (let offset = seeded.length; offset < count; offset += SEED_CHUNK) {
     const rows = [];
     for (let n = offset; n < Math.min(count, offset + SEED_CHUNK); n++) {
@@ -122,26 +132,8 @@ async function seedTo(controlDb, baselineDb, count) {
     seeded.push(...rows);
     const json = JSON.stringify(rows);
     // The same passports in the baseline database, whose write references change them.
-    for (const db of [controlDb, baselineDb]) {
-      await once(() =>
-        db.batch([
-          db
-            .prepare(
-              `INSERT INTO passports (id, organisation_id, family, display_name, environment, state_as_of, created_at, updated_at)
-           SELECT value ->> 'id', ?, 'api', 'API ' || (value ->> 'n'), value ->> 'environment', value ->> 'at', value ->> 'at', value ->> 'at'
-           FROM json_each(?)`,
-            )
-            .bind(ORGANISATION, json),
-          db
-            .prepare(
-              `INSERT INTO bindings (id, passport_id, class, value, bound_at)
-           SELECT lower(hex(randomblob(16))), value ->> 'id', 'endpoint', 'https://api-' || (value ->> 'n') || '.bench.example/', value ->> 'at'
-           FROM json_each(?)`,
-            )
-            .bind(json),
-        ]),
-      );
-    }
+    for (const db of [controlDb, baselineDb]) await once(() => db.batch(passportStatements(db, ORGANISATION, json)));
+    await once(() => registerIdentities(directoryDb, ORGANISATION, json));
     await once(() =>
       baselineDb.batch([
         baselineDb
@@ -162,6 +154,66 @@ async function seedTo(controlDb, baselineDb, count) {
       ]),
     );
   }
+}
+
+/** A chunk of passports (`rows` as JSON), each with an endpoint binding under `host`, in one organisation of `db`. */
+function passportStatements(db, organisation, json, host = "bench.example") {
+  return [
+    db
+      .prepare(
+        `INSERT INTO passports (id, organisation_id, family, display_name, environment, state_as_of, created_at, updated_at)
+         SELECT value ->> 'id', ?, 'api', 'API ' || (value ->> 'n'), value ->> 'environment', value ->> 'at', value ->> 'at', value ->> 'at'
+         FROM json_each(?)`,
+      )
+      .bind(organisation, json),
+    db
+      .prepare(
+        `INSERT INTO bindings (id, passport_id, class, value, bound_at)
+         SELECT lower(hex(randomblob(16))), value ->> 'id', 'endpoint', 'https://api-' || (value ->> 'n') || '.' || ? || '/', value ->> 'at'
+         FROM json_each(?)`,
+      )
+      .bind(host, json),
+  ];
+}
+
+/** The directory's rows for a chunk of passports of `organisation`, as a create registers each (docs/sharding.md). */
+function registerIdentities(directoryDb, organisation, json) {
+  return directoryDb
+    .prepare(
+      "INSERT INTO identity_organisations (identity_id, organisation_id) SELECT value ->> 'id', ? FROM json_each(?)",
+    )
+    .bind(organisation, json)
+    .run();
+}
+
+/**
+ * Places the bench organisation in shard BENCH_SHARD and a neighbour organisation, with passports
+ * of its own, in the other shard, both in the directory as the service places them.
+ */
+async function placeOrganisations(shardDbs, directoryDb) {
+  const neighbourShard = 1 - BENCH_SHARD;
+  const neighbourDb = shardDbs[neighbourShard];
+  const placed = new Date(START).toISOString();
+  await directoryDb.batch(
+    [
+      [ORGANISATION, BENCH_SHARD],
+      [NEIGHBOUR.organisation, neighbourShard],
+    ].map(([organisation, shard]) =>
+      directoryDb
+        .prepare("INSERT INTO organisation_shards (organisation_id, shard, placed_at) VALUES (?, ?, ?)")
+        .bind(organisation, shard, placed),
+    ),
+  );
+  await seedOrganisation(neighbourDb, NEIGHBOUR.organisation, NEIGHBOUR.owner);
+  const rows = Array.from({ length: NEIGHBOUR.passports }, (_, n) => ({
+    id: mintIdentityId(),
+    n,
+    at: new Date(START + n * 1000).toISOString(),
+    environment: "production",
+  }));
+  const json = JSON.stringify(rows);
+  await neighbourDb.batch(passportStatements(neighbourDb, NEIGHBOUR.organisation, json, "neighbour.bench.example"));
+  await registerIdentities(directoryDb, NEIGHBOUR.organisation, json);
 }
 
 /**
@@ -407,9 +459,12 @@ export async function run({ root, options, log }) {
           PurgeBudget: { type: "durable-object", storage: "sqlite" },
         },
         kv: "SNAPSHOTS",
-        vars: controlVars({ auth, signing, logKeys }),
+        vars: { ...controlVars({ auth, signing, logKeys }), D1_SHARDS: JSON.stringify(SHARDS) },
         bindings: {
-          DB: { type: "d1", id: "control-db" },
+          ...Object.fromEntries(SHARDS.map((name) => [name, { type: "d1", id: `control-${name.toLowerCase()}` }])),
+          DIRECTORY: { type: "d1", id: "control-directory" },
+          // Each publication announces itself here (docs/events.md); no consumer runs in the bench.
+          NOTIFICATIONS: { type: "queue", name: "passport-notifications" },
           RESOLVER: { type: "worker", worker: "resolver", exportName: "ResolverAdmin" },
           PUBLICATION_SEQUENCER: { type: "durable-object", worker: "control", exportName: "PublicationSequencer" },
           TRANSPARENCY_LOG: { type: "durable-object", worker: "control", exportName: "TransparencyLog" },
@@ -447,12 +502,18 @@ export async function run({ root, options, log }) {
     },
   );
   try {
-    const controlDb = await server.d1("control", "DB");
+    const shardDbs = await Promise.all(SHARDS.map((name) => server.d1("control", name)));
+    const directoryDb = await server.d1("control", "DIRECTORY");
+    const controlDb = shardDbs[BENCH_SHARD];
     const baselineDb = await server.d1("pageFloor", "DB");
-    log("applying the D1 migrations");
-    await applyMigrations(controlDb, root);
-    await applyMigrations(baselineDb, root);
+    log(`applying the D1 migrations to ${SHARDS.length} shards, the directory and the baseline`);
+    for (const db of [...shardDbs, baselineDb]) await applyMigrations(db, root);
+    await applyMigrations(directoryDb, root, "migrations/directory");
     await prepare(controlDb, baselineDb);
+    await placeOrganisations(shardDbs, directoryDb);
+    log(
+      `the bench organisation in shard ${BENCH_SHARD}, a neighbour with ${NEIGHBOUR.passports} passports in the other`,
+    );
     // No org/role claims: the membership is already in D1, so no request writes it again.
     const token = await new SignJWT({})
       .setProtectedHeader({ alg: "ES256", kid: "bench" })
@@ -469,7 +530,7 @@ export async function run({ root, options, log }) {
     const results = [];
     for (const size of SIZES) {
       const started = Date.now();
-      await seedTo(controlDb, baselineDb, size);
+      await seedTo({ controlDb, baselineDb, directoryDb }, size);
       log(`seeded ${size} passports (${((Date.now() - started) / 1000).toFixed(1)} s)`);
       if (LIST_KINDS.includes(PROFILE)) {
         const pair = listPairs(api, pageFloor, authorization, size).find((p) => p.kind === PROFILE);

@@ -126,6 +126,11 @@ function countedObjects(namespace, counter) {
   };
 }
 
+/** The control plane's D1 bindings: the shards D1_SHARDS lists, and the directory when bound. */
+function d1BindingNames(env) {
+  return [...new Set([...JSON.parse(env.D1_SHARDS || '["DB"]'), "DB", ...(env.DIRECTORY ? ["DIRECTORY"] : [])])];
+}
+
 // One counted env per env object, so the wrapper costs a request no allocations of its own.
 const countedEnvs = new WeakMap();
 
@@ -134,7 +139,8 @@ function counted(env) {
   if (!wrapped) {
     wrapped = {
       ...env,
-      DB: countedD1(env.DB),
+      // Every shard and the directory (docs/sharding.md), so a routed request's round trips all count.
+      ...Object.fromEntries(d1BindingNames(env).map((name) => [name, countedD1(env[name])])),
       SNAPSHOTS: countedKv(env.SNAPSHOTS),
       PUBLICATION_SEQUENCER: countedObjects(env.PUBLICATION_SEQUENCER, "sequencer_calls"),
       TRANSPARENCY_LOG: countedObjects(env.TRANSPARENCY_LOG, "log_calls"),

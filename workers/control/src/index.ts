@@ -30,7 +30,7 @@ export default {
   fetch: app.fetch,
   // Each shard's own work runs once per shard (db/shard-tasks.ts), a shard's failure never stopping
   // the others'; the service-wide tables (marketplace, notifications) are shard 0's
-  // (docs/sharding.md, "The crons").
+  // (docs/sharding.md, "Work outside the API").
   async scheduled(controller, env, ctx) {
     const shards = shardsOf(env);
     ctx.waitUntil(drainOutbox(env).then(() => undefined));

@@ -1,5 +1,6 @@
 import { pause } from "./clock.ts";
 import { PLATFORM_LIMITS } from "./limits.ts";
+import type { ModelClient } from "./model-time.ts";
 
 /** What the D1 model has seen of one database since it was made or last reset. */
 export interface D1Counters {
@@ -11,7 +12,8 @@ export interface D1Counters {
   bytes: number | null;
   /** The most round trips in flight at one time: the database ran them one after another. */
   maxConcurrent: number;
-  /** With a service time: the longest a round trip waited for the database's one writer, in ms. */
+  /** With a service time: the longest a round trip waited for the database's one writer, in ms
+   * (model ms for a round trip made in model time). */
   maxWaitMs: number;
 }
 
@@ -25,8 +27,8 @@ export interface D1ModelOptions {
   latencyMs?: number;
   /**
    * Real time each round trip holds the database, one after another, in ms (default 0: local D1's
-   * own speed). D1's planning figure is 1 ms a query; the capacity simulation sets it so a
-   * database's bound, not this machine's CPU, decides how many writes it takes.
+   * own speed). D1's planning figure is 1 ms a query. A round trip made by a model-time client
+   * (`modelledD1`'s `client`) holds the database in that client's model time instead.
    */
   serviceMs?: number;
 }
@@ -50,6 +52,8 @@ export class D1Model {
   #inFlight = 0;
   /** When the database's one writer is free again, on the real clock (with a service time). */
   #busyUntil = 0;
+  /** The same in model time, for round trips made by model-time clients. */
+  #busyUntilModel = 0;
   /** A write ran through a call that reports no size (`first`, `raw`): measure before the next write. */
   #sizeUnknown = true;
   #counters: D1Counters = { roundTrips: 0, refusals: 0, bytes: null, maxConcurrent: 0, maxWaitMs: 0 };
@@ -65,17 +69,27 @@ export class D1Model {
   }
 
   reset(): void {
+    this.#busyUntilModel = 0;
     this.#counters = { roundTrips: 0, refusals: 0, bytes: null, maxConcurrent: 0, maxWaitMs: 0 };
     this.#sizeUnknown = true;
   }
 
   /**
    * Runs one round trip. `grows` says whether it may add to the database (checked against the
-   * size limit first); `measure` reads the size when no report came.
+   * size limit first); `measure` reads the size when no report came. A round trip of a model-time
+   * `client` waits for its turn in model time and moves that client's clock instead of waiting.
    */
-  async roundTrip<T>(grows: boolean, run: () => Promise<T>, measure: () => Promise<unknown>): Promise<T> {
-    await pause(this.latencyMs);
-    await this.#takeWriter();
+  async roundTrip<T>(
+    grows: boolean,
+    run: () => Promise<T>,
+    measure: () => Promise<unknown>,
+    client?: ModelClient,
+  ): Promise<T> {
+    if (client) await this.#takeWriterInModelTime(client);
+    else {
+      await pause(this.latencyMs);
+      await this.#takeWriter();
+    }
     this.#counters.roundTrips++;
     this.#inFlight++;
     this.#counters.maxConcurrent = Math.max(this.#counters.maxConcurrent, this.#inFlight);
@@ -109,6 +123,16 @@ export class D1Model {
     await pause(this.#busyUntil - now);
   }
 
+  /** As `#takeWriter`, in `client`'s model time: its turn comes in model-time order (ModelTime). */
+  async #takeWriterInModelTime(client: ModelClient): Promise<void> {
+    await client.time.turn(client);
+    const arrives = client.now + this.latencyMs;
+    const start = Math.max(arrives, this.#busyUntilModel);
+    this.#busyUntilModel = start + this.serviceMs;
+    this.#counters.maxWaitMs = Math.max(this.#counters.maxWaitMs, start - arrives);
+    client.now = this.#busyUntilModel;
+  }
+
   /** Takes the size from a D1 result (or a batch's results); returns whether it carried one. */
   noteResult(result: unknown): boolean {
     const results = Array.isArray(result) ? result : [result];
@@ -134,9 +158,11 @@ type Statement = D1PreparedStatement;
 /**
  * A D1 binding whose every round trip goes through `model`: counted, sizes accounted, writes
  * refused past the size limit. Statements it prepares are its own, so a batch
- * of them is recognised and run as the inner binding's batch, in one round trip.
+ * of them is recognised and run as the inner binding's batch, in one round trip. With a `client`,
+ * its round trips are that model-time client's (ModelTime): a simulation gives each of its clients
+ * its own modelled bindings over the same models.
  */
-export function modelledD1(inner: D1Database, model: D1Model): D1Database {
+export function modelledD1(inner: D1Database, model: D1Model, client?: ModelClient): D1Database {
   const innerOf = new WeakMap<object, { statement: Statement; sql: string }>();
   const measure = () => inner.prepare("SELECT 1").run();
 
@@ -152,6 +178,7 @@ export function modelledD1(inner: D1Database, model: D1Model): D1Database {
               mayGrow(sql),
               () => (target[property] as (...a: unknown[]) => Promise<unknown>).apply(target, args),
               measure,
+              client,
             );
         }
         const value = Reflect.get(target, property);
@@ -172,11 +199,12 @@ export function modelledD1(inner: D1Database, model: D1Model): D1Database {
             unwrapped.some((s) => mayGrow(s.sql)),
             () => target.batch(unwrapped.map((s) => s.statement)),
             measure,
+            client,
           );
         };
       }
       if (property === "exec") {
-        return (sql: string) => model.roundTrip(mayGrow(sql), () => target.exec(sql), measure);
+        return (sql: string) => model.roundTrip(mayGrow(sql), () => target.exec(sql), measure, client);
       }
       const value = Reflect.get(target, property);
       return typeof value === "function" ? value.bind(target) : value;

@@ -71,13 +71,11 @@ organisations.post(
     if (body.parent_id)
       await requireMembership(await shards.forOrganisation(body.parent_id), subject, body.parent_id, "admin");
     const id = randomId("org");
-    // Placed before it is written, so it is never in a shard the directory does not name: a
-    // sub-organisation in its parent's shard, any other beside the caller's other organisations
-    // (so what a member of both may set between them stays in one shard), a first one by hash.
-    const shard = await shards.placeOrganisation(
-      id,
-      body.parent_id ? { parentId: body.parent_id } : { shard: await shardOfSubject(shards, subject) },
-    );
+    // Placed before it is written (a sub-organisation in its parent's shard, any other beside its
+    // creator's organisations, docs/sharding.md), so it is never in a shard the directory does not name.
+    const shard = body.parent_id
+      ? await shards.placeOrganisation(id, { parentId: body.parent_id })
+      : await shards.placeOrganisation(id, { shard: await shardOfSubject(shards, subject) });
     await createOrganisation(shards.shard(shard), {
       id,
       name: body.name,

@@ -6,7 +6,7 @@ import { readFeed } from "../proof-lists.ts";
 import { UNAVAILABLE_DETAIL } from "../published-snapshots.ts";
 import { wholeNumber } from "../query.ts";
 
-/** Sequence numbers are D1 integer keys; 15 digits keep them exact in a JavaScript number. */
+/** Sequence numbers are transparency-log indexes plus one; 15 digits keep them exact in a JavaScript number. */
 const MAX_SEQ = 999_999_999_999_999;
 const FEED_HEADERS = { ...CORS_HEADERS, ...cacheHeaders("short"), "content-type": "application/json; charset=utf-8" };
 
