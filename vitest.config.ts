@@ -314,6 +314,7 @@ export default defineConfig({
                 "TEST_MIGRATION_DB_AUTHORITY",
                 "TEST_MIGRATION_DB_REEVALUATION",
                 "TEST_MIGRATION_DB_RETIREMENT",
+                "TEST_MIGRATION_DB_USES",
               ],
               bindings: { TEST_MIGRATIONS: await readD1Migrations(`${root}/migrations`) },
             },

@@ -40,8 +40,9 @@ describe("migration 0022: retired passports leave the re-check schedule; derived
       { id: "retired", next_check_at: null, check_claim: null },
     ]);
     const uses = await db.prepare("SELECT * FROM passport_uses").all();
+    // The chain's result: 0027 keeps the target's family with the link again (uses across shards).
     expect(uses.results).toEqual([
-      { agent_id: "psp_active", target_id: "psp_api", declared_at: "2026-10-02T00:00:00Z" },
+      { agent_id: "psp_active", target_id: "psp_api", target_family: "api", declared_at: "2026-10-02T00:00:00Z" },
     ]);
     const index = await db
       .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'bindings_verification_due'")

@@ -47,5 +47,6 @@ declare namespace Cloudflare {
     TEST_MIGRATION_DB_AUTHORITY: D1Database;
     TEST_MIGRATION_DB_REEVALUATION: D1Database;
     TEST_MIGRATION_DB_RETIREMENT: D1Database;
+    TEST_MIGRATION_DB_USES: D1Database;
   }
 }

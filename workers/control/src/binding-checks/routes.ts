@@ -7,6 +7,7 @@ import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/client.ts";
 import { bindingOf } from "../db/passport-entries.ts";
 import { loadAggregate, type PassportRow } from "../db/passports.ts";
+import { withUseTargets } from "../db/uses.ts";
 import { Refusal } from "../failures.ts";
 import { instructionsFor } from "./checks.ts";
 import { limitChecks } from "./limits.ts";
@@ -42,8 +43,10 @@ checks.post(
     const binding = await bindingOf(db, id, c.req.param("bindingId"));
     if (!binding) throw new Refusal("route-not-found", { detail: "This passport has no binding with that id." });
     const outcome = await runBindingCheck(c.env, db, passport, binding, c.get("principal").subject);
-    const stored = await loadAggregate(db, id);
-    if (!stored) throw new Error(`passport ${id} vanished`);
+    const loaded = await loadAggregate(db, id);
+    if (!loaded) throw new Error(`passport ${id} vanished`);
+    // An agent's uses links may name passports in other shards: their names come from there.
+    const stored = await withUseTargets(c.get("shards"), loaded);
     return c.json({
       binding_id: binding.id,
       result: outcome.result,

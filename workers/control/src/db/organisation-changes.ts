@@ -172,7 +172,9 @@ export function movedScope(organisationId: string): SQL {
 
 /**
  * The scope of a rename: the organisation's passports, its children's (their records name it as the
- * parent) and those naming it as their separate operator.
+ * parent) and those naming it as their separate operator. All of them are in the organisation's
+ * shard: a sub-organisation is placed with its parent, and a parent or operator in another shard is
+ * refused (`crosses-shards`, docs/sharding.md), so one shard's statement finds every one.
  */
 export function renamedScope(organisationId: string): SQL {
   return sql`(${passports.organisationId} = ${organisationId} or ${passports.organisationId} in (select ${organisations.id} from ${organisations} where ${organisations.parentId} = ${organisationId}) or ${passports.operatorOrganisationId} = ${organisationId})`;

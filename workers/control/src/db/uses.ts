@@ -55,7 +55,7 @@ export function isUsesLimitViolation(error: unknown): boolean {
 }
 
 /** How many agent passports declare `targetId`, and how many of them are revoked or retired. */
-export async function declarerCounts(db: Database, targetId: string): Promise<{ total: number; flagged: number }> {
+async function declarerCounts(db: Database, targetId: string): Promise<{ total: number; flagged: number }> {
   const [row] = await db
     .select({
       total: count(),
@@ -68,7 +68,7 @@ export async function declarerCounts(db: Database, targetId: string): Promise<{ 
 }
 
 /** One page of the agent passports that declare `targetId`, in declaration order, after a cursor. */
-export async function declarersOf(
+async function declarersOf(
   db: Database,
   targetId: string,
   page: { after?: { declaredAt: string; agentId: string }; limit: number },

@@ -377,14 +377,18 @@ passports.post(
     if (!target) throw new Refusal("route-not-found", { detail: "No such organisation." });
     // Owner of both: the declared role in the organisation the passport moves to as well.
     requireRole(target, c.get("declaredRole"));
-    // A passport's rows, history and publications live in its organisation's shard, and their
-    // foreign keys hold only inside one database: a transfer moves no rows between shards.
-    if (targetShard !== c.get("db")) {
-      throw new Refusal("crosses-shards", {
-        detail: `Organisation ${organisation_id} is stored in another shard than this passport's organisation, so the passport cannot be transferred to it. Move one of the two organisations to the other's shard first.`,
-      });
-    }
-    return applyChange(c, c.req.param("id"), (passport) => transfer(c.get("db"), passport, organisation_id, reason));
+    return applyChange(c, c.req.param("id"), (passport) => {
+      // Decided once the passport is known to be visible to the caller, so the refusal reveals
+      // nothing of a passport they cannot see. Its rows, history and publications live in its
+      // organisation's shard, and their foreign keys hold only inside one database: a transfer
+      // moves no rows between shards.
+      if (targetShard !== c.get("db")) {
+        throw new Refusal("crosses-shards", {
+          detail: `Organisation ${organisation_id} is stored in another shard than this passport's organisation, so the passport cannot be transferred to it. Move one of the two organisations to the other's shard first.`,
+        });
+      }
+      return transfer(c.get("db"), passport, organisation_id, reason);
+    });
   },
 );
 
