@@ -1,5 +1,6 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
+import { decodeJwt } from "jose";
 import { expect } from "vitest";
 import { database } from "../../workers/control/src/db/client.ts";
 import { shardsOf } from "../../workers/control/src/db/shards.ts";
@@ -8,6 +9,7 @@ import { keyedHash, randomReference, sealToken } from "../../workers/control/src
 import type { AcquisitionMessage } from "../../workers/control/src/marketplace/messages.ts";
 import { recordAcquisition } from "../../workers/control/src/marketplace/queries/acquisitions.ts";
 import { queueNames } from "../../workers/control/src/queues.ts";
+import { developmentToken, freshOrganisation } from "../support/tokens.ts";
 
 export interface Registration {
   registration_token: string;
@@ -209,15 +211,20 @@ export function claim(token: string, acquisitionId: string, claimReference: stri
 /**
  * An organisation made through the API and placed in shard 0, beside the marketplace's accounts:
  * only such an organisation can hold a marketplace subscription (docs/sharding.md; one in another
- * shard is refused with `crosses-shards`, test/marketplace/shards.test.ts). Placement is by a hash
- * of the new id, so organisations are made until one lands there.
+ * shard is refused with `crosses-shards`, test/marketplace/shards.test.ts). A new organisation is
+ * placed beside its creator's others, so the token's subject first gets an organisation the
+ * directory places in shard 0 (as an operator's move would), and the one made here follows it.
  */
 export async function organisationInShardZero(token: string, name: string): Promise<string> {
-  for (let attempt = 0; attempt < 40; attempt++) {
-    const created = await api(token, "POST", "/v1/organisations", { name });
-    expect(created.status).toBe(201);
-    const { id } = await created.json<{ id: string }>();
-    if ((await shardsOf(env).placementOf(id)).shard === 0) return id;
-  }
-  throw new Error("no organisation was placed in shard 0");
+  const subject = decodeJwt(token).sub as string;
+  const anchor = freshOrganisation();
+  await shardsOf(env).placeOrganisation(anchor, { shard: 0 });
+  expect(
+    (await api(await developmentToken({ subject, organisation: anchor, role: "owner" }), "GET", "/v1/me")).status,
+  ).toBe(200);
+  const created = await api(token, "POST", "/v1/organisations", { name });
+  expect(created.status).toBe(201);
+  const { id } = await created.json<{ id: string }>();
+  expect((await shardsOf(env).placementOf(id)).shard).toBe(0);
+  return id;
 }

@@ -48,12 +48,28 @@ function problemFromHttpException(error: HTTPException): Response {
   return problemResponse(problem(kind, error.message ? { detail: error.message } : {}));
 }
 
+/** Seconds a caller refused during a move is told to wait: a move's copy window is seconds. */
+const MOVE_RETRY_SECONDS = 5;
+
+function movingRefusal(organisationId: string | undefined): Refusal {
+  return new Refusal(
+    "organisation-moving",
+    {
+      detail: `${organisationId ? `Organisation ${organisationId}` : "The organisation"} is being moved to another shard; nothing was written. Retry shortly.`,
+    },
+    { retryAfterSeconds: MOVE_RETRY_SECONDS },
+  );
+}
+
 /** The answer to any error a request raised (the app's `onError`). */
 export function answerToError(error: unknown): Response {
   if (error instanceof Refusal) return refusalResponse(error);
   if (error instanceof HTTPException) return problemFromHttpException(error);
-  // A write that reached its shard after a move fenced the organisation (docs/sharding.md).
-  if (isFencedWrite(error)) return refusalResponse(new OrganisationMoving());
+  // A write to an organisation being moved to another shard, refused by the directory or, if it
+  // reached the old shard after the move fenced it there, by that shard (docs/sharding.md).
+  if (error instanceof OrganisationMoving || isFencedWrite(error)) {
+    return refusalResponse(movingRefusal(error instanceof OrganisationMoving ? error.organisationId : undefined));
+  }
   if (isDatabaseFull(error)) {
     console.error(JSON.stringify({ level: "error", event: "database_full", message: String(error) }));
     return problemResponse(

@@ -1,4 +1,3 @@
-import { Refusal } from "../failures.ts";
 import { type Database, database, isConstraintError } from "./client.ts";
 
 // The routing rule (docs/sharding.md): the one place that turns an organisation or an identity id
@@ -13,19 +12,14 @@ export interface ShardEnv {
   DIRECTORY?: D1Database;
 }
 
-/** Seconds a caller refused for a move is told to wait: a move's copy window is seconds. */
-const MOVE_RETRY_SECONDS = 5;
-
-/** Raised for a write to an organisation fenced for a move; the move takes seconds. */
-export class OrganisationMoving extends Refusal {
+/**
+ * Raised for a write to an organisation fenced for a move; the move takes seconds. The API answers
+ * it as `organisation-moving` (503, with `Retry-After`: api/problem.ts).
+ */
+export class OrganisationMoving extends Error {
   constructor(readonly organisationId?: string) {
-    super(
-      "organisation-moving",
-      {
-        detail: `${organisationId ? `Organisation ${organisationId}` : "The organisation"} is being moved to another shard; nothing was written. Retry shortly.`,
-      },
-      { retryAfterSeconds: MOVE_RETRY_SECONDS },
-    );
+    super(`organisation ${organisationId ?? ""} is being moved to another shard`);
+    this.name = "OrganisationMoving";
   }
 }
 
