@@ -2,6 +2,7 @@ import { SERVICE_EVIDENCE_SOURCE } from "@passport/domain";
 import { type Database, isConstraintError, randomId, UNIQUE_VIOLATION } from "../db/client.ts";
 import { insertEvidence, withdrawEvidence } from "../db/passport-entries.ts";
 import { commitChangeStatements, findPassport, type PassportChange, type PassportRow } from "../db/passports.ts";
+import { shardsOf } from "../db/shards.ts";
 import { Refusal } from "../failures.ts";
 import { outboundFor } from "../outbound/config.ts";
 import { publishOrDefer } from "../publication/index.ts";
@@ -153,6 +154,19 @@ function verifiedChange(
       }),
     ],
   };
+}
+
+/**
+ * Passports of other organisations, in every shard, that hold the binding's value verified: a rival
+ * may be kept in any shard (docs/sharding.md), each with the handle of its own shard.
+ */
+async function rivalHolders(env: Env, organisationId: string, binding: BindingRow) {
+  const found = await Promise.all(
+    shardsOf(env)
+      .everyShard()
+      .map(async (db) => (await otherVerifiedHolders(db, organisationId, binding)).map((rival) => ({ ...rival, db }))),
+  );
+  return found.flat();
 }
 
 /** Writes the conflict into the other holder's history too (its record is republished with it). */
@@ -316,7 +330,7 @@ async function commitVerified(
   if (!passport.recheckSince && (await heldRenewal(db, binding, proof, now, Math.random(), claim))) return;
   // Another organisation proving control of the same value is a genuine conflict (docs/bindings.md),
   // recorded in both histories.
-  const rivals = await otherVerifiedHolders(db, passport.organisationId, binding);
+  const rivals = await rivalHolders(env, passport.organisationId, binding);
   const random = Math.random();
   const change = verifiedChange(db, passport, binding, proof, now, random);
   if (rivals.length > 0) change.detail.conflicts_with = rivals.map((r) => r.id);
@@ -345,7 +359,7 @@ async function commitVerified(
     await followProof(env, passport, companion, freshUntil);
   }
   await publishOrDefer(env, passport.id);
-  for (const rival of rivals) await recordConflict(env, db, rival, binding, passport.id);
+  for (const rival of rivals) await recordConflict(env, rival.db, rival, binding, passport.id);
   // A passing check may be the last one a re-evaluation waited for (docs/lifecycle.md#re-evaluation).
   if (passport.recheckSince) await settleAfterCheck(env, db, passport.id, now);
 }
