@@ -15,15 +15,14 @@ function reads(method: string): boolean {
 const PASSPORT_COLLECTION_ROUTES = new Set(["batch"]);
 
 /**
- * After a write the old shard's fence refused (this isolate routed it on a placement cached from
- * before a move), the cached placement is dropped: the caller's retry, after the `Retry-After` the
- * refusal carries, goes to the new shard.
+ * Whether the isolate's cached placement of the organisation may be out of date: a write its old
+ * shard's fence refused (routed on a placement from before a move; the caller's retry, after the
+ * `Retry-After` the refusal carries, goes to the new shard), or nothing found where the cache
+ * pointed (a move since; reads are otherwise served from the old copy during a move).
  */
-async function forgetIfFenced(c: Context<AppEnv>, organisationId: string | null): Promise<void> {
+function placementMayBeStale(c: Context<AppEnv>): boolean {
   const error = c.error;
-  if (organisationId && (error instanceof OrganisationMoving || isFencedWrite(error))) {
-    c.get("shards").forget(organisationId);
-  }
+  return error instanceof OrganisationMoving || isFencedWrite(error) || c.res.status === 404;
 }
 
 /** `db` is the shard of the passport `:id` names. */
@@ -33,7 +32,10 @@ export const routeByIdentity: MiddlewareHandler<AppEnv> = async (c, next) => {
   const shards = c.get("shards");
   c.set("db", reads(c.req.method) ? await shards.readIdentity(id) : await shards.forIdentity(id));
   await next();
-  if (c.error) await forgetIfFenced(c, await shards.organisationOfIdentity(id));
+  if (placementMayBeStale(c)) {
+    const organisationId = await shards.organisationOfIdentity(id);
+    if (organisationId) shards.forget(organisationId);
+  }
 };
 
 /** `db` is the shard of the organisation `:id` names. */
@@ -43,5 +45,5 @@ export const routeByOrganisation: MiddlewareHandler<AppEnv> = async (c, next) =>
   const shards = c.get("shards");
   c.set("db", reads(c.req.method) ? await shards.readOrganisation(id) : await shards.forOrganisation(id));
   await next();
-  if (c.error) await forgetIfFenced(c, id);
+  if (placementMayBeStale(c)) shards.forget(id);
 };

@@ -72,6 +72,7 @@ const PLACEMENT_CACHE_MS = 60_000;
 export class Shards {
   readonly #handles: Database[];
   readonly #placements = new Map<string, { shard: number; until: number }>();
+  readonly #identities = new Map<string, { organisationId: string; until: number }>();
 
   constructor(
     readonly bindings: D1Database[],
@@ -132,9 +133,28 @@ export class Shards {
     return row ? { ...row, known: true } : { shard: 0, movingTo: null, known: false };
   }
 
-  /** The handle for reading an organisation's data; reads go on during its move (from the old copy). */
+  /**
+   * The shard holding an organisation as the isolate last heard it, else the directory's answer:
+   * for a read that can tell a stale answer (a page that comes back empty asks again, with
+   * `forget`). An answer is cached only outside a move, so the copy's flip is seen.
+   */
+  async shardOfOrganisation(organisationId: string): Promise<number> {
+    const cached = this.#placements.get(organisationId);
+    if (cached && cached.until > Date.now()) return cached.shard;
+    const placement = await this.placementOf(organisationId);
+    if (placement.movingTo === null) this.#rememberPlacement(organisationId, placement.shard);
+    return placement.shard;
+  }
+
+  /**
+   * The handle for reading an organisation's data, from the directory's current answer (a cached
+   * one could point at a copy a move has since deleted). Reads go on during a move, from the old
+   * copy.
+   */
   async readOrganisation(organisationId: string): Promise<Database> {
-    return this.shard((await this.placementOf(organisationId)).shard);
+    const placement = await this.placementOf(organisationId);
+    if (placement.movingTo === null) this.#rememberPlacement(organisationId, placement.shard);
+    return this.shard(placement.shard);
   }
 
   /**
@@ -147,13 +167,20 @@ export class Shards {
     if (cached && cached.until > Date.now()) return this.shard(cached.shard);
     const placement = await this.placementOf(organisationId);
     if (placement.movingTo !== null) throw new OrganisationMoving(organisationId);
-    this.#placements.set(organisationId, { shard: placement.shard, until: Date.now() + PLACEMENT_CACHE_MS });
+    this.#rememberPlacement(organisationId, placement.shard);
     return this.shard(placement.shard);
   }
 
-  /** Drops an organisation's cached shard, after its shard refused a write as moving. */
+  /**
+   * Drops an organisation's cached shard: after its old shard refused a write as moving, or a read
+   * found nothing where the cache pointed (a move since), so the next request asks the directory.
+   */
   forget(organisationId: string): void {
     this.#placements.delete(organisationId);
+  }
+
+  #rememberPlacement(organisationId: string, shard: number): void {
+    remember(this.#placements, organisationId, { shard, until: Date.now() + PLACEMENT_CACHE_MS });
   }
 
   /** Records which organisation a new identity id belongs to; the id is never re-minted. */
@@ -172,6 +199,7 @@ export class Shards {
   async transferIdentity(identityId: string, organisationId: string): Promise<void> {
     const directory = this.directory;
     if (!directory) return;
+    this.#identities.delete(identityId);
     await directory.batch(
       [
         `INSERT INTO identity_organisations (identity_id, organisation_id) VALUES (?1, ?2)
@@ -182,13 +210,20 @@ export class Shards {
     );
   }
 
-  /** The organisation an identity id belongs to, or null when the directory does not know it. */
+  /**
+   * The organisation an identity id belongs to, or null when the directory does not know it. An
+   * isolate keeps the answer a minute: it changes only by a transfer, which stays inside one shard,
+   * so a stale answer still routes to the right shard.
+   */
   async organisationOfIdentity(identityId: string): Promise<string | null> {
     if (!this.directory) return null;
+    const cached = this.#identities.get(identityId);
+    if (cached && cached.until > Date.now()) return cached.organisationId;
     const row = await this.directory
       .prepare("SELECT organisation_id AS organisationId FROM identity_organisations WHERE identity_id = ?1")
       .bind(identityId)
       .first<{ organisationId: string }>();
+    if (row) remember(this.#identities, identityId, { ...row, until: Date.now() + PLACEMENT_CACHE_MS });
     return row?.organisationId ?? null;
   }
 
@@ -205,6 +240,18 @@ export class Shards {
   async forIdentity(identityId: string): Promise<Database> {
     const organisationId = await this.organisationOfIdentity(identityId);
     return organisationId === null ? this.shard(0) : this.forOrganisation(organisationId);
+  }
+}
+
+/** At most this many answers of each kind an isolate keeps; the oldest goes first. */
+const CACHED_ANSWERS = 10_000;
+
+function remember<V>(cache: Map<string, V>, key: string, value: V): void {
+  cache.delete(key);
+  cache.set(key, value);
+  if (cache.size > CACHED_ANSWERS) {
+    const oldest = cache.keys().next().value;
+    if (oldest !== undefined) cache.delete(oldest);
   }
 }
 

@@ -117,34 +117,43 @@ passports.get(
       environment: query.environment,
       limit: query.limit + 1,
     };
-    if (query.q) {
-      const rows = await searchAcrossShards(slices, searchWords(query.q), {
+    const pageOf = async (from: ShardSlice[]) => {
+      if (query.q) {
+        const rows = await searchAcrossShards(from, searchWords(query.q), {
+          ...filter,
+          after: query.cursor ? decodeSearchCursor(query.cursor) : undefined,
+        });
+        const last = rows.slice(0, query.limit).at(-1);
+        return { rows, next: rows.length > query.limit && last ? encodeSearchCursor(last) : null };
+      }
+      const rows = await listAcrossShards(from, {
         ...filter,
-        after: query.cursor ? decodeSearchCursor(query.cursor) : undefined,
+        after: query.cursor ? decodeCursor(query.cursor) : undefined,
       });
-      const page = rows.slice(0, query.limit);
-      const last = page.at(-1);
-      return c.json({
-        items: page.map((row) => passportSummary(row, c.env)),
-        next_cursor: rows.length > query.limit && last ? encodeSearchCursor(last) : null,
-      });
+      const last = rows.slice(0, query.limit).at(-1);
+      return {
+        rows,
+        next: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
+      };
+    };
+    let page = await pageOf(slices);
+    // An empty page of a named organisation may come from a shard the isolate remembered from
+    // before a move: the directory is asked again, and the page read again if it says elsewhere.
+    if (query.organisation_id && page.rows.length === 0) {
+      shards.forget(query.organisation_id);
+      const fresh = await shardSlice(shards, query.organisation_id);
+      if (fresh.shard !== slices[0]?.shard) page = await pageOf([fresh]);
     }
-    const rows = await listAcrossShards(slices, {
-      ...filter,
-      after: query.cursor ? decodeCursor(query.cursor) : undefined,
-    });
-    const page = rows.slice(0, query.limit);
-    const last = page.at(-1);
     return c.json({
-      items: page.map((row) => passportSummary(row, c.env)),
-      next_cursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
+      items: page.rows.slice(0, query.limit).map((row) => passportSummary(row, c.env)),
+      next_cursor: page.next,
     });
   },
 );
 
-/** The one organisation a page names, in the shard that holds it. */
+/** The one organisation a page names, in the shard that holds it (the isolate's cached answer). */
 async function shardSlice(shards: Shards, organisationId: string): Promise<ShardSlice> {
-  const { shard } = await shards.placementOf(organisationId);
+  const shard = await shards.shardOfOrganisation(organisationId);
   return { shard, db: shards.shard(shard), organisationIds: [organisationId] };
 }
 
