@@ -63,9 +63,10 @@ export interface Placement {
 }
 
 /**
- * How long an isolate keeps an organisation's shard without asking the directory again. A move
- * leaves its fence row in the old shard for good, so a write sent there on a stale answer is
- * refused (`organisation-moving`) rather than written, and `forget` makes the next one ask.
+ * How long an isolate keeps an answer of the directory. Only list pages use a kept placement (an
+ * empty page asks again); one passport's or organisation's reads and writes ask every time. A move
+ * leaves its fence row in the old shard for good, so a write that read the directory just before
+ * the move began is refused there (`organisation-moving`) rather than written.
  */
 const PLACEMENT_CACHE_MS = 60_000;
 
@@ -158,13 +159,13 @@ export class Shards {
   }
 
   /**
-   * The handle for writing an organisation's data. Refused with `OrganisationMoving` while the
-   * organisation is fenced; its shard's fence (migration 0026) holds the same rule for a write
-   * that read the directory, or its cached answer, before the fence was set.
+   * The handle for writing an organisation's data, from the directory's current answer: a cached
+   * one could point at a copy a move has since deleted, where the write's own reads would find
+   * nothing. Refused with `OrganisationMoving` while the organisation is fenced; its shard's fence
+   * (migration 0026) holds the same rule for a write that read the directory just before the fence
+   * was set.
    */
   async forOrganisation(organisationId: string): Promise<Database> {
-    const cached = this.#placements.get(organisationId);
-    if (cached && cached.until > Date.now()) return this.shard(cached.shard);
     const placement = await this.placementOf(organisationId);
     if (placement.movingTo !== null) throw new OrganisationMoving(organisationId);
     this.#rememberPlacement(organisationId, placement.shard);
