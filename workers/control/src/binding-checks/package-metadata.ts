@@ -76,6 +76,18 @@ export function npmMetadataUrl(pkg: NpmPackage): string {
 
 export type BackReference = { ok: true } | { ok: false; reason: string };
 
+/** A registry's answer as JSON, or the refusal that it is not JSON. */
+function parseRegistryAnswer(
+  body: string,
+  url: string,
+): { ok: true; document: unknown } | { ok: false; reason: string } {
+  try {
+    return { ok: true, document: JSON.parse(body) as unknown };
+  } catch {
+    return { ok: false, reason: `${url} is not valid JSON` };
+  }
+}
+
 /**
  * Reads the package.json the registry answered for `pkg`: it is that package's, and its
  * back-reference member names the passport (a string, or a list when one package serves several
@@ -87,12 +99,9 @@ export function readBackReference(
   pkg: NpmPackage,
   names: { identityId: string; resolverUrl: string },
 ): BackReference {
-  let document: unknown;
-  try {
-    document = JSON.parse(body);
-  } catch {
-    return { ok: false, reason: `${url} is not valid JSON` };
-  }
+  const parsed = parseRegistryAnswer(body, url);
+  if (!parsed.ok) return parsed;
+  const { document } = parsed;
   if (typeof document !== "object" || document === null || Array.isArray(document)) {
     return { ok: false, reason: `${url} is not a package.json` };
   }
@@ -193,12 +202,9 @@ export function readPypiBackReference(
   pkg: PypiPackage,
   names: { identityId: string; resolverUrl: string },
 ): BackReference {
-  let document: unknown;
-  try {
-    document = JSON.parse(body);
-  } catch {
-    return { ok: false, reason: `${url} is not valid JSON` };
-  }
+  const parsed = parseRegistryAnswer(body, url);
+  if (!parsed.ok) return parsed;
+  const { document } = parsed;
   const info = (document as { info?: unknown } | null)?.info;
   if (typeof info !== "object" || info === null || Array.isArray(info)) {
     return { ok: false, reason: `${url} is not PyPI project metadata (no "info")` };
