@@ -46,30 +46,59 @@ describe("marketplace set-up across shards", { timeout: 30_000 }, () => {
     expect(row).toEqual({ organisation_id: account.organisation_id });
   });
 
-  it("refuses to link an organisation kept in another shard (crosses-shards), and nothing is set up", async () => {
-    const subject = `user-${crypto.randomUUID()}`;
+  /** An organisation the directory keeps in shard 1, owned by `subject`, made through the API. */
+  async function organisationInShardOne(subject: string) {
     const organisationId = `org_shard1_${crypto.randomUUID().slice(0, 8)}`;
     expect(await shards.placeOrganisation(organisationId, { shard: 1 })).toBe(1);
-    const shardOne = shards.bindings[1] as D1Database;
-    await shardOne.batch([
-      shardOne.prepare("INSERT INTO organisations (id, name) VALUES (?, 'Shard 1 customer')").bind(organisationId),
-      shardOne
-        .prepare("INSERT INTO members (organisation_id, subject, role) VALUES (?, ?, 'owner')")
-        .bind(organisationId, subject),
-    ]);
+    const owner = await developmentToken({ subject, organisation: organisationId, role: "owner" });
+    const created = await api(owner, "POST", "/v1/passports", {
+      organisation_id: organisationId,
+      family: "api",
+      display_name: "Shard 1 customer's API",
+    });
+    expect(created.status).toBe(201);
+    const { identity_id: passportId } = await created.json<{ identity_id: string }>();
+    return { organisationId, passportId, owner };
+  }
+
+  it("moves a standalone organisation kept in another shard to shard 0 and links it, its passport adopted", async () => {
+    const subject = `user-${crypto.randomUUID()}`;
+    const { organisationId, passportId } = await organisationInShardOne(subject);
     const { acquisitionId, claimReference } = await processed();
     const user = await developmentToken({ subject });
-    const refused = await claimInto(user, acquisitionId, claimReference, organisationId);
+
+    // Someone who is not its owner or admin learns nothing of where it is, and nothing moves.
+    const forbidden = await claimInto(await developmentToken(), acquisitionId, claimReference, organisationId);
+    expect(forbidden.status).toBe(403);
+    expect((await shards.placementOf(organisationId)).shard).toBe(1);
+
+    const claimed = await claimInto(user, acquisitionId, claimReference, organisationId);
+    expect(claimed.status).toBe(200);
+    const view = await claimed.json<ClaimView>();
+    expect(view.account).toMatchObject({ organisation_id: organisationId, parent_organisation_id: organisationId });
+    expect(view.passport?.identity_id).toBe(passportId);
+    expect((await shards.placementOf(organisationId)).shard).toBe(0);
+    const count = (d1: D1Database, sql: string) => d1.prepare(sql).bind(organisationId).first<number>("n");
+    expect(await count(env.DB, "SELECT count(*) AS n FROM passports WHERE organisation_id = ?")).toBe(1);
+    expect(
+      await count(shards.bindings[1] as D1Database, "SELECT count(*) AS n FROM passports WHERE organisation_id = ?"),
+    ).toBe(0);
+    expect(await count(env.DB, "SELECT count(*) AS n FROM marketplace_accounts WHERE organisation_id = ?")).toBe(1);
+  });
+
+  it("refuses to link an organisation of another shard tied to others there (crosses-shards), and nothing moves", async () => {
+    const subject = `user-${crypto.randomUUID()}`;
+    const { organisationId, owner } = await organisationInShardOne(subject);
+    const child = await api(owner, "POST", "/v1/organisations", { name: "Its team", parent_id: organisationId });
+    expect(child.status).toBe(201);
+    const { acquisitionId, claimReference } = await processed();
+    const refused = await claimInto(await developmentToken({ subject }), acquisitionId, claimReference, organisationId);
     expect(refused.status).toBe(409);
     expect(await refused.json()).toMatchObject({ type: "urn:svc:passport:problem:crosses-shards" });
+    expect((await shards.placementOf(organisationId)).shard).toBe(1);
     const accounts = await env.DB.prepare("SELECT count(*) AS n FROM marketplace_accounts WHERE organisation_id = ?")
       .bind(organisationId)
       .first<{ n: number }>();
     expect(accounts?.n).toBe(0);
-
-    // Someone who is not its owner or admin learns nothing of where it is.
-    const stranger = await developmentToken();
-    const forbidden = await claimInto(stranger, acquisitionId, claimReference, organisationId);
-    expect(forbidden.status).toBe(403);
   });
 });

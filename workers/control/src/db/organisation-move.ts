@@ -112,6 +112,25 @@ export async function moveOrganisation(
   return { organisationId, from, to, rows, fencedMs };
 }
 
+/**
+ * Whether an organisation can be moved on its own: it has no parent and no sub-organisations, and
+ * operates no other organisation's passport in its shard (rows a move would leave pointing at
+ * nothing there; docs/sharding.md). One statement.
+ */
+export async function movableAlone(shards: Shards, organisationId: string): Promise<boolean> {
+  const source = shards.bindings[(await shards.placementOf(organisationId)).shard] as D1Database;
+  const tie = await source
+    .prepare(
+      `SELECT 1 AS tied FROM organisations WHERE id = ?1 AND parent_id IS NOT NULL
+       UNION ALL SELECT 1 FROM organisations WHERE parent_id = ?1
+       UNION ALL SELECT 1 FROM passports WHERE operator_organisation_id = ?1 AND organisation_id <> ?1
+       LIMIT 1`,
+    )
+    .bind(organisationId)
+    .first();
+  return tie === null;
+}
+
 async function unfence(directory: D1Database, organisationId: string, to: number) {
   await directory
     .prepare("UPDATE organisation_shards SET moving_to = NULL WHERE organisation_id = ?1 AND moving_to = ?2")

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { roleAtLeast } from "../access/roles.ts";
 import type { Database } from "../db/client.ts";
+import { movableAlone, moveOrganisation } from "../db/organisation-move.ts";
 import { membershipIn, organisationWithParent } from "../db/organisations.ts";
 import { type Shards, shardsOf } from "../db/shards.ts";
 import { Refusal } from "../failures.ts";
@@ -55,10 +56,12 @@ export const notFound = () =>
   new Refusal("acquisition-not-found", { detail: "No acquisition with this id is visible to you." });
 
 /**
- * The organisation the claimant chose, checked: they must be its owner or admin, and it must be in
- * shard 0, where the marketplace's rows are, since they refer to it by foreign key
- * (docs/sharding.md); one in another shard is refused with `crosses-shards`, after the membership
- * check so that nobody else learns where an organisation is.
+ * The organisation the claimant chose, checked: they must be its owner or admin. The marketplace's
+ * rows refer to it by foreign key, so it must be in shard 0 with them (docs/sharding.md): one kept
+ * in another shard is moved there first, its writes refused for the seconds the copy takes. One
+ * tied to other organisations (a parent, sub-organisations, passports it operates), or that cannot
+ * be moved within the request, is refused with `crosses-shards`, after the membership check so
+ * that nobody else learns where an organisation is.
  */
 async function chosenOrganisation(shards: Shards, db: Database, subject: string, organisationId: string | undefined) {
   if (!organisationId) return undefined;
@@ -70,14 +73,34 @@ async function chosenOrganisation(shards: Shards, db: Database, subject: string,
       detail: "You can link a subscription only to an organisation where you are an owner or admin.",
     });
   }
-  if (shard !== 0) {
-    throw new Refusal("crosses-shards", {
-      detail:
-        "That organisation is kept in another database than the marketplace's accounts, so it cannot hold a marketplace subscription yet. Choose no organisation to have a new one made.",
-    });
-  }
+  if (shard !== 0) await moveToMarketplaceShard(shards, organisationId);
   const organisation = await organisationWithParent(db, organisationId);
   return { organisationId, parentOrganisationId: organisation?.organisation.parentId ?? organisationId };
+}
+
+async function moveToMarketplaceShard(shards: Shards, organisationId: string): Promise<void> {
+  const refusal = (why: string) =>
+    new Refusal("crosses-shards", {
+      detail: `That organisation is kept in another database than the marketplace's accounts and ${why}, so it cannot hold a marketplace subscription. Choose no organisation to have a new one made.`,
+    });
+  if (!(await movableAlone(shards, organisationId))) {
+    throw refusal("is tied to other organisations there (a parent, sub-organisations or passports it operates)");
+  }
+  try {
+    const moved = await moveOrganisation(shards, organisationId, 0);
+    console.log(JSON.stringify({ level: "info", event: "organisation_moved_for_marketplace", ...moved }));
+  } catch (error) {
+    // The move undid its copy and lifted its fence: the organisation is where it was.
+    console.error(
+      JSON.stringify({
+        level: "error",
+        event: "organisation_move_failed",
+        organisation_id: organisationId,
+        message: String(error),
+      }),
+    );
+    throw refusal("could not be moved to it now");
+  }
 }
 
 type Candidate = { id: string; displayName: string | null; lifecycle: string };
