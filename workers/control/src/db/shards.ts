@@ -63,10 +63,11 @@ export interface Placement {
 }
 
 /**
- * How long an isolate keeps an answer of the directory. Only list pages use a kept placement (an
- * empty page asks again); one passport's or organisation's reads and writes ask every time. A move
- * leaves its fence row in the old shard for good, so a write that read the directory just before
- * the move began is refused there (`organisation-moving`) rather than written.
+ * How long an isolate keeps an answer of the directory. A move leaves its fence row in the old
+ * shard for good: one passport's or organisation's reads and writes use a kept placement once that
+ * shard shows no fence row for it, and a write that read the placement just before a move began is
+ * refused there (`organisation-moving`) rather than written. List pages use it unchecked, and ask
+ * again when a page comes back empty.
  */
 const PLACEMENT_CACHE_MS = 60_000;
 
@@ -147,29 +148,43 @@ export class Shards {
     return placement.shard;
   }
 
-  /**
-   * The handle for reading an organisation's data, from the directory's current answer (a cached
-   * one could point at a copy a move has since deleted). Reads go on during a move, from the old
-   * copy.
-   */
+  /** The handle for reading an organisation's data; reads go on during a move, from the old copy. */
   async readOrganisation(organisationId: string): Promise<Database> {
-    const placement = await this.placementOf(organisationId);
-    if (placement.movingTo === null) this.#rememberPlacement(organisationId, placement.shard);
-    return this.shard(placement.shard);
+    return this.shard(await this.#checkedShard(organisationId, "read"));
   }
 
   /**
-   * The handle for writing an organisation's data, from the directory's current answer: a cached
-   * one could point at a copy a move has since deleted, where the write's own reads would find
-   * nothing. Refused with `OrganisationMoving` while the organisation is fenced; its shard's fence
-   * (migration 0026) holds the same rule for a write that read the directory just before the fence
-   * was set.
+   * The handle for writing an organisation's data. Refused with `OrganisationMoving` while the
+   * organisation is fenced; its shard's fence (migration 0026) holds the same rule for a write
+   * that read the placement just before the fence was set.
    */
   async forOrganisation(organisationId: string): Promise<Database> {
+    return this.shard(await this.#checkedShard(organisationId, "write"));
+  }
+
+  /**
+   * The shard of one organisation's reads and writes. The isolate's remembered placement is used
+   * once its shard confirms, by one look at its fence rows, that the organisation was not moved
+   * away (a move leaves a fence row in the old shard for good): that look costs the shard, which
+   * scales out, rather than the directory, which is one database. Otherwise the directory is asked.
+   */
+  async #checkedShard(organisationId: string, use: "read" | "write"): Promise<number> {
+    const cached = this.#placements.get(organisationId);
+    if (cached && cached.until > Date.now()) {
+      const fenced = await this.bindings[cached.shard]
+        ?.prepare("SELECT 1 AS fenced FROM organisation_fences WHERE organisation_id = ?1")
+        .bind(organisationId)
+        .first();
+      if (!fenced) return cached.shard;
+      this.#placements.delete(organisationId);
+    }
     const placement = await this.placementOf(organisationId);
-    if (placement.movingTo !== null) throw new OrganisationMoving(organisationId);
+    if (placement.movingTo !== null) {
+      if (use === "write") throw new OrganisationMoving(organisationId);
+      return placement.shard;
+    }
     this.#rememberPlacement(organisationId, placement.shard);
-    return this.shard(placement.shard);
+    return placement.shard;
   }
 
   /**
