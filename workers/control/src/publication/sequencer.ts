@@ -6,7 +6,7 @@ import {
   type StatusResult,
   settle,
 } from "@passport/domain";
-import { shardsOf } from "../db/shards.ts";
+import { type Shards, shardsOf } from "../db/shards.ts";
 import { isKvWriteRefused, KV_KEY_WRITE_INTERVAL_MS, waitFor } from "./kv-writes.ts";
 import { type PublishEnv, writePublication } from "./publish.ts";
 import { requestPurges } from "./purge-budget.ts";
@@ -120,9 +120,7 @@ export class PublicationSequencer extends DurableObject<PublishEnv> implements S
 
   #readShared(identityId: string): Promise<CurrentState> {
     if (!this.#read) {
-      const read = shardsOf(this.env)
-        .readIdentity(identityId)
-        .then((db) => readCurrentState(db, identityId));
+      const read = readStateRouted(shardsOf(this.env), identityId);
       this.#read = read;
       // A failed read is not shared: the next request tries again.
       read.catch(() => {
@@ -247,4 +245,16 @@ function publishedState(record: PassportRecord): CurrentState {
     record_version: record.record_version,
     digest: record.digest,
   };
+}
+
+/**
+ * The passport's current state from its shard, as the isolate remembers it (one round trip); when
+ * the passport is not there (a move since, or an unknown id) the directory is asked again.
+ */
+async function readStateRouted(shards: Shards, identityId: string): Promise<CurrentState> {
+  const remembered = await shards.rememberedIdentity(identityId);
+  const state = await readCurrentState(remembered.db, identityId);
+  if (state.found || remembered.organisationId === null) return state;
+  shards.forget(remembered.organisationId);
+  return readCurrentState(await shards.readIdentity(identityId), identityId);
 }
