@@ -4,7 +4,7 @@ import { type Body, Caller, resolve } from "../support/api.ts";
 import { dashboard, verifiedManifest } from "../support/control-fixtures.ts";
 import { json, serve, txt, uniqueHost } from "../support/hosts.ts";
 import { recheckAt } from "../support/rechecks.ts";
-import { everyShard } from "../support/shards.ts";
+import { besideOrganisation, everyShard } from "../support/shards.ts";
 
 // The re-check rules (docs/bindings.md, "Re-checks"): unreachable is not a mismatch, a lapsed
 // binding recovers, and one organisation's failing checks never delay another's renewals.
@@ -263,7 +263,8 @@ describe("fairness between organisations", () => {
   it("20 bindings whose checks always throw, in one organisation, do not delay another organisation's renewals", async () => {
     await unscheduleAll();
     const hostile = await Caller.create("editor");
-    const tenant = await Caller.create("editor");
+    // Beside it: each shard claims its own pages, so only organisations of one shard share a page.
+    const tenant = await Caller.create("editor", await besideOrganisation(hostile.organisation));
     const hostileBindings: { id: string; bindingId: string }[] = [];
     for (let i = 0; i < 20; i++) hostileBindings.push(await verifiedManifest(hostile));
     const hostileIds = new Set(hostileBindings.map((b) => b.bindingId));
@@ -305,7 +306,7 @@ describe("fairness between organisations", () => {
   it("organisations take turns in each page: a backlog of one never fills another's place", async () => {
     await unscheduleAll();
     const big = await Caller.create("editor");
-    const small = await Caller.create("editor");
+    const small = await Caller.create("editor", await besideOrganisation(big.organisation));
     const bigIds: string[] = [];
     for (let i = 0; i < 12; i++) bigIds.push((await verifiedManifest(big)).bindingId);
     const smallIds = [(await verifiedManifest(small)).bindingId, (await verifiedManifest(small)).bindingId];
