@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { developmentToken } from "../support/tokens.ts";
-import { api, deliver, freshAccountId, handoff, holdingsOf, organisationInShardZero, subscribe } from "./support.ts";
+import { api, claimInto, freshAccountId, holdingsOf, organisationInShardZero, processed } from "./support.ts";
 
 interface ClaimView {
   account: { organisation_id: string; parent_organisation_id: string; outcome: string } | null;
@@ -24,20 +24,6 @@ async function existingCustomer() {
   expect(passport.status).toBe(201);
   const passportId = (await passport.json<{ identity_id: string }>()).identity_id;
   return { user, parentId, organisationId, passportId };
-}
-
-/** A subscription of `account` processed by the consumer, ready to claim. */
-async function processed(account: string) {
-  const handed = await handoff((await subscribe({ customer_aws_account_id: account })).registration_token);
-  expect(await deliver(handed.message)).toMatchObject({ acked: true });
-  return handed;
-}
-
-function claimInto(token: string, acquisitionId: string, claimReference: string, organisationId?: string) {
-  return api(token, "POST", `/v1/acquisitions/${acquisitionId}/claim`, {
-    claim_reference: claimReference,
-    ...(organisationId ? { organisation_id: organisationId } : {}),
-  });
 }
 
 async function organisationCount(): Promise<number> {

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { shardsOf } from "../../workers/control/src/db/shards.ts";
 import { developmentToken } from "../support/tokens.ts";
-import { api, deliver, freshAccountId, handoff, subscribe } from "./support.ts";
+import { api, claimInto, processed } from "./support.ts";
 
 // The marketplace's tables are shard 0's and refer to organisations and passports by foreign key,
 // so what a set-up makes is placed in shard 0 and registered in the directory (docs/sharding.md).
@@ -12,20 +12,6 @@ const shards = shardsOf(env);
 interface ClaimView {
   account: { organisation_id: string; parent_organisation_id: string } | null;
   passport: { identity_id: string } | null;
-}
-
-/** A subscription processed by the consumer, ready to claim. */
-async function processed() {
-  const handed = await handoff((await subscribe({ customer_aws_account_id: freshAccountId() })).registration_token);
-  expect(await deliver(handed.message)).toMatchObject({ acked: true });
-  return handed;
-}
-
-function claimInto(token: string, acquisitionId: string, claimReference: string, organisationId?: string) {
-  return api(token, "POST", `/v1/acquisitions/${acquisitionId}/claim`, {
-    claim_reference: claimReference,
-    ...(organisationId ? { organisation_id: organisationId } : {}),
-  });
 }
 
 describe("marketplace set-up across shards", { timeout: 30_000 }, () => {

@@ -228,3 +228,18 @@ export async function organisationInShardZero(token: string, name: string): Prom
   expect((await shardsOf(env).placementOf(id)).shard).toBe(0);
   return id;
 }
+
+/** A subscription of `account` processed by the consumer, ready to claim. */
+export async function processed(account = freshAccountId()) {
+  const handed = await handoff((await subscribe({ customer_aws_account_id: account })).registration_token);
+  expect(await deliver(handed.message)).toMatchObject({ acked: true });
+  return handed;
+}
+
+/** A claim of the acquisition, into `organisationId` when given (else a new organisation). */
+export function claimInto(token: string, acquisitionId: string, claimReference: string, organisationId?: string) {
+  return api(token, "POST", `/v1/acquisitions/${acquisitionId}/claim`, {
+    claim_reference: claimReference,
+    ...(organisationId ? { organisation_id: organisationId } : {}),
+  });
+}

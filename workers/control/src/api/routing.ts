@@ -15,14 +15,13 @@ function reads(method: string): boolean {
 const PASSPORT_COLLECTION_ROUTES = new Set(["batch"]);
 
 /**
- * Whether the isolate's cached placement of the organisation may be out of date: a write its old
- * shard's fence refused (routed on a placement from before a move; the caller's retry, after the
- * `Retry-After` the refusal carries, goes to the new shard), or nothing found where the cache
- * pointed (a move since; reads are otherwise served from the old copy during a move).
+ * Whether a write was refused for a move: routed on a placement read just before the move fenced
+ * the organisation, or during it. The placement is dropped, so the caller's retry, after the
+ * `Retry-After` the refusal carries, reads the directory afresh. (A placement the isolate kept from
+ * before a finished move is caught by `Shards` itself, by the old shard's fence row.)
  */
-function placementMayBeStale(c: Context<AppEnv>): boolean {
-  const error = c.error;
-  return error instanceof OrganisationMoving || isFencedWrite(error) || c.res.status === 404;
+function refusedForMove(c: Context<AppEnv>): boolean {
+  return c.error instanceof OrganisationMoving || isFencedWrite(c.error);
 }
 
 /** `db` is the shard of the passport `:id` names. */
@@ -32,7 +31,7 @@ export const routeByIdentity: MiddlewareHandler<AppEnv> = async (c, next) => {
   const shards = c.get("shards");
   c.set("db", reads(c.req.method) ? await shards.readIdentity(id) : await shards.forIdentity(id));
   await next();
-  if (placementMayBeStale(c)) {
+  if (refusedForMove(c)) {
     const organisationId = await shards.organisationOfIdentity(id);
     if (organisationId) shards.forget(organisationId);
   }
@@ -45,5 +44,5 @@ export const routeByOrganisation: MiddlewareHandler<AppEnv> = async (c, next) =>
   const shards = c.get("shards");
   c.set("db", reads(c.req.method) ? await shards.readOrganisation(id) : await shards.forOrganisation(id));
   await next();
-  if (placementMayBeStale(c)) shards.forget(id);
+  if (refusedForMove(c)) shards.forget(id);
 };
